@@ -1,0 +1,264 @@
+// AutoDiffModel<P>: turns a templated Problem struct into a double-valued Model by forward-mode
+// automatic differentiation (ceres::Jet), seed 000 eq. 2.1 and 2.5:
+//
+//   c        = Mdot qd - 1/2 d/dq(qd^T M qd) + dV/dq
+//   A        = dh/dq (holonomic) or the problem's A(q) (Pfaffian)
+//   Adot qd  = d/dq(A(q) qd) qd
+//
+// Three passes, each sized to what it must differentiate:
+//   1. Jet<1> at q + eps qd: M and Mdot = dM/dq[qd] (and, for Pfaffian problems, A and Adot).
+//   2. Jet<K> seeded with K coordinate directions at a time: gradients of T = 1/2 qd^T M(q) qd and of V,
+//      and A = dh/dq for holonomic problems. K = n for fixed n <= 16 (one pass), else chunks of 8,
+//      the way Ceres' DynamicAutoDiffCostFunction strides.
+//   3. Taylor2 at q + s qd (holonomic only): Adot qd = d^2/ds^2 h(q + s qd) (see taylor2.hpp for why
+//      not nested Jets).
+// All Jet buffers live in the workspace, so evaluate() does not touch the heap.
+#pragma once
+
+#include <ceres/jet.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/model.hpp"
+#include "core/problem.hpp"
+#include "core/taylor2.hpp"
+
+namespace clm {
+
+template <Problem P>
+class AutoDiffModel final : public Model {
+ public:
+  static constexpr int N = P::kDof;
+  static constexpr int C = P::kConstraints;
+  static constexpr bool kHolonomic = P::kConstraintKind == ConstraintKind::kHolonomic;
+  static constexpr int K = (N != Eigen::Dynamic && N <= 16) ? N : 8;  // gradient chunk width
+  using Jet1 = ceres::Jet<double, 1>;
+  using JetK = ceres::Jet<double, K>;
+
+  // use_analytic = false forces the autodiff path even when the problem supplies analytic terms
+  // (tests compare the two).
+  explicit AutoDiffModel(P problem, bool use_analytic = true)
+      : p_(std::move(problem)), n_(p_.dof()), m_(p_.constraints()), use_analytic_(use_analytic) {
+    p_.validate();
+  }
+
+  const P& problem() const { return p_; }
+
+  std::string name() const override { return P::kName; }
+  std::string description() const override { return P::kDescription; }
+  int n() const override { return n_; }
+  int m() const override { return m_; }
+  bool holonomic() const override { return kHolonomic; }
+  std::vector<std::pair<std::string, double>> parameters() const override {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));
+    return out;
+  }
+
+  struct Workspace : ModelWorkspace {
+    Workspace(int n, int m) {
+      q.resize(n); qd.resize(n); v.resize(n);
+      M.resize(n, n); h.resize(m); A.resize(m, n);
+      q1.resize(n); M1.resize(n, n); A1.resize(m, n);
+      qk.resize(n); Mk.resize(n, n); hk.resize(m);
+      q2.resize(n); h2.resize(m);
+    }
+    VecN<double, N> q, qd, v;
+    MatN<double, N, N> M;
+    VecN<double, C> h;
+    MatN<double, C, N> A;
+    VecN<Jet1, N> q1;
+    MatN<Jet1, N, N> M1;
+    MatN<Jet1, C, N> A1;
+    VecN<JetK, N> qk;
+    MatN<JetK, N, N> Mk;
+    VecN<JetK, C> hk;
+    VecN<Taylor2, N> q2;
+    VecN<Taylor2, C> h2;
+    MatN<double, N, Eigen::Dynamic> S;
+    MatN<Jet1, N, Eigen::Dynamic> S1;
+  };
+
+  std::unique_ptr<ModelWorkspace> make_workspace() const override {
+    auto ws = std::make_unique<Workspace>(n_, m_);
+    if constexpr (HasVelocityBasis<P>) {
+      ws->S.resize(n_, n_ - m_);
+      ws->S1.resize(n_, n_ - m_);
+    }
+    return ws;
+  }
+
+  void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& base,
+                ModelTerms& out) const override {
+    auto& ws = static_cast<Workspace&>(base);
+    ws.q = q;
+    ws.qd = qd;
+    const bool want_M = what & (kMassMatrix | kEnergy);
+    const bool want_c = what & kBias;
+
+    bool analytic_done = false;
+    if constexpr (HasAnalyticTerms<P>) {
+      if (use_analytic_ && (want_M || want_c)) {
+        p_.analytic_terms(q, qd, out.M, out.c);
+        analytic_done = true;
+      }
+    }
+    if (!analytic_done && (want_M || want_c)) mass_and_bias(ws, want_c, out);
+
+    if (what & kForce) {
+      out.F.setZero();
+      if constexpr (HasGeneralizedForce<P>) p_.generalized_force(t, q, qd, out.F);
+    }
+    if (what & (kConstraintJacobian | kConstraintBias | kConstraintValue)) constraint_terms(ws, what, out);
+    if (what & kEnergy) {
+      double twice_t = 0;
+      for (int i = 0; i < n_; ++i) twice_t += qd[i] * out.M.row(i).dot(qd);
+      out.kinetic = 0.5 * twice_t;
+      out.potential = p_.template potential<double>(ws.q);
+    }
+  }
+
+  bool has_velocity_basis() const override { return HasVelocityBasis<P>; }
+
+  void velocity_basis(const Vec& q, const Vec& v, ModelWorkspace& base, Mat& S, Vec& Sdot_v) const override {
+    if constexpr (HasVelocityBasis<P>) {
+      auto& ws = static_cast<Workspace&>(base);
+      ws.q = q;
+      p_.template velocity_basis<double>(ws.q, ws.S);
+      ws.qd.noalias() = ws.S * v;
+      for (int i = 0; i < n_; ++i) {
+        ws.q1[i] = Jet1(q[i]);
+        ws.q1[i].v[0] = ws.qd[i];
+      }
+      p_.template velocity_basis<Jet1>(ws.q1, ws.S1);
+      const int k = n_ - m_;
+      for (int i = 0; i < n_; ++i) {
+        double acc = 0;
+        for (int j = 0; j < k; ++j) {
+          S(i, j) = ws.S1(i, j).a;
+          acc += ws.S1(i, j).v[0] * v[j];
+        }
+        Sdot_v[i] = acc;
+      }
+    } else {
+      Model::velocity_basis(q, v, base, S, Sdot_v);
+    }
+  }
+
+  bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const override {
+    if constexpr (HasClosedForm<P>) {
+      q.resize(n_);
+      qd.resize(n_);
+      return p_.closed_form(t, q0, qd0, q, qd);
+    }
+    return false;
+  }
+  bool closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const override {
+    if constexpr (HasClosedFormMultiplier<P>) {
+      lambda.resize(m_);
+      p_.closed_form_multiplier(q, qd, lambda);
+      return true;
+    }
+    return false;
+  }
+
+  void default_initial(Vec& q0, Vec& qd0) const override {
+    q0.resize(n_);
+    qd0.resize(n_);
+    p_.default_initial(q0, qd0);
+  }
+
+ private:
+  // Passes 1 and 2 for M and c (see the header comment).
+  void mass_and_bias(Workspace& ws, bool want_c, ModelTerms& out) const {
+    const int n = n_;
+    if (!want_c) {
+      p_.template mass_matrix<double>(ws.q, ws.M);
+      out.M = ws.M;
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      ws.q1[i] = Jet1(ws.q[i]);
+      ws.q1[i].v[0] = ws.qd[i];
+    }
+    p_.template mass_matrix<Jet1>(ws.q1, ws.M1);
+    for (int i = 0; i < n; ++i) {
+      double mdot_qd = 0;
+      for (int j = 0; j < n; ++j) {
+        out.M(i, j) = ws.M1(i, j).a;
+        mdot_qd += ws.M1(i, j).v[0] * ws.qd[j];
+      }
+      out.c[i] = mdot_qd;
+    }
+    for (int start = 0; start < n; start += K) {
+      seed_chunk(ws, start);
+      p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
+      JetK T(0.0);
+      for (int i = 0; i < n; ++i) {
+        JetK row(0.0);
+        for (int j = 0; j < n; ++j) row += ws.Mk(i, j) * ws.qd[j];
+        T += row * ws.qd[i];
+      }
+      const JetK V = p_.template potential<JetK>(ws.qk);
+      const int width = std::min(K, n - start);
+      for (int k = 0; k < width; ++k) out.c[start + k] += -0.5 * T.v[k] + V.v[k];
+    }
+  }
+
+  void seed_chunk(Workspace& ws, int start) const {
+    for (int i = 0; i < n_; ++i) {
+      ws.qk[i] = JetK(ws.q[i]);
+      const int k = i - start;
+      if (k >= 0 && k < K) ws.qk[i].v[k] = 1.0;
+    }
+  }
+
+  void constraint_terms(Workspace& ws, unsigned what, ModelTerms& out) const {
+    const int n = n_, m = m_;
+    if constexpr (kHolonomic) {
+      if (what & kConstraintJacobian) {
+        for (int start = 0; start < n; start += K) {
+          seed_chunk(ws, start);
+          p_.template constraint<JetK>(ws.qk, ws.hk);
+          const int width = std::min(K, n - start);
+          for (int r = 0; r < m; ++r)
+            for (int k = 0; k < width; ++k) out.A(r, start + k) = ws.hk[r].v[k];
+        }
+      }
+      if (what & (kConstraintBias | kConstraintValue)) {
+        for (int i = 0; i < n; ++i) ws.q2[i] = Taylor2(ws.q[i], ws.qd[i], 0.0);
+        p_.template constraint<Taylor2>(ws.q2, ws.h2);
+        for (int r = 0; r < m; ++r) {
+          out.Adot_qd[r] = 2.0 * ws.h2[r].c2;
+          out.h[r] = ws.h2[r].c0;
+        }
+      }
+    } else {
+      if (what & kConstraintBias) {
+        for (int i = 0; i < n; ++i) {
+          ws.q1[i] = Jet1(ws.q[i]);
+          ws.q1[i].v[0] = ws.qd[i];
+        }
+        p_.template pfaffian<Jet1>(ws.q1, ws.A1);
+        for (int r = 0; r < m; ++r) {
+          double acc = 0;
+          for (int j = 0; j < n; ++j) {
+            out.A(r, j) = ws.A1(r, j).a;
+            acc += ws.A1(r, j).v[0] * ws.qd[j];
+          }
+          out.Adot_qd[r] = acc;
+        }
+      } else if (what & kConstraintJacobian) {
+        p_.template pfaffian<double>(ws.q, ws.A);
+        out.A = ws.A;
+      }
+    }
+  }
+
+  P p_;
+  int n_, m_;
+  bool use_analytic_;
+};
+
+}  // namespace clm

@@ -1,0 +1,20 @@
+// Consistent initial data: projection of (q, qd) onto h(q) = 0 and A(q) qd = 0 by minimal-norm
+// Gauss-Newton (the least-squares problem of DESIGN.md section 1).
+#pragma once
+
+#include "core/model.hpp"
+
+namespace clm {
+
+struct ProjectionReport {
+  double position_distance = 0;  // |q_projected - q_given|
+  double velocity_distance = 0;  // |qd_projected - qd_given|
+  int iterations = 0;
+};
+
+// Projects in place. Throws InputError when Gauss-Newton does not reach |h| <= tol (no nearby consistent
+// configuration) or A loses rank on the way.
+ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, double tol = 1e-13,
+                                          int max_iterations = 50);
+
+}  // namespace clm

@@ -1,0 +1,91 @@
+// The Problem concept: what a mechanism writes, once, templated over the scalar type (seed 000, eq. 2.1).
+//
+// A problem is a small struct, in the manner of Ceres' AutoDiffCostFunction functors:
+//
+//   struct ChaplyginSleigh {
+//     static constexpr const char* kName = "chaplygin_sleigh";
+//     static constexpr const char* kDescription = "...";
+//     static constexpr int kDof = 3;                  // Eigen::Dynamic when set at run time (closed_chain)
+//     static constexpr int kConstraints = 1;          // Eigen::Dynamic likewise
+//     static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
+//     double m = 1, Ic = 0.5, b = 0.3;                // parameters, with their defaults
+//     static constexpr auto kParameters = std::array{ParameterSpec<ChaplyginSleigh>{"m", &ChaplyginSleigh::m, "mass"}, ...};
+//
+//     int dof() const; int constraints() const;      // runtime sizes
+//     void validate() const;                          // throw InputError on inadmissible parameters
+//     template <class T> void mass_matrix(const VecN<T, kDof>& q, MatN<T, kDof, kDof>& M) const;
+//     template <class T> T potential(const VecN<T, kDof>& q) const;
+//     template <class T> void constraint(const VecN<T, kDof>& q, VecN<T, kConstraints>& h) const;          // kHolonomic
+//     template <class T> void pfaffian(const VecN<T, kDof>& q, MatN<T, kConstraints, kDof>& A) const;     // kPfaffian
+//     void generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) const;     // optional; F is zeroed first
+//     void default_initial(Vec& q0, Vec& qd0) const;  // consistent for every admissible parameter set
+//   };
+//
+// Optional members, detected at compile time:
+//   template <class T> void velocity_basis(const VecN<T,kDof>& q, MatN<T,kDof,Dynamic>& S) const;
+//       a natural null-space basis S(q), A S = 0 (seed 000, eq. 2.17), used by the nullspace formulation;
+//   void analytic_terms(const Vec& q, const Vec& qd, Mat& M, Vec& c) const;
+//       hand-written M and c for speed; tests check them against the autodiff ones.
+//   bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const;
+//       the exact motion from consistent (q0, qd0), where one is known (false where it is not, e.g. a
+//       degenerate case); used by tests and by the "error vs reference" summary column.
+//   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const;
+//       the exact multiplier on the constraint manifold as a function of the state (pendulum, sleigh).
+//
+// Everything else (c, A for holonomic h, Adot qd, energy) the core derives by automatic differentiation.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "core/types.hpp"
+
+namespace clm {
+
+enum class ConstraintKind { kHolonomic, kPfaffian };
+
+template <class P>
+struct ParameterSpec {
+  std::string_view name;
+  double P::*member;
+  std::string_view description;
+};
+
+template <class P>
+concept Problem = requires(const P& p) {
+  { P::kName } -> std::convertible_to<const char*>;
+  { P::kDescription } -> std::convertible_to<const char*>;
+  { P::kDof } -> std::convertible_to<int>;
+  { P::kConstraints } -> std::convertible_to<int>;
+  { P::kConstraintKind } -> std::convertible_to<ConstraintKind>;
+  P::kParameters;
+  { p.dof() } -> std::convertible_to<int>;
+  { p.constraints() } -> std::convertible_to<int>;
+  p.validate();
+};
+
+template <class P>
+concept HasVelocityBasis = requires(const P& p, const VecN<double, P::kDof>& q,
+                                    MatN<double, P::kDof, Eigen::Dynamic>& S) {
+  p.velocity_basis(q, S);
+};
+
+template <class P>
+concept HasAnalyticTerms = requires(const P& p, const Vec& q, const Vec& qd, Mat& M, Vec& c) {
+  p.analytic_terms(q, qd, M, c);
+};
+
+template <class P>
+concept HasClosedForm = requires(const P& p, double t, const Vec& a, Vec& b) {
+  { p.closed_form(t, a, a, b, b) } -> std::convertible_to<bool>;
+};
+
+template <class P>
+concept HasClosedFormMultiplier = requires(const P& p, const Vec& a, Vec& b) { p.closed_form_multiplier(a, a, b); };
+
+template <class P>
+concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {
+  p.generalized_force(t, q, qd, F);
+};
+
+}  // namespace clm

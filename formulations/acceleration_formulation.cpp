@@ -1,0 +1,43 @@
+#include "formulations/acceleration_formulation.hpp"
+
+namespace clm {
+
+AccelerationFormulation::AccelerationFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
+    : Formulation(std::move(model), options) {
+  q_.resize(n_);
+  qd_.resize(n_);
+  qdd_.resize(n_);
+  lambda_.resize(m_);
+}
+
+void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
+  require_full_rank(q);
+  y.resize(2 * n_);
+  y << q, qd;
+}
+
+void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
+  q_ = y.head(n_);
+  qd_ = y.tail(n_);
+  model_->evaluate(t, q_, qd_, kDynamics, *ws_, terms_);
+  solve_accelerations();
+  dy.head(n_) = qd_;
+  dy.tail(n_) = qdd_;
+}
+
+void AccelerationFormulation::read_state(double t, const Vec& y, Observation& obs) {
+  Vec dy(2 * n_);
+  rhs(t, y, dy);
+  obs.q = q_;
+  obs.qd = qd_;
+  obs.lambda = lambda_;
+}
+
+void AccelerationFormulation::constraint_acceleration_rhs(Vec& out) const {
+  out.noalias() = -terms_.Adot_qd;
+  if (options_.baumgarte_alpha != 0) out.noalias() -= (2 * options_.baumgarte_alpha) * (terms_.A * qd_);
+  if (options_.baumgarte_beta != 0 && model_->holonomic())
+    out.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * terms_.h;
+}
+
+}  // namespace clm

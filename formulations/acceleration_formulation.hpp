@@ -1,0 +1,28 @@
+// Shared body of the formulations whose state is (q, qd) and whose work is one linear solve for the
+// accelerations (and multipliers) per evaluation: kkt, schur (and, later, penalty / added_mass).
+// A subclass says only how it solves; buffers are sized once here.
+#pragma once
+
+#include "core/formulation.hpp"
+
+namespace clm {
+
+class AccelerationFormulation : public Formulation {
+ public:
+  AccelerationFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
+
+  int dimension() const override { return 2 * n_; }
+  void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
+  void rhs(double t, const Vec& y, Vec& dy) override;
+
+ protected:
+  void read_state(double t, const Vec& y, Observation& obs) override;
+  // Given terms_ at (q, qd), fill qdd_ and lambda_. Throws NumericalFailure when singular.
+  virtual void solve_accelerations() = 0;
+  // -Adot qd - 2 alpha A qd - beta^2 h: the right-hand side of A qdd = ... with Baumgarte stabilization.
+  void constraint_acceleration_rhs(Vec& out) const;
+
+  Vec q_, qd_, qdd_, lambda_;
+};
+
+}  // namespace clm

@@ -1,0 +1,46 @@
+// Fixed-step explicit Runge-Kutta methods given by their Butcher tableau (euler, rk4). The derivative at
+// the end of a step is the first stage of the next one, so it is computed once and serves both the next
+// step and the cubic Hermite interpolant used for off-grid samples.
+#pragma once
+
+#include <vector>
+
+#include "core/integrator.hpp"
+
+namespace clm {
+
+struct ButcherTableau {
+  std::string name;
+  int order;
+  std::vector<std::vector<double>> a;  // strictly lower triangular, row i has i entries
+  std::vector<double> b, c;
+};
+
+class ExplicitRungeKutta final : public Integrator {
+ public:
+  explicit ExplicitRungeKutta(ButcherTableau tableau) : tab_(std::move(tableau)) {}
+
+  std::string name() const override { return tab_.name; }
+  int order() const override { return tab_.order; }
+  bool adaptive() const override { return false; }
+
+  void initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) override;
+  bool step(double t_limit) override;
+  void interpolate(double t, Vec& y) const override;
+  void reset_state(const Vec& y) override;
+  double time() const override { return t_; }
+  const Vec& state() const override { return y_; }
+  double current_step() const override { return h_; }
+
+ private:
+  ButcherTableau tab_;
+  OdeSystem* sys_ = nullptr;
+  double t_ = 0, t_prev_ = 0, h_ = 0;
+  Vec y_, y_prev_, f_, f_prev_, tmp_;
+  std::vector<Vec> k_;
+};
+
+ButcherTableau euler_tableau();
+ButcherTableau rk4_tableau();
+
+}  // namespace clm
