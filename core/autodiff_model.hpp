@@ -216,6 +216,12 @@ class AutoDiffModel final : public Model {
 
   void constraint_terms(Workspace& ws, unsigned what, ModelTerms& out) const {
     const int n = n_, m = m_;
+    if constexpr (HasAnalyticConstraintTerms<P>) {
+      if (use_analytic_) {
+        p_.analytic_constraint_terms(ws.q, ws.qd, out.A, out.Adot_qd, out.h);
+        return;
+      }
+    }
     if constexpr (kHolonomic) {
       if (what & kConstraintJacobian) {
         for (int start = 0; start < n; start += K) {

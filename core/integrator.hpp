@@ -17,6 +17,9 @@ struct IntegratorSettings {
   double atol = 1e-10;
   double dt_min = 1e-14;  // an adaptive step below dt_min * max(1, |t|) ends the run as "failed"
   double dt_max = 0;      // 0: no limit beyond the remaining interval
+  // Adaptive methods only: take constant steps of dt without error control (convergence orders by step
+  // halving, work-precision studies). Fixed-step methods ignore it.
+  bool fixed_step = false;
 };
 
 struct StepStatistics {

@@ -26,6 +26,8 @@
 //       a natural null-space basis S(q), A S = 0 (seed 000, eq. 2.17), used by the nullspace formulation;
 //   void analytic_terms(const Vec& q, const Vec& qd, Mat& M, Vec& c) const;
 //       hand-written M and c for speed; tests check them against the autodiff ones.
+//   void analytic_constraint_terms(const Vec& q, const Vec& qd, Mat& A, Vec& Adot_qd, Vec& h) const;
+//       hand-written A, Adot qd and h (holonomic) for speed, likewise tested against autodiff;
 //   bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const;
 //       the exact motion from consistent (q0, qd0), where one is known (false where it is not, e.g. a
 //       degenerate case); used by tests and by the "error vs reference" summary column.
@@ -73,6 +75,11 @@ concept HasVelocityBasis = requires(const P& p, const VecN<double, P::kDof>& q,
 template <class P>
 concept HasAnalyticTerms = requires(const P& p, const Vec& q, const Vec& qd, Mat& M, Vec& c) {
   p.analytic_terms(q, qd, M, c);
+};
+
+template <class P>
+concept HasAnalyticConstraintTerms = requires(const P& p, const Vec& q, Mat& A, Vec& v) {
+  p.analytic_constraint_terms(q, q, A, v, v);
 };
 
 template <class P>

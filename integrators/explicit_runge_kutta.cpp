@@ -14,6 +14,7 @@ ButcherTableau rk4_tableau() {
 
 void ExplicitRungeKutta::initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) {
   sys_ = &sys;
+  stats_ = {};  // statistics are per run
   h_ = s.dt;
   const int n = sys.dimension();
   k_.assign(tab_.b.size(), Vec::Zero(n));

@@ -1,5 +1,6 @@
 // One line per integrator (DESIGN.md section 3).
 #include "core/integrator.hpp"
+#include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
 
 namespace clm {
@@ -11,6 +12,8 @@ Registry<IntegratorEntry>& integrator_registry() {
            [] { return std::make_unique<ExplicitRungeKutta>(euler_tableau()); }});
     r.add({"rk4", "classical Runge-Kutta, fixed step, order 4",
            [] { return std::make_unique<ExplicitRungeKutta>(rk4_tableau()); }});
+    r.add({"dopri5", "Dormand-Prince 5(4), adaptive (PI control), FSAL, 4th-order dense output",
+           [] { return std::make_unique<DormandPrince5>(); }});
     return r;
   }();
   return registry;

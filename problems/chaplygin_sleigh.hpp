@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <algorithm>
 #include <cmath>
 
 #include "core/problem.hpp"
@@ -68,6 +69,75 @@ struct ChaplyginSleigh {
     S(0, 1) = -b * sin(q[2]);
     S(1, 1) = b * cos(q[2]);
     S(2, 1) = T(1.0);
+  }
+  // Exact motion from consistent (q0, qd0). With u = xd cos(theta) + yd sin(theta), w = thetad, K = m b^2 + Ic
+  // and beta = m b / K, the energy E = (m u^2 + K w^2)/2 is conserved, so w^2 = m (c^2 - u^2)/K with
+  // c = sqrt(2E/m), and u' = b w^2 = beta (c^2 - u^2):
+  //   u = c tanh(s t + tau0),  s = beta c,  tau0 = atanh(u0/c),
+  //   w = w0 cosh(tau0) / cosh(s t + tau0)         (= sign(w0) sqrt(m/K) c sech(s t + tau0)),
+  //   theta = theta0 + w0 cosh(tau0)/s (gd(s t + tau0) - gd(tau0)),  gd(z) = atan(sinh z) (the gudermannian).
+  // Then (xd, yd) = u e1 + b w e2 with e1 = (cos theta, sin theta), e2 = (-sin theta, cos theta), integrated
+  // by composite 10-point Gauss-Legendre on panels no longer than half the shortest time scale
+  // (1/|s|, 1/max|w|): the integrand is analytic, so this is accurate to rounding (~1e-14 relative).
+  // w0 = 0: uniform straight motion. b = 0 (beta = 0): u and w constant, a circle (line if w0 = 0).
+  bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
+    const double th0 = q0[2], w0 = qd0[2];
+    const double u0 = qd0[0] * std::cos(th0) + qd0[1] * std::sin(th0);
+    const double K = m * b * b + Ic, beta = m * b / K;
+    const double c = std::sqrt(u0 * u0 + K * w0 * w0 / m);
+    // |u0| = c up to rounding means w0 is negligible: the same uniform motion (and atanh would overflow).
+    const bool uniform = (w0 == 0 || beta == 0 || std::abs(u0) >= c);
+    const double s = beta * c;
+    double tau0 = 0, w_peak = std::abs(w0);
+    if (!uniform) {
+      tau0 = std::atanh(u0 / c);
+      w_peak = std::abs(w0) * std::cosh(tau0);
+    }
+    // (u, w, theta) at time tau.
+    auto reduced = [&](double tau, double& u, double& w, double& th) {
+      if (uniform) {
+        u = u0;
+        w = w0;
+        th = th0 + w0 * tau;
+        return;
+      }
+      const double z = s * tau + tau0;
+      u = c * std::tanh(z);
+      w = w0 * std::cosh(tau0) / std::cosh(z);
+      th = th0 + w0 * std::cosh(tau0) / s * (std::atan(std::sinh(z)) - std::atan(std::sinh(tau0)));
+    };
+    static constexpr double kNodes[5][2] = {
+        {0.14887433898163122, 0.29552422471475298}, {0.43339539412924721, 0.26926671930999652},
+        {0.67940956829902444, 0.21908636251598201}, {0.86506336668898454, 0.14945134915058036},
+        {0.97390652851717174, 0.066671344308688069}};
+    const double rate = std::max(std::abs(s), w_peak);
+    const long panels = std::max(1L, static_cast<long>(std::ceil(std::abs(t) * rate / 0.5)));
+    const double h = t / panels;
+    double x = q0[0], y = q0[1];
+    for (long p = 0; p < panels; ++p) {
+      const double mid = (p + 0.5) * h;
+      for (const auto& [node, weight] : kNodes) {
+        for (double sign : {-1.0, 1.0}) {
+          double u, w, th;
+          reduced(mid + sign * node * 0.5 * h, u, w, th);
+          const double ct = std::cos(th), st = std::sin(th);
+          x += 0.5 * h * weight * (u * ct - b * w * st);
+          y += 0.5 * h * weight * (u * st + b * w * ct);
+        }
+      }
+    }
+    double u, w, th;
+    reduced(t, u, w, th);
+    q << x, y, th;
+    qd << u * std::cos(th) - b * w * std::sin(th), u * std::sin(th) + b * w * std::cos(th), w;
+    return true;
+  }
+  // Multiplier under M qdd = A^T lambda: Ic wd = -b lambda and wd = -beta u w give
+  // lambda = + m Ic/(m b^2 + Ic) thetad (xd cos theta + yd sin theta) (seed 000 prints the opposite sign;
+  // for b = 0 it is the centripetal m u w).
+  void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
+    const double u = qd[0] * std::cos(q[2]) + qd[1] * std::sin(q[2]);
+    lambda[0] = m * Ic / (m * b * b + Ic) * qd[2] * u;
   }
   // Forward speed u = 1, turning rate w = 0.8: q = 0, qd = S (1, 0.8).
   void default_initial(Vec& q0, Vec& qd0) const {

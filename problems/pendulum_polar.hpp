@@ -33,8 +33,8 @@ struct PendulumPolar {
   int dof() const { return 2; }
   int constraints() const { return 1; }
   void validate() const {
-    if (!(m > 0)) throw InputError("pendulum_polar: parameter m must be > 0");
-    if (!(L > 0)) throw InputError("pendulum_polar: parameter L must be > 0");
+    if (!(m > 0) || !std::isfinite(m)) throw InputError("pendulum_polar: parameter m must be > 0");
+    if (!(L > 0) || !std::isfinite(L)) throw InputError("pendulum_polar: parameter L must be > 0");
     if (!std::isfinite(g) || !std::isfinite(fx)) throw InputError("pendulum_polar: g and fx must be finite");
   }
 
@@ -62,9 +62,10 @@ struct PendulumPolar {
   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
     lambda[0] = -m * L * qd[1] * qd[1] - m * g * std::cos(q[1]) - fx * std::sin(q[1]);
   }
+  // One radian from the downward vertical, swinging at 0.5 rad/s (a nonzero velocity exercises Adot qd).
   void default_initial(Vec& q0, Vec& qd0) const {
     q0 << L, 1.0;
-    qd0 << 0.0, 0.0;
+    qd0 << 0.0, 0.5;
   }
 };
 

@@ -1,7 +1,13 @@
 // One line per problem (DESIGN.md section 3).
 #include "core/problem_registry.hpp"
 #include "problems/chaplygin_sleigh.hpp"
+#include "problems/closed_chain.hpp"
+#include "problems/four_bar.hpp"
+#include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
+#include "problems/rolling_disk.hpp"
+#include "problems/skate_incline.hpp"
+#include "problems/slider_crank.hpp"
 
 namespace clm {
 
@@ -9,7 +15,13 @@ Registry<ProblemEntry>& problem_registry() {
   static Registry<ProblemEntry> registry = [] {
     Registry<ProblemEntry> r("problem");
     r.add(problem_entry<PendulumPolar>());
+    r.add(problem_entry<PendulumCartesian>());
+    r.add(problem_entry<SliderCrank>());
+    r.add(problem_entry<FourBar>());
+    r.add(problem_entry<ClosedChain>());
     r.add(problem_entry<ChaplyginSleigh>());
+    r.add(problem_entry<RollingDisk>());
+    r.add(problem_entry<SkateIncline>());
     return r;
   }();
   return registry;

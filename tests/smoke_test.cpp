@@ -29,3 +29,29 @@ TEST(Smoke, SleighKktRk4) {
   EXPECT_NEAR(e1, e0, 1e-10);
   EXPECT_LT(obs.drift_velocity, 1e-10);
 }
+
+#include "allocation_counter.hpp"
+
+// The allocation counter itself must see Eigen's heap use, or the hot-path tests prove nothing.
+TEST(AllocationCounter, SeesEigenAndNew) {
+  clm::testing::AllocationScope scope;
+  Vec v(100);
+  v.setZero();
+  static int* volatile sink = nullptr;  // volatile: the compiler may not elide the new/delete pair
+  sink = new int(3);
+  delete sink;
+  EXPECT_GE(scope.count(), 2u);
+}
+
+TEST(Smoke, ModelEvaluateDoesNotAllocate) {
+  for (const char* name : {"chaplygin_sleigh", "pendulum_polar"}) {
+    auto model = make_model(name);
+    auto ws = model->make_workspace();
+    ModelTerms terms = model->make_terms();
+    Vec q0(model->n()), qd0(model->n());
+    model->default_initial(q0, qd0);
+    clm::testing::AllocationScope scope;
+    for (int i = 0; i < 10; ++i) model->evaluate(0.0, q0, qd0, kAll, *ws, terms);
+    EXPECT_EQ(scope.count(), 0u) << name;
+  }
+}

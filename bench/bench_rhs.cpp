@@ -1,0 +1,168 @@
+// One right-hand-side evaluation per formulation x problem, and the closed_chain size scaling
+// (n = 4 ... 64) against RBDL 3.3.1's constrained solvers (numbers in the README). The model part
+// (autodiff or analytic M, c, A, Adot qd) and the linear-algebra part are also timed separately:
+// BM_ModelTerms is the model alone; BM_Floor* are bare dense Eigen factorizations of the same matrices,
+// the floor the formulation's own linear algebra is measured against. Every benchmark reports
+// heap allocations per call (malloc is interposed by tests/allocation_counter.cpp): it must be 0.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
+
+#include "../tests/allocation_counter.hpp"
+#include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "core/problem_registry.hpp"
+
+namespace {
+
+using namespace clm;
+
+// The RBDL anchor's mechanism: n uniform rods of 1 kg and 1 m, root at the origin, tip pinned to a ground
+// point (here at 0.7 n L on the horizontal), gravity 9.81.
+std::map<std::string, double> chain_params(int n) {
+  return {{"n", double(n)}, {"m", 1.0}, {"L", 1.0}, {"g", 9.81}, {"gx", 0.7 * n}, {"gy", 0.0}};
+}
+
+std::shared_ptr<const Model> model_for(const std::string& problem, int n) {
+  return make_model(problem, problem == "closed_chain" ? chain_params(n) : std::map<std::string, double>{});
+}
+
+void report_allocations(benchmark::State& state, std::size_t allocations) {
+  state.counters["allocs_per_call"] =
+      benchmark::Counter(double(allocations), benchmark::Counter::kAvgIterations);
+}
+
+void BM_Rhs(benchmark::State& state, const std::string& problem, const std::string& formulation) {
+  const int n_arg = int(state.range(0));
+  if (!problem_registry().contains(problem) || !formulation_registry().contains(formulation)) {
+    state.SkipWithError("not registered");
+    return;
+  }
+  auto model = model_for(problem, n_arg);
+  auto f = formulation_registry().get(formulation).make(model, {});
+  Vec q0, qd0, y, dy;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y);
+  dy.resize(y.size());
+  f->rhs(0.0, y, dy);  // warm-up outside the counted region
+  clm::testing::start_counting_allocations();
+  for (auto _ : state) {
+    f->rhs(0.0, y, dy);
+    benchmark::DoNotOptimize(dy.data());
+  }
+  report_allocations(state, clm::testing::stop_counting_allocations());
+}
+
+void BM_ModelTerms(benchmark::State& state, const std::string& problem) {
+  const int n_arg = int(state.range(0));
+  if (!problem_registry().contains(problem)) {
+    state.SkipWithError("not registered");
+    return;
+  }
+  auto model = model_for(problem, n_arg);
+  auto ws = model->make_workspace();
+  ModelTerms terms = model->make_terms();
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  clm::testing::start_counting_allocations();
+  for (auto _ : state) {
+    model->evaluate(0.0, q0, qd0, kDynamics, *ws, terms);
+    benchmark::DoNotOptimize(terms.c.data());
+  }
+  report_allocations(state, clm::testing::stop_counting_allocations());
+}
+
+// The closed_chain model with analytic terms switched off: what pure autodiff costs at size n.
+void BM_ModelTermsAutodiff(benchmark::State& state) {
+  auto model = make_model("closed_chain", chain_params(int(state.range(0))), /*use_analytic=*/false);
+  auto ws = model->make_workspace();
+  ModelTerms terms = model->make_terms();
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  for (auto _ : state) {
+    model->evaluate(0.0, q0, qd0, kDynamics, *ws, terms);
+    benchmark::DoNotOptimize(terms.c.data());
+  }
+}
+
+// Dense Eigen floors on the closed_chain matrices: KKT by partial-pivot LU, Schur complement by LLT.
+struct ChainMatrices {
+  explicit ChainMatrices(int n) {
+    auto model = model_for("closed_chain", n);
+    auto ws = model->make_workspace();
+    terms = model->make_terms();
+    Vec q0, qd0;
+    model->default_initial(q0, qd0);
+    model->evaluate(0.0, q0, qd0, kDynamics, *ws, terms);
+  }
+  ModelTerms terms;
+};
+
+void BM_FloorKktLu(benchmark::State& state) {
+  ChainMatrices cm(int(state.range(0)));
+  const auto& t = cm.terms;
+  const int n = int(t.M.rows()), m = int(t.A.rows());
+  Mat K = Mat::Zero(n + m, n + m);
+  Vec b = Vec::Ones(n + m), x(n + m);
+  Eigen::PartialPivLU<Mat> lu(n + m);
+  for (auto _ : state) {
+    K.topLeftCorner(n, n) = t.M;
+    K.topRightCorner(n, m) = -t.A.transpose();
+    K.bottomLeftCorner(m, n) = t.A;
+    lu.compute(K);
+    x = lu.solve(b);
+    benchmark::DoNotOptimize(x.data());
+  }
+}
+
+void BM_FloorSchurLlt(benchmark::State& state) {
+  ChainMatrices cm(int(state.range(0)));
+  const auto& t = cm.terms;
+  const int n = int(t.M.rows()), m = int(t.A.rows());
+  Eigen::LLT<Mat> llt_m(n), llt_s(m);
+  Mat Y(n, m), S(m, m);
+  Vec r = Vec::Ones(n), lam(m), qdd(n), tmp(n);
+  for (auto _ : state) {
+    llt_m.compute(t.M);
+    Y = t.A.transpose();
+    llt_m.matrixL().solveInPlace(Y);
+    S.noalias() = Y.transpose() * Y;
+    llt_s.compute(S);
+    tmp = llt_m.solve(r);
+    lam.noalias() = t.A * tmp;
+    llt_s.solveInPlace(lam);
+    qdd = r;
+    qdd.noalias() += t.A.transpose() * lam;
+    llt_m.solveInPlace(qdd);
+    benchmark::DoNotOptimize(qdd.data());
+  }
+}
+
+const char* const kProblems[] = {"pendulum_polar", "pendulum_cartesian", "slider_crank", "four_bar",
+                                 "chaplygin_sleigh", "rolling_disk", "skate_incline"};
+const char* const kFormulations[] = {"kkt", "schur", "nullspace"};
+
+int register_all() {
+  for (const char* p : kProblems) {
+    for (const char* f : kFormulations)
+      benchmark::RegisterBenchmark((std::string("Rhs/") + p + "/" + f).c_str(), BM_Rhs, std::string(p), std::string(f))
+          ->Arg(0);
+    benchmark::RegisterBenchmark((std::string("ModelTerms/") + p).c_str(), BM_ModelTerms, std::string(p))->Arg(0);
+  }
+  for (const char* f : kFormulations)
+    benchmark::RegisterBenchmark((std::string("Rhs/closed_chain/") + f).c_str(), BM_Rhs, std::string("closed_chain"),
+                                 std::string(f))
+        ->RangeMultiplier(2)
+        ->Range(4, 64);
+  benchmark::RegisterBenchmark("ModelTerms/closed_chain", BM_ModelTerms, std::string("closed_chain"))
+      ->RangeMultiplier(2)
+      ->Range(4, 64);
+  benchmark::RegisterBenchmark("ModelTermsAutodiff/closed_chain", BM_ModelTermsAutodiff)->RangeMultiplier(2)->Range(4, 64);
+  benchmark::RegisterBenchmark("Floor/KktLu/closed_chain", BM_FloorKktLu)->RangeMultiplier(2)->Range(4, 64);
+  benchmark::RegisterBenchmark("Floor/SchurLlt/closed_chain", BM_FloorSchurLlt)->RangeMultiplier(2)->Range(4, 64);
+  return 0;
+}
+const int registered = register_all();
+
+}  // namespace

@@ -1,0 +1,61 @@
+#include "formulations/schur_formulation.hpp"
+
+#include <sstream>
+
+namespace clm {
+
+namespace {
+
+// A Cholesky factor whose smallest pivot L_ii^2 is below this fraction of the largest one is treated as
+// singular: the solve would return noise (rounding alone leaves pivots of order n * eps * max).
+constexpr double kRelativePivotFloor = 1e-14;
+
+// Empty when the factorization is usable; otherwise why not.
+std::string cholesky_problem(const Eigen::LLT<Mat>& llt) {
+  if (llt.info() != Eigen::Success) return "not positive definite";
+  const auto d = llt.matrixLLT().diagonal();
+  if (d.size() == 0) return {};
+  const double lo = d.cwiseAbs().minCoeff(), hi = d.cwiseAbs().maxCoeff();
+  if (!(lo * lo > kRelativePivotFloor * hi * hi)) return "numerically singular";
+  return {};
+}
+
+}  // namespace
+
+SchurFormulation::SchurFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
+    : AccelerationFormulation(std::move(model), options), llt_M_(n_), llt_S_(m_) {
+  Y_ = Mat::Zero(n_, m_);
+  S_ = Mat::Zero(m_, m_);
+  free_acceleration_ = Vec::Zero(n_);
+  gamma_ = Vec::Zero(m_);
+}
+
+void SchurFormulation::solve_accelerations() {
+  llt_M_.compute(terms_.M);
+  if (const std::string why = cholesky_problem(llt_M_); !why.empty())
+    throw NumericalFailure("schur: Cholesky of the mass matrix M failed (M " + why + ")");
+
+  // Y = M^-1 A^T and S = A Y (seed 000, eq. 2.9), solved in place into preallocated buffers.
+  Y_ = terms_.A.transpose();
+  llt_M_.solveInPlace(Y_);
+  S_.noalias() = terms_.A * Y_;
+  llt_S_.compute(S_);
+  if (const std::string why = cholesky_problem(llt_S_); !why.empty())
+    throw NumericalFailure("schur: Cholesky of the Schur matrix A M^-1 A^T failed (" + why +
+                           "; constraints dependent at this configuration?)");
+
+  free_acceleration_ = terms_.F - terms_.c;
+  llt_M_.solveInPlace(free_acceleration_);
+
+  // lambda = S^-1 (gamma - A M^-1 (F - c)), gamma = -Adot qd - 2 alpha A qd - beta^2 h.
+  constraint_acceleration_rhs(gamma_);
+  lambda_ = gamma_;
+  lambda_.noalias() -= terms_.A * free_acceleration_;
+  llt_S_.solveInPlace(lambda_);
+
+  // qdd = M^-1 (F - c) + M^-1 A^T lambda.
+  qdd_ = free_acceleration_;
+  qdd_.noalias() += Y_ * lambda_;
+}
+
+}  // namespace clm

@@ -1,0 +1,32 @@
+// Schur complement (range-space) formulation (seed 000, eq. 2.8-2.9). From M qdd + c = F + A^T lambda and
+// the acceleration-level constraint A qdd = gamma (gamma = -Adot qd, minus Baumgarte terms):
+//
+//   (A M^-1 A^T) lambda = gamma - A M^-1 (F - c),      qdd = M^-1 (F - c + A^T lambda).
+//
+// Two Cholesky factorizations per evaluation: M (n x n, SPD) and the m x m Schur matrix S = A M^-1 A^T,
+// which is SPD exactly when A has full row rank. Cheaper than the (n+m) KKT solve when m << n, and the
+// work RBDL's ForwardDynamicsConstraintsRangeSpaceSparse does.
+#pragma once
+
+#include "formulations/acceleration_formulation.hpp"
+
+namespace clm {
+
+class SchurFormulation final : public AccelerationFormulation {
+ public:
+  SchurFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
+  std::string name() const override { return "schur"; }
+
+ protected:
+  void solve_accelerations() override;
+
+ private:
+  Eigen::LLT<Mat> llt_M_;     // M = L L^T
+  Eigen::LLT<Mat> llt_S_;     // S = A M^-1 A^T
+  Mat Y_;                     // M^-1 A^T   (n x m)
+  Mat S_;                     // Schur matrix (m x m)
+  Vec free_acceleration_;     // M^-1 (F - c): the motion if the constraints were released
+  Vec gamma_;                 // right-hand side of A qdd = gamma
+};
+
+}  // namespace clm

@@ -1,0 +1,45 @@
+// Dormand-Prince 5(4) ("dopri5"): the explicit embedded Runge-Kutta pair of Hairer, Norsett & Wanner,
+// Solving ODEs I, Table II.5.2, with the step-size control and the 4th-order continuous extension of
+// their code DOPRI5 (CONTD5). The seventh stage is the derivative at the new point (FSAL), so an
+// accepted step costs six right-hand-side evaluations.
+#pragma once
+
+#include "core/integrator.hpp"
+
+namespace clm {
+
+class DormandPrince5 final : public Integrator {
+ public:
+  std::string name() const override { return "dopri5"; }
+  int order() const override { return 5; }
+  // Adaptive by nature; IntegratorSettings::fixed_step turns the error control off for a run.
+  bool adaptive() const override { return true; }
+
+  void initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) override;
+  bool step(double t_limit) override;
+  void interpolate(double t, Vec& y) const override;
+  void reset_state(const Vec& y) override;
+  double time() const override { return t_; }
+  const Vec& state() const override { return y_; }
+  double current_step() const override { return h_; }
+
+  // Scaled RMS norm of the last attempted step's error estimate (<= 1: accepted).
+  double last_error() const { return err_; }
+
+ private:
+  // Hairer's HINIT: a step for which an explicit Euler step would have an error of about 0.01 in the
+  // scaled norm, refined with an estimate of the second derivative. One extra rhs evaluation.
+  double initial_step();
+
+  OdeSystem* sys_ = nullptr;
+  double rtol_ = 0, atol_ = 0, dt_max_ = 0;
+  bool fixed_step_ = false;
+  double t_ = 0, t_prev_ = 0, h_ = 0, h_prev_ = 0;
+  double err_ = 0, err_old_ = 1e-4;  // Hairer's FACOLD, the previous accepted error (PI control)
+  bool last_rejected_ = false;
+  Vec y_, f_;                   // state and its derivative at t_ (f_ is the next step's first stage)
+  Vec k2_, k3_, k4_, k5_, k6_, k7_, y_stage_, y_new_;
+  Vec r1_, r2_, r3_, r4_, r5_;  // dense output on [t_prev_, t_] (Hairer's RCONT)
+};
+
+}  // namespace clm

@@ -1,0 +1,70 @@
+// Planar pendulum in Cartesian coordinates: q = (x, y) of the bob, y up, gravity along -y, pivot at the
+// origin, holonomic h = (x^2 + y^2 - L^2)/2 (so A = (x, y), a multiplier with units of force per length).
+//   T = m/2 (xd^2 + yd^2), V = m g y.
+// Multiplier (derived from M qdd = A^T lambda - dV/dq and the acceleration-level constraint
+// x xdd + y ydd + xd^2 + yd^2 = 0):
+//   (lambda/m)(x^2 + y^2) - g y + |v|^2 = 0   =>   lambda = m (g y - |v|^2) / (x^2 + y^2),
+// i.e. lambda = -m (|v|^2 - g y)/L^2 on the constraint; the rod tension is -lambda L.
+#pragma once
+
+#include <array>
+#include <cmath>
+
+#include "core/problem.hpp"
+
+namespace clm {
+
+struct PendulumCartesian {
+  static constexpr const char* kName = "pendulum_cartesian";
+  static constexpr const char* kDescription =
+      "planar pendulum in Cartesian coordinates q = (x, y), y up, h = (x^2 + y^2 - L^2)/2";
+  static constexpr int kDof = 2;
+  static constexpr int kConstraints = 1;
+  static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
+
+  double m = 1.0;
+  double L = 1.0;
+  double g = 9.81;
+  static constexpr std::array kParameters = {
+      ParameterSpec<PendulumCartesian>{"m", &PendulumCartesian::m, "bob mass [kg]"},
+      ParameterSpec<PendulumCartesian>{"L", &PendulumCartesian::L, "rod length [m]"},
+      ParameterSpec<PendulumCartesian>{"g", &PendulumCartesian::g, "gravity [m/s^2], along -y"},
+  };
+
+  int dof() const { return 2; }
+  int constraints() const { return 1; }
+  void validate() const {
+    if (!(m > 0) || !std::isfinite(m)) throw InputError("pendulum_cartesian: parameter m must be > 0");
+    if (!(L > 0) || !std::isfinite(L)) throw InputError("pendulum_cartesian: parameter L must be > 0");
+    if (!std::isfinite(g)) throw InputError("pendulum_cartesian: parameter g must be finite");
+  }
+
+  template <class T>
+  void mass_matrix(const VecN<T, 2>&, MatN<T, 2, 2>& M) const {
+    M(0, 0) = T(m);
+    M(0, 1) = T(0.0);
+    M(1, 0) = T(0.0);
+    M(1, 1) = T(m);
+  }
+  template <class T>
+  T potential(const VecN<T, 2>& q) const {
+    return m * g * q[1];
+  }
+  template <class T>
+  void constraint(const VecN<T, 2>& q, VecN<T, 1>& h) const {
+    h[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] - T(L * L));
+  }
+  // x^2 + y^2 rather than L^2: equal on the constraint, and this is what the KKT solve gives off it too.
+  void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
+    const double r2 = q[0] * q[0] + q[1] * q[1];
+    lambda[0] = m * (g * q[1] - qd.squaredNorm()) / r2;
+  }
+  // One radian from the downward vertical, swinging at 0.5 rad/s (tangential velocity).
+  void default_initial(Vec& q0, Vec& qd0) const {
+    const double th = 1.0, thd = 0.5;
+    q0 << L * std::sin(th), -L * std::cos(th);
+    qd0 << L * std::cos(th) * thd, L * std::sin(th) * thd;
+  }
+};
+
+}  // namespace clm

@@ -1,0 +1,117 @@
+// Vertical rolling disk (seed 003, sections 1-2): q = (x, y, theta, phi), (x, y) the contact point,
+// theta the rolling angle, phi the heading. Rolling without slipping:
+//   xd = R cos(phi) thetad,  yd = R sin(phi) thetad   (A rows (1, 0, -R cos phi, 0), (0, 1, -R sin phi, 0)),
+//   L = M/2 (xd^2 + yd^2) + I/2 thetad^2 + J/2 phid^2.
+// Equations (M qdd = A^T lambda): M xdd = lambda1, M ydd = lambda2, I thetadd = -R (cos phi lambda1 +
+// sin phi lambda2), J phidd = 0. With v = R thetad the tangential balance gives (I/R + M R) vd = 0, so
+// thetad and phid = w are constant and the contact point runs on a circle of radius R thetad / w (a straight
+// line when w = 0); lambda = M (xdd, ydd) = M R thetad w (-sin phi, cos phi).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "core/problem.hpp"
+
+namespace clm {
+
+struct RollingDisk {
+  static constexpr const char* kName = "rolling_disk";
+  static constexpr const char* kDescription =
+      "vertical disk rolling without slipping (seed 003); q = (x, y, theta rolling angle, phi heading)";
+  static constexpr int kDof = 4;
+  static constexpr int kConstraints = 2;
+  static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
+
+  double M = 1.0;
+  double R = 0.5;
+  double I = 0.125;   // uniform disk about its axle, M R^2 / 2
+  double J = 0.0625;  // about a vertical diameter, M R^2 / 4
+  static constexpr std::array kParameters = {
+      ParameterSpec<RollingDisk>{"M", &RollingDisk::M, "mass [kg]"},
+      ParameterSpec<RollingDisk>{"R", &RollingDisk::R, "radius [m]"},
+      ParameterSpec<RollingDisk>{"I", &RollingDisk::I, "moment of inertia about the axle [kg m^2]"},
+      ParameterSpec<RollingDisk>{"J", &RollingDisk::J, "moment of inertia about the vertical diameter [kg m^2]"},
+  };
+
+  int dof() const { return 4; }
+  int constraints() const { return 2; }
+  void validate() const {
+    auto positive = [](double v, const char* name) {
+      if (!(v > 0) || !std::isfinite(v))
+        throw InputError(std::string("rolling_disk: parameter ") + name + " must be > 0");
+    };
+    positive(M, "M");
+    positive(R, "R");
+    positive(I, "I");
+    positive(J, "J");
+  }
+
+  template <class T>
+  void mass_matrix(const VecN<T, 4>&, MatN<T, 4, 4>& Mq) const {
+    Mq.setZero();
+    Mq(0, 0) = T(M);
+    Mq(1, 1) = T(M);
+    Mq(2, 2) = T(I);
+    Mq(3, 3) = T(J);
+  }
+  template <class T>
+  T potential(const VecN<T, 4>&) const {
+    return T(0.0);
+  }
+  template <class T>
+  void pfaffian(const VecN<T, 4>& q, MatN<T, 2, 4>& A) const {
+    using std::cos;
+    using std::sin;
+    A(0, 0) = T(1.0);
+    A(0, 1) = T(0.0);
+    A(0, 2) = -R * cos(q[3]);
+    A(0, 3) = T(0.0);
+    A(1, 0) = T(0.0);
+    A(1, 1) = T(1.0);
+    A(1, 2) = -R * sin(q[3]);
+    A(1, 3) = T(0.0);
+  }
+  // Rolling (qd = (R cos phi, R sin phi, 1, 0) thetad) and turning (qd = (0, 0, 0, 1) phid).
+  template <class T>
+  void velocity_basis(const VecN<T, 4>& q, MatN<T, 4, Eigen::Dynamic>& S) const {
+    using std::cos;
+    using std::sin;
+    S(0, 0) = R * cos(q[3]);
+    S(1, 0) = R * sin(q[3]);
+    S(2, 0) = T(1.0);
+    S(3, 0) = T(0.0);
+    S(0, 1) = T(0.0);
+    S(1, 1) = T(0.0);
+    S(2, 1) = T(0.0);
+    S(3, 1) = T(1.0);
+  }
+
+  // Exact motion: thetad, phid constant; x, y on a circle of radius R thetad / phid (a line if phid = 0).
+  // (sin phi - sin phi0)/w = t cos(phi0 + w t/2) sinc(w t/2) (and likewise for cos) is the form that stays
+  // accurate as w -> 0 and is exact for w = 0.
+  bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
+    const double thd = qd0[2], w = qd0[3], v = R * thd;
+    const double phi0 = q0[3], phi = phi0 + w * t, half = 0.5 * w * t;
+    const double chord = v * t * (half == 0 ? 1.0 : std::sin(half) / half);  // signed chord length
+    q[0] = q0[0] + chord * std::cos(phi0 + half);
+    q[1] = q0[1] + chord * std::sin(phi0 + half);
+    q[2] = q0[2] + thd * t;
+    q[3] = phi;
+    qd << v * std::cos(phi), v * std::sin(phi), thd, w;
+    return true;
+  }
+  void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
+    const double k = M * R * qd[2] * qd[3];
+    lambda[0] = -k * std::sin(q[3]);
+    lambda[1] = k * std::cos(q[3]);
+  }
+  // Rolling at thetad = 2 rad/s while turning at 1 rad/s: a circle of radius 2 R.
+  void default_initial(Vec& q0, Vec& qd0) const {
+    q0 << 0, 0, 0, 0;
+    qd0 << 2.0 * R, 0, 2.0, 1.0;
+  }
+};
+
+}  // namespace clm

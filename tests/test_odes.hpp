@@ -1,0 +1,78 @@
+// Small OdeSystems with closed-form solutions for the integrator and driver tests.
+#pragma once
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "core/ode.hpp"
+
+namespace clm::testing {
+
+// Hopf normal form: y1' = -w y2 + y1 (1 - r^2), y2' = w y1 + y2 (1 - r^2). In polar coordinates
+// r' = r (1 - r^2), phi' = w, so r(t) = 1 / sqrt(1 + (1/r0^2 - 1) e^{-2t}), phi = phi0 + w t: a smooth
+// nonlinear oscillator spiralling onto the unit circle.
+class HopfOscillator final : public OdeSystem {
+ public:
+  HopfOscillator(double w, double r0, double phi0) : w_(w), r0_(r0), phi0_(phi0) {}
+  int dimension() const override { return 2; }
+  void rhs(double, const Vec& y, Vec& dy) override {
+    const double g = 1.0 - (y[0] * y[0] + y[1] * y[1]);
+    dy[0] = -w_ * y[1] + y[0] * g;
+    dy[1] = w_ * y[0] + y[1] * g;
+  }
+  Vec exact(double t) const {
+    const double r = 1.0 / std::sqrt(1.0 + (1.0 / (r0_ * r0_) - 1.0) * std::exp(-2.0 * t));
+    Vec y(2);
+    y << r * std::cos(phi0_ + w_ * t), r * std::sin(phi0_ + w_ * t);
+    return y;
+  }
+  Vec initial() const { return exact(0.0); }
+
+ private:
+  double w_, r0_, phi0_;
+};
+
+// Fast relaxation onto a slow forcing: y' = k (cos t - y). The initial layer e^{-k t} is a sharp transient,
+// and for k large the explicit method's stability bound then limits the step (rejections).
+// y = A cos t + B sin t + (y0 - A) e^{-k t}, A = k^2 / (k^2 + 1), B = k / (k^2 + 1).
+class Relaxation final : public OdeSystem {
+ public:
+  Relaxation(double k, double y0) : k_(k), y0_(y0) {}
+  int dimension() const override { return 1; }
+  void rhs(double t, const Vec& y, Vec& dy) override { dy[0] = k_ * (std::cos(t) - y[0]); }
+  double exact(double t) const {
+    const double a = k_ * k_ / (k_ * k_ + 1), b = k_ / (k_ * k_ + 1);
+    return a * std::cos(t) + b * std::sin(t) + (y0_ - a) * std::exp(-k_ * t);
+  }
+
+ private:
+  double k_, y0_;
+};
+
+// Switching fronts: y' = -lambda (y - phi(t)) + phi'(t) with phi = tanh(a sin(pi t)), so that
+// y = phi(t) + y0 e^{-lambda t}. Flat stretches (the step grows) alternate with fronts of width
+// 1 / (a pi) at t = 1, 2, 3, ... that an adaptive method can only find by rejecting steps.
+class SwitchingFronts final : public OdeSystem {
+ public:
+  SwitchingFronts(double a, double lambda, double y0) : a_(a), lambda_(lambda), y0_(y0) {}
+  int dimension() const override { return 1; }
+  void rhs(double t, const Vec& y, Vec& dy) override {
+    const double phi = std::tanh(a_ * std::sin(M_PI * t));
+    const double dphi = a_ * M_PI * std::cos(M_PI * t) * (1.0 - phi * phi);
+    dy[0] = -lambda_ * (y[0] - phi) + dphi;
+  }
+  double exact(double t) const { return std::tanh(a_ * std::sin(M_PI * t)) + y0_ * std::exp(-lambda_ * t); }
+
+ private:
+  double a_, lambda_, y0_;
+};
+
+// y' = y^2: y = y0 / (1 - y0 t), blows up at t = 1 / y0.
+class Quadratic final : public OdeSystem {
+ public:
+  int dimension() const override { return 1; }
+  void rhs(double, const Vec& y, Vec& dy) override { dy[0] = y[0] * y[0]; }
+};
+
+}  // namespace clm::testing
