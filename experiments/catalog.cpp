@@ -1,0 +1,62 @@
+#include "experiments/catalog.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "core/problem_registry.hpp"
+#include "experiments/value_parsing.hpp"
+
+namespace clm {
+
+namespace {
+
+template <class Entry>
+size_t name_width(const std::vector<const Entry*>& entries) {
+  size_t w = 0;
+  for (const auto* e : entries) w = std::max(w, e->name.size());
+  return w;
+}
+
+std::string pad(const std::string& s, size_t w) { return s + std::string(w > s.size() ? w - s.size() : 0, ' '); }
+
+}  // namespace
+
+std::string format_catalog(const std::string& what) {
+  if (!what.empty() && what != "problems" && what != "formulations" && what != "integrators") {
+    throw InputError("unknown list '" + what + "' (expected problems, formulations or integrators)");
+  }
+  std::ostringstream out;
+  if (what.empty() || what == "problems") {
+    const auto entries = problem_registry().all();
+    const size_t w = name_width(entries);
+    out << "problems (parameters: name = default  description; set with [param] name = value or --param name=value):\n";
+    for (const auto* e : entries) {
+      out << "  " << pad(e->name, w) << "  " << e->description << "\n";
+      size_t pw = 0;
+      std::vector<std::string> lhs;
+      for (const auto& p : e->parameters) lhs.push_back(p.name + " = " + format_number(p.default_value));
+      for (const auto& s : lhs) pw = std::max(pw, s.size());
+      for (size_t i = 0; i < lhs.size(); ++i)
+        out << "      " << pad(lhs[i], pw) << "  " << e->parameters[i].description << "\n";
+    }
+  }
+  if (what.empty() || what == "formulations") {
+    if (what.empty()) out << "\n";
+    const auto entries = formulation_registry().all();
+    const size_t w = name_width(entries);
+    out << "formulations:\n";
+    for (const auto* e : entries) out << "  " << pad(e->name, w) << "  " << e->description << "\n";
+  }
+  if (what.empty() || what == "integrators") {
+    if (what.empty()) out << "\n";
+    const auto entries = integrator_registry().all();
+    const size_t w = name_width(entries);
+    out << "integrators:\n";
+    for (const auto* e : entries) out << "  " << pad(e->name, w) << "  " << e->description << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace clm

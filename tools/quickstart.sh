@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The shipped quickstart end to end: setup, build clmbench, run experiments/quickstart.ini, plot, and print
+# the summary table (max drift, max relative energy error, error against the closed form, wall time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./tools/setup.sh
+./tools/build.sh --target clmbench
+build/clmbench run experiments/quickstart.ini
+/usr/bin/python3 tools/plot.py results/quickstart.h5
+echo
+build/clmbench info results/quickstart.h5

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build, the tests and the plots need, skipping those already
+# installed. Non-interactive; run as root (or with sudo available).
+set -euo pipefail
+
+packages=(cmake ninja-build g++ libeigen3-dev libceres-dev libhdf5-dev libboost-program-options-dev
+          libbenchmark-dev libgtest-dev python3-h5py python3-matplotlib python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  if dpkg -s "$p" >/dev/null 2>&1 && [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ]; then
+    echo "setup: $p already installed"
+  else
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
+    echo "setup: error: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+echo "setup: apt-get update"
+"${sudo[@]}" apt-get update -q
+echo "setup: apt-get install ${missing[*]}"
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "setup: done"
