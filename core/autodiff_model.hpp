@@ -12,6 +12,8 @@
 //      the way Ceres' DynamicAutoDiffCostFunction strides.
 //   3. Taylor2 at q + s qd (holonomic only): Adot qd = d^2/ds^2 h(q + s qd) (see taylor2.hpp for why
 //      not nested Jets).
+// On request (kConstraintCurvature, Pfaffian only) a Jet<K> pass over A(q) gives the Lagrangian derivative
+// of Phi = A qd, C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k; holonomic problems get C = 0.
 // All Jet buffers live in the workspace, so evaluate() does not touch the heap.
 #pragma once
 
@@ -63,6 +65,7 @@ class AutoDiffModel final : public Model {
       q1.resize(n); M1.resize(n, n); A1.resize(m, n);
       qk.resize(n); Mk.resize(n, n); hk.resize(m);
       q2.resize(n); h2.resize(m);
+      Ak.resize(m, n);
     }
     VecN<double, N> q, qd, v;
     MatN<double, N, N> M;
@@ -76,6 +79,7 @@ class AutoDiffModel final : public Model {
     VecN<JetK, C> hk;
     VecN<Taylor2, N> q2;
     VecN<Taylor2, C> h2;
+    MatN<JetK, C, N> Ak;  // A(q) with K coordinate directions (constraint curvature)
     MatN<double, N, Eigen::Dynamic> S;
     MatN<Jet1, N, Eigen::Dynamic> S1;
   };
@@ -111,6 +115,7 @@ class AutoDiffModel final : public Model {
       if constexpr (HasGeneralizedForce<P>) p_.generalized_force(t, q, qd, out.F);
     }
     if (what & (kConstraintJacobian | kConstraintBias | kConstraintValue)) constraint_terms(ws, what, out);
+    if (what & kConstraintCurvature) constraint_curvature(ws, out);
     if (what & kEnergy) {
       double twice_t = 0;
       for (int i = 0; i < n_; ++i) twice_t += qd[i] * out.M.row(i).dot(qd);
@@ -258,6 +263,33 @@ class AutoDiffModel final : public Model {
       } else if (what & kConstraintJacobian) {
         p_.template pfaffian<double>(ws.q, ws.A);
         out.A = ws.A;
+      }
+    }
+  }
+
+  // C = [Phi] for Phi = A(q) qd: C_rj = sum_k d_k A_rj qd_k - sum_k d_j A_rk qd_k, from a Jet<K> pass over
+  // pfaffian() seeded with K coordinate directions at a time (Ak(r, j).v[k] = d_(start+k) A_rj).
+  void constraint_curvature(Workspace& ws, ModelTerms& out) const {
+    const int n = n_, m = m_;
+    if (out.C.rows() != m || out.C.cols() != n) out.C.resize(m, n);  // once; formulations pre-size it
+    out.C.setZero();
+    if constexpr (!kHolonomic) {
+      for (int start = 0; start < n; start += K) {
+        seed_chunk(ws, start);
+        p_.template pfaffian<JetK>(ws.qk, ws.Ak);
+        const int width = std::min(K, n - start);
+        for (int r = 0; r < m; ++r) {
+          for (int j = 0; j < n; ++j) {
+            double along = 0;  // sum over this chunk's k of d_k A_rj qd_k
+            for (int k = 0; k < width; ++k) along += ws.Ak(r, j).v[k] * ws.qd[start + k];
+            out.C(r, j) += along;
+          }
+          for (int k = 0; k < width; ++k) {
+            double grad = 0;  // d_(start+k) (A qd)_r
+            for (int j = 0; j < n; ++j) grad += ws.Ak(r, j).v[k] * ws.qd[j];
+            out.C(r, start + k) -= grad;
+          }
+        }
       }
     }
   }

@@ -25,6 +25,12 @@ struct FormulationOptions {
   // exceeds this. Measured: at 1e6 kkt and nullspace differ by 2e-7 on the sleigh (1e-2 on a slack
   // chain); at 10 by 1e-11 (5e-7), and a re-pick costs one QR of A.
   double repartition_threshold = 10;
+  // vakonomic: initial multipliers lambda(0) (m values, vakonomic sign convention of DESIGN.md section 1);
+  // empty means zeros, the limit of added_mass started on the constraint (seed 004, Theorem 2).
+  std::vector<double> lambda0;
+  // added_mass: "direct" integrates (M + N A^T A) qdd = ... on (q, qd) (DESIGN.md's form); "multiplier"
+  // integrates (q, qd, lambda = -N A qd) with the vakonomic KKT matrix plus compliance 1/N (issue 3).
+  std::string added_mass_form = "direct";
 };
 
 // What a run records at one sample time.
@@ -47,6 +53,10 @@ class Formulation : public OdeSystem {
   // Reads q, qd and lambda back out of y (not on the hot path); energy and drift are filled by the base.
   virtual void observe(double t, const Vec& y, Observation& obs);
   virtual std::vector<std::string> extra_names() const { return {}; }
+  // Which motion the formulation computes for nonholonomic constraints: the nonholonomic one (kkt, schur,
+  // nullspace, penalty as N -> inf) or the vakonomic one (vakonomic, added_mass as N -> inf; Kozlov,
+  // seed 004). A problem's closed form is the nonholonomic motion, so it is a reference only for the former.
+  virtual bool vakonomic_motion() const { return false; }
 
   const Model& model() const { return *model_; }
   const FormulationOptions& options() const { return options_; }

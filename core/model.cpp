@@ -9,6 +9,7 @@ ModelTerms Model::make_terms() const {
   t.F = Vec::Zero(n());
   t.A = Mat::Zero(m(), n());
   t.Adot_qd = Vec::Zero(m());
+  t.C = Mat::Zero(m(), n());
   t.h = holonomic() ? Vec::Zero(m()) : Vec();
   return t;
 }

@@ -20,6 +20,10 @@ enum ModelTerm : unsigned {
   kConstraintBias = 1u << 4,  // Adot qd = d/dq(A(q) qd) qd
   kConstraintValue = 1u << 5,  // h(q), holonomic problems only
   kEnergy = 1u << 6,          // T + V of the original Lagrangian
+  // C = [Phi], the Lagrangian derivative of Phi = A(q) qd (seed 004, vakonomic model):
+  // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k. Zero for holonomic constraints (second derivatives of h
+  // commute). Not part of kDynamics/kAll: only vakonomic and added_mass ask for it.
+  kConstraintCurvature = 1u << 7,
   kDynamics = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintValue,
   kAll = kDynamics | kEnergy,
 };
@@ -32,6 +36,7 @@ struct ModelTerms {
   Mat A;
   Vec Adot_qd;
   Vec h;  // empty for Pfaffian problems
+  Mat C;  // m x n, [Phi] (kConstraintCurvature); sized on the first request, so make_terms() leaves it empty
   double kinetic = 0, potential = 0;
   double energy() const { return kinetic + potential; }
 };

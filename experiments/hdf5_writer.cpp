@@ -202,6 +202,9 @@ void ResultsWriter::write_run(const RunRecord& r) {
     set_attr(g, "formulation.baumgarte_beta", s.options.baumgarte_beta);
     set_attr(g, "formulation.k", s.options.k);
     set_attr(g, "formulation.repartition_threshold", s.options.repartition_threshold);
+    set_attr(g, "formulation.added_mass_form", s.options.added_mass_form);
+    if (!s.options.lambda0.empty())
+      set_attr(g, "formulation.lambda0", Vec(Eigen::Map<const Vec>(s.options.lambda0.data(), Eigen::Index(s.options.lambda0.size()))));
     set_attr(g, "t_end", s.t_end);
     set_attr(g, "dt", s.dt);
     set_attr(g, "rtol", s.rtol);

@@ -57,7 +57,7 @@ Config files (INI, read with Boost.Program_options; ';' and '#' start comments):
   [param]        <name> = value for any parameter of the problem (clmbench list problems)
   [initial]      q0 = a b c, qd0 = a b c  (n numbers each; projected onto the constraints, the
                  projection distance is printed; an error under strict_initial above 1e-12)
-  [formulation]  N, baumgarte_alpha, baumgarte_beta, k, repartition_threshold
+  [formulation]  N, baumgarte_alpha, baumgarte_beta, k, added_mass_form, lambda0, repartition_threshold
   [sweep]        lists of values (key = v1 v2 ...); validated, but not expanded by `run`
 
 Config keys and defaults:

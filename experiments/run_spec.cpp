@@ -223,6 +223,18 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
     if (const ConfigValue* v = lookup.find("formulation", k.key, &section))
       spec.options.*(k.member) = parse_number(v->text, describe(section, k.key, *v));
   }
+  {
+    std::string section;
+    if (const ConfigValue* v = lookup.find("formulation", "added_mass_form", &section)) {
+      const std::string form = trim(v->text);
+      if (form != "direct" && form != "multiplier")
+        throw InputError("bad value '" + form + "' for " + describe(section, "added_mass_form", *v) +
+                         " (expected direct or multiplier)");
+      spec.options.added_mass_form = form;
+    }
+    if (const ConfigValue* v = lookup.find("formulation", "lambda0", &section))
+      spec.options.lambda0 = parse_number_list(v->text, describe(section, "lambda0", *v));
+  }
   require(spec.options.N >= 0, what_of("formulation", "N"), ">= 0", spec.options.N);
   require(spec.options.k >= 0, what_of("formulation", "k"), ">= 0", spec.options.k);
 
@@ -286,6 +298,10 @@ const std::vector<ConfigKeyInfo>& config_keys() {
         {"formulation", "baumgarte_beta", num(kDefaultOptions.baumgarte_beta),
          "Baumgarte position gain (kkt, schur; holonomic): -beta^2 h"},
         {"formulation", "k", num(kDefaultOptions.k), "penalty position spring k/2 |h|^2 (holonomic problems)"},
+        {"formulation", "added_mass_form", kDefaultOptions.added_mass_form,
+         "added_mass: direct (state q, qd; mass matrix M + N A^T A) or multiplier (state q, qd, lambda = -N A qd; "
+         "recommended for large N: step count independent of N)"},
+        {"formulation", "lambda0", "zeros", "vakonomic / added_mass multiplier form: initial multipliers, m numbers"},
         {"formulation", "repartition_threshold", num(kDefaultOptions.repartition_threshold),
          "nullspace: re-pick independent coordinates when cond(A_D) exceeds it"},
     };
@@ -418,6 +434,12 @@ std::string to_config_text(const RunConfig& config) {
     }
     s << "[formulation" << suffix << "]\n";
     for (const auto& k : kOptionKeys) s << k.key << " = " << format_number(r.options.*(k.member)) << "\n";
+    s << "added_mass_form = " << r.options.added_mass_form << "\n";
+    if (!r.options.lambda0.empty()) {
+      s << "lambda0 =";
+      for (double v : r.options.lambda0) s << " " << format_number(v);
+      s << "\n";
+    }
   }
   if (!config.sweep.empty()) {
     s << "\n# [sweep] as given (expanded only by a sweep command):\n";

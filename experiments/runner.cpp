@@ -135,11 +135,11 @@ RunRecord execute_run(PreparedRun& run) {
   r.q.resize(K * r.n);
   r.qd.resize(K * r.n);
   r.lambda.resize(K * r.m);
-  summarize(r, model);
+  summarize(r, model, run.formulation->vakonomic_motion() && !model.holonomic());
   return r;
 }
 
-void summarize(RunRecord& r, const Model& model) {
+void summarize(RunRecord& r, const Model& model, bool vakonomic_on_nonholonomic) {
   RunSummary& s = r.summary;
   const size_t K = r.samples();
   if (r.holonomic) {
@@ -160,7 +160,8 @@ void summarize(RunRecord& r, const Model& model) {
 
   s.q_error_vs_reference = kNaN;
   Vec q_ref, qd_ref;
-  if (K && model.closed_form(0.0, r.q0, r.qd0, q_ref, qd_ref)) {
+  // The closed forms are nonholonomic motions and multipliers: no reference for a vakonomic-family run.
+  if (K && !vakonomic_on_nonholonomic && model.closed_form(0.0, r.q0, r.qd0, q_ref, qd_ref)) {
     double err = 0;
     for (size_t k = 0; k < K; ++k) {
       if (!model.closed_form(r.t[k], r.q0, r.qd0, q_ref, qd_ref)) {
@@ -175,7 +176,7 @@ void summarize(RunRecord& r, const Model& model) {
 
   s.lambda_rel_error_vs_reference = kNaN;
   Vec lambda_ref;
-  if (K && r.m > 0 && model.closed_form_multiplier(r.q0, r.qd0, lambda_ref)) {
+  if (K && r.m > 0 && !vakonomic_on_nonholonomic && model.closed_form_multiplier(r.q0, r.qd0, lambda_ref)) {
     // Normalized by the largest reference multiplier: lambda may pass through zero along the motion.
     double err = 0, scale = 0;
     for (size_t k = 0; k < K; ++k) {

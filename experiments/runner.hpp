@@ -70,6 +70,8 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log);
 RunRecord execute_run(PreparedRun& run);
 
 // Fills record.summary from the samples.
-void summarize(RunRecord& record, const Model& model);
+// vakonomic_on_nonholonomic: the run follows the vakonomic motion of nonholonomic constraints, so the
+// problem's (nonholonomic) closed forms are not its reference.
+void summarize(RunRecord& record, const Model& model, bool vakonomic_on_nonholonomic = false);
 
 }  // namespace clm

@@ -1,13 +1,19 @@
 // One line per formulation (DESIGN.md section 3).
 #include "core/formulation.hpp"
+#include "formulations/added_mass_formulation.hpp"
 #include "formulations/kkt_formulation.hpp"
 #include "formulations/nullspace_formulation.hpp"
+#include "formulations/penalty_formulation.hpp"
 #include "formulations/schur_formulation.hpp"
+#include "formulations/vakonomic_formulation.hpp"
 
 namespace clm {
 
 namespace {
 std::string applies_to_all(const Model&) { return {}; }
+std::string needs_constraints(const Model& m) {
+  return m.m() > 0 ? std::string() : "problem " + m.name() + " has no constraints to penalize or vary";
+}
 }  // namespace
 
 Registry<FormulationEntry>& formulation_registry() {
@@ -28,6 +34,24 @@ Registry<FormulationEntry>& formulation_registry() {
            "coordinate partitioning re-picked when cond(A_D) grows (seed 000 eq. 2.17-2.18)",
            applies_to_all, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<NullspaceFormulation>(std::move(m), o);
+           }});
+    r.add({"penalty",
+           "Kozlov Thm 1: no constraint, viscous anisotropic friction R_N = N/2 |A qd|^2 (+ spring k/2 |h|^2), "
+           "M qdd + c = F - N A^T A qd; lambda = -N A qd - k h (seed 004)",
+           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<PenaltyFormulation>(std::move(m), o);
+           }});
+    r.add({"added_mass",
+           "Kozlov Thm 2: L_N = L + N/2 |A qd|^2 unconstrained; added_mass_form = direct (M + N A^T A on (q, "
+           "qd)) or multiplier ((q, qd, lambda = -N A qd), vakonomic KKT with compliance 1/N) (seed 004)",
+           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return make_added_mass(std::move(m), o);
+           }});
+    r.add({"vakonomic",
+           "Lagrange's variational problem: [L] = F + lambda [Phi] + lambdadot A^T, state (q, qd, lambda), "
+           "[M -A^T; A 0][qdd; lambdadot] = [F - c + C^T lambda; -Adot qd]; lambda(0) = lambda0 (seed 004)",
+           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<VakonomicFormulation>(std::move(m), o);
            }});
     return r;
   }();

@@ -1,0 +1,44 @@
+// Penalty formulation: Kozlov's Theorem 1 (seed 004, "Anisotropic friction"). The constraint is dropped
+// and replaced by viscous anisotropic friction with Rayleigh function R_N = N/2 |A(q) qd|^2, i.e. the
+// generalized force -dR_N/dqd = -N A^T A qd:
+//
+//   M qdd + c = F - N A^T A qd  (- k A^T h  with the optional position spring k/2 |h|^2, holonomic only).
+//
+// Sign convention: the suite writes the constrained equations as M qdd + c = F + A^T lambda, so the
+// friction force -N A^T A qd = A^T (-N A qd) and the multiplier estimate is
+//
+//   lambda_N = -N A qd - k h   (-> the nonholonomic multiplier as N -> inf, Theorem 1).
+//
+// State (q, qd); one Cholesky of M per evaluation. Started on the constraint, the motion converges to the
+// nonholonomic one with error O(1/N) on bounded time intervals; the system is stiff (an eigenvalue near
+// -N A M^-1 A^T), so explicit steps shrink like 1/N. Extras: dissipation_rate = 2 R_N = N |A qd|^2
+// (the rate at which T + V decreases when F = 0).
+#pragma once
+
+#include "formulations/acceleration_formulation.hpp"
+
+namespace clm {
+
+class PenaltyFormulation final : public AccelerationFormulation {
+ public:
+  // Throws InputError for N <= 0, k < 0, or k != 0 on a problem with Pfaffian constraints (no h).
+  PenaltyFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
+
+  std::string name() const override { return "penalty"; }
+  // No rank check: A^T A may be singular, the penalty does not care.
+  void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
+  void rhs(double t, const Vec& y, Vec& dy) override;
+  std::vector<std::string> extra_names() const override { return {"dissipation_rate"}; }
+
+ protected:
+  void solve_accelerations() override;
+  void read_state(double t, const Vec& y, Observation& obs) override;
+
+ private:
+  bool spring_;
+  unsigned terms_needed_;
+  Vec violation_, force_;
+  Eigen::LLT<Mat> llt_;
+};
+
+}  // namespace clm
