@@ -224,6 +224,7 @@ void ResultsWriter::write_run(const RunRecord& r) {
     set_attr(g, "rejected_steps", r.stats.rejected_steps);
     set_attr(g, "rhs_evals", r.stats.rhs_evals);
     set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
+    set_attr(g, "newton_iterations", r.stats.newton_iterations);
     set_attr(g, "t_reached", r.t_reached);
     set_attr(g, "wall_time_s", r.wall_time_s);
 

@@ -2,6 +2,8 @@
 #include "core/integrator.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
+#include "integrators/implicit_midpoint.hpp"
+#include "integrators/radau5.hpp"
 
 namespace clm {
 
@@ -14,6 +16,10 @@ Registry<IntegratorEntry>& integrator_registry() {
            [] { return std::make_unique<ExplicitRungeKutta>(rk4_tableau()); }});
     r.add({"dopri5", "Dormand-Prince 5(4), adaptive (PI control), FSAL, 4th-order dense output",
            [] { return std::make_unique<DormandPrince5>(); }});
+    r.add({"implicit_midpoint", "implicit midpoint rule, fixed step, order 2, symplectic; simplified Newton, FD Jacobian",
+           [] { return std::make_unique<ImplicitMidpoint>(); }});
+    r.add({"radau5", "Radau IIA 3-stage, order 5, adaptive, L-stable, for stiff systems (Hairer-Wanner RADAU5)",
+           [] { return std::make_unique<Radau5>(); }});
     return r;
   }();
   return registry;
