@@ -2,6 +2,8 @@
 // control, dense output and step statistics, and the absence of heap allocation per step.
 #include <gtest/gtest.h>
 
+#include "core/loglog_fit.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -36,20 +38,9 @@ Vec integrate_fixed(const std::string& method, OdeSystem& sys, const Vec& y0, do
   return integ->state();
 }
 
-// Least-squares slope of log(err) against log(h).
+// Convergence order: slope of log(err) against log(h) (core/loglog_fit.hpp).
 double fitted_slope(const std::vector<double>& h, const std::vector<double>& err) {
-  const size_t n = h.size();
-  double mx = 0, my = 0;
-  for (size_t i = 0; i < n; ++i) {
-    mx += std::log(h[i]) / n;
-    my += std::log(err[i]) / n;
-  }
-  double sxy = 0, sxx = 0;
-  for (size_t i = 0; i < n; ++i) {
-    sxy += (std::log(h[i]) - mx) * (std::log(err[i]) - my);
-    sxx += (std::log(h[i]) - mx) * (std::log(h[i]) - mx);
-  }
-  return sxy / sxx;
+  return clm::fit_loglog(h, err).slope;
 }
 
 struct OrderCase {

@@ -3,6 +3,8 @@
 // model term they rest on, the constraint curvature C = [Phi] of Phi = A(q) qd.
 #include <gtest/gtest.h>
 
+#include "core/loglog_fit.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -60,16 +62,10 @@ double max_q_error(const LimitRun& a, const LimitRun& b) {
   return e;
 }
 
-// Least-squares slope and intercept of log10(y) against log10(x).
+// Least-squares slope and intercept of log10(y) against log10(x) (core/loglog_fit.hpp).
 std::pair<double, double> loglog_fit(const std::vector<double>& x, const std::vector<double>& y) {
-  const int k = static_cast<int>(x.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (int i = 0; i < k; ++i) {
-    const double lx = std::log10(x[i]), ly = std::log10(y[i]);
-    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
-  }
-  const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);
-  return {slope, (sy - slope * sx) / k};
+  const clm::LogLogFit fit = clm::fit_loglog(x, y);
+  return {fit.slope, fit.intercept};
 }
 
 // Sleigh with non-default parameters, started off the origin with forward speed u and turning rate w:
