@@ -246,6 +246,31 @@ void ResultsWriter::write_run(const RunRecord& r) {
                    static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals, r.wall_time_s});
 }
 
+void ResultsWriter::write_group(const ResultGroup& g) {
+  if (!file_) throw OutputError("results file '" + out_path_ + "' is already closed");
+  try {
+    std::string sofar;
+    size_t start = 0;
+    while (start <= g.path.size()) {
+      const size_t slash = std::min(g.path.find('/', start), g.path.size());
+      const std::string part = g.path.substr(start, slash - start);
+      start = slash + 1;
+      if (part.empty()) continue;
+      sofar += "/" + part;
+      if (!file_->nameExists(sofar)) make_group(*file_, sofar);
+    }
+    if (sofar.empty()) throw OutputError("empty group path");
+    H5::Group group = file_->openGroup(sofar);
+    for (const auto& [name, values] : g.numbers) write_doubles(group, name, values, {values.size()});
+    for (const auto& [name, values] : g.integers) write_longs(group, name, values);
+    for (const auto& [name, values] : g.strings) write_strings(group, name, values);
+    for (const auto& [name, value] : g.number_attributes) set_attr(group, name, value);
+    for (const auto& [name, value] : g.text_attributes) set_attr(group, name, value);
+  } catch (const H5::Exception& e) {
+    throw OutputError("cannot write group '" + g.path + "' to '" + temp_path_ + "': " + describe(e));
+  }
+}
+
 void ResultsWriter::commit(const Provenance& provenance) {
   if (!file_) throw OutputError("results file '" + out_path_ + "' is already closed");
   try {

@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/runner.hpp"
@@ -23,6 +24,17 @@ namespace clm {
 // The output cannot be written (exit code 2 of the CLI).
 struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A group of derived results (e.g. /kozlov/<study>): 1-D datasets and scalar attributes. `path` is
+// relative to the root ("kozlov/friction_sleigh"); missing parent groups are created.
+struct ResultGroup {
+  std::string path;
+  std::vector<std::pair<std::string, std::vector<double>>> numbers;
+  std::vector<std::pair<std::string, std::vector<long>>> integers;
+  std::vector<std::pair<std::string, std::vector<std::string>>> strings;
+  std::vector<std::pair<std::string, double>> number_attributes;
+  std::vector<std::pair<std::string, std::string>> text_attributes;
 };
 
 struct Provenance {
@@ -41,6 +53,7 @@ class ResultsWriter {
   ResultsWriter& operator=(const ResultsWriter&) = delete;
 
   void write_run(const RunRecord& record);
+  void write_group(const ResultGroup& group);
   // Writes /summary and the root attributes, closes the file and renames it to the output path.
   void commit(const Provenance& provenance);
 

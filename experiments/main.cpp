@@ -9,6 +9,7 @@
 #include "core/version.hpp"
 #include "experiments/catalog.hpp"
 #include "experiments/hdf5_writer.hpp"
+#include "experiments/kozlov_study.hpp"
 #include "experiments/results_info.hpp"
 #include "experiments/run_spec.hpp"
 #include "experiments/runner.hpp"
@@ -25,6 +26,7 @@ const char* kUsage = R"(usage:
   clmbench list [problems|formulations|integrators]
   clmbench run CONFIG.ini [--set section.key=value ...] [run flags] [--out FILE.h5]
   clmbench run --problem P --formulation F --integrator I [run flags] [--out FILE.h5]
+  clmbench kozlov CONFIG.ini [--set section.key=value ...] [--out FILE.h5]
   clmbench info FILE.h5
   clmbench --help | clmbench run --help | clmbench --version
 )";
@@ -32,6 +34,8 @@ const char* kUsage = R"(usage:
 const char* kCommands = R"(commands:
   list   registered problems (with parameters, defaults and meaning), formulations and integrators
   run    run the experiment(s) of a config file and/or the flags, write one HDF5 file
+  kozlov Kozlov's limit theorems as a convergence study: the reference (kkt or vakonomic) and the limit
+         family (penalty or added_mass) over a list of N, error vs N and its log-log slope (see kozlov --help)
   info   one line per run of a results file: id, problem, formulation, integrator, status, samples,
          max drift (position, velocity), max relative energy error, error vs reference, wall time
 )";
@@ -85,6 +89,25 @@ of DESIGN.md section 4). Example (experiments/quickstart.ini):
 Output: one HDF5 file per invocation (DESIGN.md section 5), written to OUT.tmp-<pid> and renamed to OUT
 when complete; its parent directory is created when missing. Run ids: NAME, or
 <problem>_<formulation>_<integrator> for a single run.
+)";
+
+const char* kKozlovDetails = R"(
+A kozlov config is a single-run config ([run], [param], [initial], [formulation]) plus a [kozlov] section:
+  Theorem 1 (kozlov.theorem = 1): penalty (anisotropic friction N/2 |A qd|^2) against the nonholonomic
+            reference kkt;  Theorem 2 (= 2): added_mass (L + N/2 |A qd|^2) against the vakonomic reference.
+[run] gives problem, the limit family's integrator, dt, rtol, atol, t_end, output_every (> 0: the common
+sample grid) and out (default results/<config stem>.h5); run.formulation follows from the theorem.
+[formulation] holds the limit family's options (added_mass_form, k, lambda0, ...); N comes from kozlov.N.
+The reference runs once at reference_rtol / reference_atol, the limit family once per N, all from the
+same initial data projected onto the constraints. Per N: error_q = max_k |q_N(t_k) - q_ref(t_k)|,
+error_qd = the same for qd, constraint_violation = max_k |A qd_N|; then the least-squares fit
+log10(error) = slope log10(N) + intercept (fit_residual: RMS of the log10 residuals). A run that
+diverges or fails is recorded, its errors are NaN and it is left out of the fit.
+Output: every run under /runs and /kozlov/<study>/ (datasets N, error_q, error_qd, constraint_violation,
+run_id, status, steps, wall_time_s; attributes slope, intercept, fit_residual, fitted_error, ...).
+tools/plot.py FILE.h5 draws error vs N with the fitted line (<stem>_kozlov_<study>.png).
+
+[kozlov] keys and defaults:
 )";
 
 po::options_description run_options() {
@@ -141,7 +164,7 @@ std::string full_help() {
     << "): which formulation of the constrained equations of motion, with which integrator, is most accurate,\n"
        "drifts least and runs fastest. Results land in HDF5 (h5py, MATLAB, Julia read them directly).\n\n"
     << kCommands << "\n"
-    << run_help();
+    << run_help() << "\nkozlov: clmbench kozlov --help\n" << kKozlovDetails << kozlov_keys_help();
   return s.str();
 }
 
@@ -267,6 +290,56 @@ int run_command(const std::vector<std::string>& raw_args, const std::string& com
   return kExitOk;
 }
 
+std::string kozlov_help() {
+  std::ostringstream s;
+  s << "usage: clmbench kozlov CONFIG.ini [--set section.key=value ...] [--out FILE.h5]\n"
+    << "  --set kozlov.N='1e2 1e3' edits a [kozlov] key, --set run.t_end=2 any other key\n"
+    << kKozlovDetails << kozlov_keys_help()
+    << "\nShipped studies: experiments/kozlov_{friction,added_mass}_{sleigh,skate,disk}.ini\n\n"
+    << kExitCodes;
+  return s.str();
+}
+
+int kozlov_command(const std::vector<std::string>& raw_args, const std::string& command_line) {
+  po::options_description options("kozlov options");
+  options.add_options()
+      ("set", po::value<std::vector<std::string>>()->composing(), "section.key=value, repeatable")
+      ("out", po::value<std::string>(), "output HDF5 file")
+      ("help,h", "this help");
+  po::options_description all;
+  all.add(options);
+  all.add_options()("config", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("config", -1);
+  po::variables_map vm;
+  try {
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(raw_args).options(all).positional(positional).style(style).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(std::string(e.what()) + " (see clmbench kozlov --help)");
+  }
+  if (vm.count("help")) {
+    std::cout << kozlov_help();
+    return kExitOk;
+  }
+  if (!vm.count("config")) throw InputError("kozlov needs a config file (clmbench kozlov CONFIG.ini; see clmbench kozlov --help)");
+  const auto& configs = vm["config"].as<std::vector<std::string>>();
+  if (configs.size() > 1) throw InputError("more than one config file given ('" + configs[1] + "'); kozlov takes one");
+  const std::vector<std::string> sets =
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::optional<std::string> out_flag =
+      vm.count("out") ? std::optional<std::string>(vm["out"].as<std::string>()) : std::nullopt;
+
+  const KozlovConfig config = load_kozlov_config(configs.front(), sets, out_flag);
+  ResultsWriter writer(config.base.out);
+  run_kozlov_study(config, writer, std::cout, std::cerr);
+  writer.commit({command_line, to_kozlov_config_text(config)});
+  std::cout << "wrote " << config.base.out << " (" << config.limit_runs.size() + 1 << " runs, /kozlov/"
+            << config.settings.study << ")\n";
+  return kExitOk;
+}
+
 int info_command(const std::vector<std::string>& args) {
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     std::cout << "usage: clmbench info FILE.h5\n\n" << kCommands;
@@ -300,7 +373,7 @@ int fail(const std::string& message, int code) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) throw InputError("no command given (expected list, run or info; see clmbench --help)");
+    if (args.empty()) throw InputError("no command given (expected list, run, kozlov or info; see clmbench --help)");
     const std::string command = args.front();
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (command == "--help" || command == "-h" || command == "help") {
@@ -314,7 +387,8 @@ int main(int argc, char** argv) {
     if (command == "list") return list_command(rest);
     if (command == "run") return run_command(rest, join_command_line(argc, argv));
     if (command == "info") return info_command(rest);
-    throw InputError("unknown command '" + command + "' (expected list, run or info; see clmbench --help)");
+    if (command == "kozlov") return kozlov_command(rest, join_command_line(argc, argv));
+    throw InputError("unknown command '" + command + "' (expected list, run, kozlov or info; see clmbench --help)");
   } catch (const InputError& e) {
     return fail(e.what(), kExitInput);
   } catch (const OutputError& e) {

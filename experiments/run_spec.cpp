@@ -309,7 +309,9 @@ const std::vector<ConfigKeyInfo>& config_keys() {
   return keys;
 }
 
-ConfigLayer read_config_file(const std::string& path) {
+ConfigLayer read_config_file(const std::string& path) { return read_config_file(path, {}); }
+
+ConfigLayer read_config_file(const std::string& path, const std::vector<std::string>& extra_sections) {
   std::ifstream file(path);
   if (!file) throw InputError("cannot open config file '" + path + "': " + std::strerror(errno));
   if (std::filesystem::is_directory(path)) throw InputError("config file '" + path + "' is a directory");
@@ -338,7 +340,8 @@ ConfigLayer read_config_file(const std::string& path) {
     if (keys.count(key)) throw InputError("config key '" + section + "." + key + "' is given twice in " + path);
     keys[key] = {value, path, order++};
   }
-  for (const auto& [section, keys] : layer) validate_section(section, keys);
+  for (const auto& [section, keys] : layer)
+    if (!contains(extra_sections, section)) validate_section(section, keys);
   return layer;
 }
 

@@ -61,6 +61,9 @@ using ConfigLayer = std::map<std::string, std::map<std::string, ConfigValue>>;
 // Reads an INI file with Boost.Program_options (';' and '#' start comments). Throws InputError for a
 // missing file, a syntax error, a key outside a section or a key given twice.
 ConfigLayer read_config_file(const std::string& path);
+// Same, but sections named in `extra_sections` (e.g. "kozlov") are read without validation: the command
+// that owns them validates their keys.
+ConfigLayer read_config_file(const std::string& path, const std::vector<std::string>& extra_sections);
 
 // Applies "section.key=value" (the --set flag) to a layer, replacing what the file said.
 void apply_set(ConfigLayer& layer, const std::string& assignment);

@@ -7,6 +7,9 @@ For each file, one PNG per quantity beside it, one curve per run labelled proble
     <stem>_drift.png    constraint drift |h(q)| and |A(q) qd| against time (log scale)
     <stem>_energy.png   relative energy error |E - E0| / |E0| against time (log scale)
     <stem>_lambda.png   multipliers lambda against time
+When the file has /kozlov (clmbench kozlov), also one PNG per study:
+    <stem>_kozlov_<study>.png   error_q, error_qd and max |A qd| against N (log-log), the fitted line
+                                log10(error) = slope log10(N) + intercept and the slope in the legend
 Zeros on log axes are floored at 1e-17 (exact conservation shows as a flat line at the floor); runs
 that diverged or failed are drawn up to where they stopped, dashed, with their status in the legend.
 """
@@ -172,6 +175,55 @@ def plot_lambda(runs, stem, name):
     print(f"plot.py: wrote {path}")
 
 
+def plot_kozlov(path, stem):
+    """Error against N on log-log axes for each /kozlov/<study>, with the least-squares line."""
+    with h5py.File(path, "r") as f:
+        if "kozlov" not in f:
+            return
+        for study in f["kozlov"]:
+            g = f["kozlov"][study]
+            a = g.attrs
+            N = g["N"][()]
+            status = [text(x) for x in g["status"][()]] if "status" in g else ["ok"] * len(N)
+            fitted = text(a.get("fitted_error", "error_q"))
+            slope, intercept, resid = float(a["slope"]), float(a["intercept"]), float(a["fit_residual"])
+            lo, hi = float(a.get("fit_N_min", 0)), float(a.get("fit_N_max", np.inf))
+            fig, ax = plt.subplots(figsize=(7.5, 5.2))
+            series = [("error_q", "max |q_N - q_ref|", "o", "C0"), ("error_qd", "max |qd_N - qd_ref|", "s", "C1"),
+                      ("constraint_violation", "max |A qd_N|", "^", "C2")]
+            for key, label, marker, color in series:
+                y = np.asarray(g[key][()], dtype=float)
+                ok = np.isfinite(y) & (y > 0)
+                mark = " (fitted)" if key == fitted else ""
+                ax.loglog(N[ok], y[ok], marker=marker, linestyle="-" if key == fitted else ":", color=color,
+                          linewidth=1.8 if key == fitted else 1.0, markersize=7, label=label + mark)
+            bad = [n for n, s in zip(N, status) if s != "ok"]
+            for n in bad:
+                ax.axvline(n, color="red", linestyle="--", alpha=0.5)
+            if bad:
+                ax.plot([], [], color="red", linestyle="--", label="diverged/failed (excluded): N = "
+                        + ", ".join(f"{n:.0e}" for n in bad))
+            if np.isfinite(slope):
+                y = np.asarray(g[fitted][()], dtype=float)
+                inside = (N >= lo) & (N <= hi) & np.isfinite(y) & (y > 0)
+                xs = np.logspace(np.log10(N[inside].min()), np.log10(N[inside].max()), 50)
+                ax.loglog(xs, 10 ** (intercept + slope * np.log10(xs)), color="black", linestyle="--", linewidth=1.2,
+                          label=f"fit to {fitted}: slope {slope:.3f} (residual {resid:.2g})")
+            ax.set_xlabel("N (penalty / added-mass coefficient)")
+            ax.set_ylabel("max over [0, T] of the error")
+            theorem = int(a.get("theorem", 0))
+            ax.set_title(f"{study}: Theorem {theorem}, {text(a['problem'])}\n"
+                         f"{text(a['limit_formulation'])} ({text(a.get('limit_integrator', '?'))}) -> "
+                         f"{text(a['reference_formulation'])}, T = {float(a.get('t_end', np.nan)):g}", fontsize=10)
+            ax.grid(True, which="both", alpha=0.25)
+            ax.legend(fontsize=8, loc="lower left")
+            fig.tight_layout()
+            out = f"{stem}_kozlov_{study}.png"
+            fig.savefig(out, dpi=120)
+            plt.close(fig)
+            print(f"plot.py: wrote {out}")
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -186,6 +238,7 @@ def main(argv):
         plot_drift(runs, stem, name)
         plot_energy(runs, stem, name)
         plot_lambda(runs, stem, name)
+        plot_kozlov(path, stem)
     return 0
 
 
