@@ -41,7 +41,7 @@ std::vector<std::string> read_strings(const H5::Group& g, const std::string& nam
   hsize_t n = 0;
   ds.getSpace().getSimpleExtentDims(&n);
   std::vector<char*> raw(n);
-  H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
+  const H5::StrType st = ds.getStrType();  // the file's own string type (variable length, UTF-8)
   ds.read(raw.data(), st);
   std::vector<std::string> out(raw.begin(), raw.end());
   H5Dvlen_reclaim(st.getId(), ds.getSpace().getId(), H5P_DEFAULT, raw.data());
