@@ -24,6 +24,8 @@
 
 #include "core/model.hpp"
 #include "core/problem.hpp"
+#include "core/restricted_lagrangian.hpp"
+#include "core/substitution.hpp"
 #include "core/taylor2.hpp"
 
 namespace clm {
@@ -166,6 +168,24 @@ class AutoDiffModel final : public Model {
       return true;
     }
     return false;
+  }
+
+  std::vector<int> eliminated_velocities() const override {
+    if constexpr (HasEliminatedVelocities<P>) return {P::kEliminated.begin(), P::kEliminated.end()};
+    return {};
+  }
+  void substituted_terms(const Vec& q, const Vec& v, SubstitutedTerms& out) const override {
+    if constexpr (HasEliminatedVelocities<P>) {
+      Substitution<P>::terms(p_, q, v, out);
+    } else {
+      Model::substituted_terms(q, v, out);
+    }
+  }
+
+  // Pfaffian problems only (restricted_lagrangian.hpp); holonomic ones return nullptr.
+  std::shared_ptr<RestrictedLagrangian> make_restricted_lagrangian() const override {
+    if constexpr (kHolonomic) return nullptr;
+    else return std::make_shared<AutoDiffRestrictedLagrangian<P>>(p_);
   }
 
   void default_initial(Vec& q0, Vec& qd0) const override {

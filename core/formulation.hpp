@@ -31,6 +31,9 @@ struct FormulationOptions {
   // added_mass: "direct" integrates (M + N A^T A) qdd = ... on (q, qd) (DESIGN.md's form); "multiplier"
   // integrates (q, qd, lambda = -N A qd) with the vakonomic KKT matrix plus compliance 1/N (issue 3).
   std::string added_mass_form = "direct";
+  // fernandez_bloch: start this far off the constraint on purpose, qd0 += offset X (1,..,1)/sqrt(m) after
+  // the projection onto A qd = 0, so |A qd0| = offset (drift study of the restricted flow, issue 4).
+  double initial_offset = 0;
 };
 
 // What a run records at one sample time.

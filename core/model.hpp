@@ -11,6 +11,8 @@
 
 namespace clm {
 
+class RestrictedLagrangian;  // core/restricted_lagrangian.hpp (fernandez_bloch)
+
 // What evaluate() should compute; the hot path asks only for what it needs.
 enum ModelTerm : unsigned {
   kMassMatrix = 1u << 0,      // M(q)
@@ -41,6 +43,8 @@ struct ModelTerms {
   double energy() const { return kinetic + potential; }
 };
 
+struct SubstitutedTerms;  // core/substitution.hpp (substituted)
+
 // Per-run scratch space of a Model (autodiff buffers); opaque to callers.
 struct ModelWorkspace {
   virtual ~ModelWorkspace() = default;
@@ -69,7 +73,18 @@ class Model {
   virtual bool has_velocity_basis() const { return false; }
   virtual void velocity_basis(const Vec& q, const Vec& v, ModelWorkspace& ws, Mat& S, Vec& Sdot_v) const;
 
+  // The `substituted` formulation (seed 002's mistake; core/substitution.hpp): indices of the velocities the
+  // problem eliminates (empty when it declares none), and M_c, c_c, S of L_c(q, v = qd_I) at (q, v).
+  virtual std::vector<int> eliminated_velocities() const { return {}; }
+  virtual void substituted_terms(const Vec& /*q*/, const Vec& /*v*/, SubstitutedTerms& /*out*/) const {
+    throw InputError("substituted: problem " + name() + " declares no eliminated velocities");
+  }
+
   virtual void default_initial(Vec& q0, Vec& qd0) const = 0;
+
+  // The Fernandez-Bloch restricted Lagrangian L~ = L - Phi_a v^a (seed 003; core/restricted_lagrangian.hpp):
+  // a fresh evaluator (it owns its buffers) or nullptr where the model cannot supply one.
+  virtual std::shared_ptr<RestrictedLagrangian> make_restricted_lagrangian() const { return nullptr; }
 
   // Exact reference motion from consistent (q0, qd0) where the problem knows one; false otherwise.
   virtual bool closed_form(double /*t*/, const Vec& /*q0*/, const Vec& /*qd0*/, Vec& /*q*/, Vec& /*qd*/) const {

@@ -4,10 +4,12 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/autodiff_model.hpp"
+#include "core/constraint_analysis.hpp"
 #include "core/registry.hpp"
 
 namespace clm {
@@ -26,6 +28,10 @@ struct ProblemEntry {
   // use_analytic = false forces autodiff even where the problem has analytic overrides.
   std::function<std::shared_ptr<const Model>(const std::map<std::string, double>& overrides, bool use_analytic)>
       make;
+  // Constraint analysis (rank, DOF, integrability, accessibility; core/constraint_analysis.hpp) at q, the
+  // default q0 when q is empty. Same override rules as make.
+  std::function<ConstraintAnalysis(const std::map<std::string, double>& overrides, const std::optional<Vec>& q)>
+      analyze;
 };
 
 Registry<ProblemEntry>& problem_registry();
@@ -60,6 +66,10 @@ ProblemEntry problem_entry() {
       }
     }
     return std::make_shared<AutoDiffModel<P>>(std::move(p), use_analytic);
+  };
+  e.analyze = [make = e.make](const std::map<std::string, double>& overrides, const std::optional<Vec>& q) {
+    const auto model = make(overrides, false);
+    return analyze_constraints(static_cast<const AutoDiffModel<P>&>(*model).problem(), q);
   };
   return e;
 }

@@ -1,4 +1,4 @@
-// clmbench: the command-line front end (DESIGN.md section 4). Commands: list, run, info.
+// clmbench: the command-line front end (DESIGN.md section 4). Commands: list, run, info, kozlov, analyze.
 // Exit codes: 0 the results file was written (every run recorded, whatever its status), 1 bad input,
 // 2 I/O error, 3 internal error. Every error is exactly one line on stderr: "clmbench: error: ...".
 #include <boost/program_options.hpp>
@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/version.hpp"
+#include "experiments/analyze_command.hpp"
 #include "experiments/catalog.hpp"
 #include "experiments/hdf5_writer.hpp"
 #include "experiments/kozlov_study.hpp"
@@ -28,6 +29,7 @@ const char* kUsage = R"(usage:
   clmbench run --problem P --formulation F --integrator I [run flags] [--out FILE.h5]
   clmbench kozlov CONFIG.ini [--set section.key=value ...] [--out FILE.h5]
   clmbench info FILE.h5
+  clmbench analyze --problem P [--param name=value ...] [--q0 a,b,c]
   clmbench --help | clmbench run --help | clmbench --version
 )";
 
@@ -38,6 +40,8 @@ const char* kCommands = R"(commands:
          family (penalty or added_mass) over a list of N, error vs N and its log-log slope (see kozlov --help)
   info   one line per run of a results file: id, problem, formulation, integrator, status, samples,
          max drift (position, velocity), max relative energy error, error vs reference, wall time
+  analyze n, m, rank of A(q), DOF, integrability of the constraints (Frobenius: Lie brackets of ker A)
+         and the dimension reached by iterated brackets (accessibility) at a configuration q
 )";
 
 const char* kExitCodes = R"(exit codes:
@@ -164,7 +168,8 @@ std::string full_help() {
     << "): which formulation of the constrained equations of motion, with which integrator, is most accurate,\n"
        "drifts least and runs fastest. Results land in HDF5 (h5py, MATLAB, Julia read them directly).\n\n"
     << kCommands << "\n"
-    << run_help() << "\nkozlov: clmbench kozlov --help\n" << kKozlovDetails << kozlov_keys_help();
+    << run_help() << "\nkozlov: clmbench kozlov --help\n" << kKozlovDetails << kozlov_keys_help()
+    << "\nanalyze: clmbench analyze --help\n" << analyze_help();
   return s.str();
 }
 
@@ -373,7 +378,7 @@ int fail(const std::string& message, int code) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) throw InputError("no command given (expected list, run, kozlov or info; see clmbench --help)");
+    if (args.empty()) throw InputError("no command given (expected list, run, kozlov, info or analyze; see clmbench --help)");
     const std::string command = args.front();
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (command == "--help" || command == "-h" || command == "help") {
@@ -388,7 +393,8 @@ int main(int argc, char** argv) {
     if (command == "run") return run_command(rest, join_command_line(argc, argv));
     if (command == "info") return info_command(rest);
     if (command == "kozlov") return kozlov_command(rest, join_command_line(argc, argv));
-    throw InputError("unknown command '" + command + "' (expected list, run, kozlov or info; see clmbench --help)");
+    if (command == "analyze") return analyze_command(rest, std::cout);
+    throw InputError("unknown command '" + command + "' (expected list, run, kozlov, info or analyze; see clmbench --help)");
   } catch (const InputError& e) {
     return fail(e.what(), kExitInput);
   } catch (const OutputError& e) {

@@ -41,6 +41,7 @@ constexpr OptionKey kOptionKeys[] = {
     {"baumgarte_beta", &FormulationOptions::baumgarte_beta},
     {"k", &FormulationOptions::k},
     {"repartition_threshold", &FormulationOptions::repartition_threshold},
+    {"initial_offset", &FormulationOptions::initial_offset},
 };
 
 const std::vector<std::string> kSectionKinds = {"run", "param", "initial", "formulation"};
@@ -304,6 +305,8 @@ const std::vector<ConfigKeyInfo>& config_keys() {
         {"formulation", "lambda0", "zeros", "vakonomic / added_mass multiplier form: initial multipliers, m numbers"},
         {"formulation", "repartition_threshold", num(kDefaultOptions.repartition_threshold),
          "nullspace: re-pick independent coordinates when cond(A_D) exceeds it"},
+        {"formulation", "initial_offset", num(kDefaultOptions.initial_offset),
+         "fernandez_bloch: start |A qd0| = offset off the constraint, along the transversal frame X"},
     };
   }();
   return keys;

@@ -1,10 +1,12 @@
 // One line per formulation (DESIGN.md section 3).
 #include "core/formulation.hpp"
 #include "formulations/added_mass_formulation.hpp"
+#include "formulations/fernandez_bloch_formulation.hpp"
 #include "formulations/kkt_formulation.hpp"
 #include "formulations/nullspace_formulation.hpp"
 #include "formulations/penalty_formulation.hpp"
 #include "formulations/schur_formulation.hpp"
+#include "formulations/substituted_formulation.hpp"
 #include "formulations/vakonomic_formulation.hpp"
 
 namespace clm {
@@ -52,6 +54,25 @@ Registry<FormulationEntry>& formulation_registry() {
            "[M -A^T; A 0][qdd; lambdadot] = [F - c + C^T lambda; -Adot qd]; lambda(0) = lambda0 (seed 004)",
            needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<VakonomicFormulation>(std::move(m), o);
+           }});
+    r.add({"substituted",
+           "seed 002's mistake: solve A qd = 0 for the problem's eliminated velocities, substitute into L and "
+           "apply the unconstrained Euler-Lagrange equations in the rest, M_c vd = S^T F - c_c; lambda = NaN",
+           SubstitutedFormulation::refuses, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<SubstitutedFormulation>(std::move(m), o);
+           }});
+    r.add({"fernandez_bloch",
+           "restricted Lagrangian L~ = L - Phi_a v^a, Phi_a = qd^T M X_a (seed 003): M~ qdd + c~ = F unconstrained, "
+           "M~ = M - (M X A + A^T X^T M) by pivoted LU; logs the theorem's condition residuals fb_condition_1/2",
+           [](const Model& m) -> std::string {
+             if (m.m() == 0) return "problem " + m.name() + " has no constraints to restrict";
+             if (m.holonomic())
+               return "problem " + m.name() + " has holonomic constraints; fernandez_bloch (seed 003) is for "
+                      "Pfaffian constraints";
+             return {};
+           },
+           [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<FernandezBlochFormulation>(std::move(m), o);
            }});
     return r;
   }();

@@ -21,6 +21,8 @@ struct ChaplyginSleigh {
   static constexpr int kDof = 3;
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
+  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): yd (divides by cos(theta): the chart is singular at theta = pi/2 mod pi).
+  static constexpr std::array kEliminated = {1};
 
   double m = 1.0;
   double Ic = 0.5;
@@ -59,6 +61,15 @@ struct ChaplyginSleigh {
     A(0, 2) = T(-b);
   }
   // Translation along the blade and rotation about the blade point (seed 000, after eq. 2.18).
+  // Transversal frame for fernandez_bloch: the sideways direction of the blade, (-sin, cos, 0), A X = 1.
+  template <class T>
+  void transversal_frame(const VecN<T, 3>& q, MatN<T, 3, 1>& X) const {
+    using std::cos;
+    using std::sin;
+    X(0, 0) = -sin(q[2]);
+    X(1, 0) = cos(q[2]);
+    X(2, 0) = T(0.0);
+  }
   template <class T>
   void velocity_basis(const VecN<T, 3>& q, MatN<T, 3, Eigen::Dynamic>& S) const {
     using std::cos;

@@ -18,6 +18,8 @@ struct PendulumPolar {
   static constexpr int kDof = 2;
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
+  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): rd (legitimate: the constraint is holonomic, r = L, rd = 0).
+  static constexpr std::array kEliminated = {0};
 
   double m = 1.0;
   double L = 1.0;

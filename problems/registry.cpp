@@ -8,6 +8,7 @@
 #include "problems/rolling_disk.hpp"
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
+#include "problems/sphere_in_disguise.hpp"
 
 namespace clm {
 
@@ -22,6 +23,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(problem_entry<ChaplyginSleigh>());
     r.add(problem_entry<RollingDisk>());
     r.add(problem_entry<SkateIncline>());
+    r.add(problem_entry<SphereInDisguise>());
     return r;
   }();
   return registry;

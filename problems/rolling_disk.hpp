@@ -23,6 +23,8 @@ struct RollingDisk {
   static constexpr int kDof = 4;
   static constexpr int kConstraints = 2;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
+  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): xd and yd.
+  static constexpr std::array kEliminated = {0, 1};
 
   double M = 1.0;
   double R = 0.5;
@@ -74,6 +76,13 @@ struct RollingDisk {
     A(1, 3) = T(0.0);
   }
   // Rolling (qd = (R cos phi, R sin phi, 1, 0) thetad) and turning (qd = (0, 0, 0, 1) phid).
+  // Transversal frame for fernandez_bloch (seed 003, section 5): X_a = d/dx, d/dy, so Phi_a = dL/dxd, dL/dyd.
+  template <class T>
+  void transversal_frame(const VecN<T, 4>&, MatN<T, 4, 2>& X) const {
+    X.setZero();
+    X(0, 0) = T(1.0);
+    X(1, 1) = T(1.0);
+  }
   template <class T>
   void velocity_basis(const VecN<T, 4>& q, MatN<T, 4, Eigen::Dynamic>& S) const {
     using std::cos;

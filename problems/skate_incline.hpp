@@ -29,6 +29,8 @@ struct SkateIncline {
   static constexpr int kDof = 3;
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
+  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): yd (divides by cos(phi)).
+  static constexpr std::array kEliminated = {1};
 
   double m = 1.0;
   double J = 0.1;
@@ -67,6 +69,15 @@ struct SkateIncline {
     A(0, 2) = T(0.0);
   }
   // Sliding along the blade and turning.
+  // Transversal frame for fernandez_bloch: the sideways direction of the blade, (sin, -cos, 0), A X = 1.
+  template <class T>
+  void transversal_frame(const VecN<T, 3>& q, MatN<T, 3, 1>& X) const {
+    using std::cos;
+    using std::sin;
+    X(0, 0) = sin(q[2]);
+    X(1, 0) = -cos(q[2]);
+    X(2, 0) = T(0.0);
+  }
   template <class T>
   void velocity_basis(const VecN<T, 3>& q, MatN<T, 3, Eigen::Dynamic>& S) const {
     using std::cos;

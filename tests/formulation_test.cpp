@@ -440,7 +440,7 @@ TEST(Formulations, BaumgarteReducesPositionDrift) {
   // Long run at a coarse fixed step: without stabilization the rk4 errors accumulate in |h|; with
   // alpha, beta > 0 the constraint error obeys e'' + 2 alpha e' + beta^2 e = (step error) and stays small.
   const std::string problem = has_problem("slider_crank") ? "slider_crank" : "pendulum_polar";
-  for (const std::string problem_name : {std::string("pendulum_cartesian"), problem}) {
+  for (const std::string& problem_name : {std::string("pendulum_cartesian"), problem}) {
     if (!has_problem(problem_name)) continue;
     auto model = make_model(problem_name);
     Vec q0, qd0;

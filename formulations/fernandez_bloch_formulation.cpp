@@ -1,0 +1,120 @@
+#include "formulations/fernandez_bloch_formulation.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace clm {
+
+namespace {
+// Relative pivot size below which M~ counts as singular: |u_min| / |u_max| of the LU factor.
+constexpr double kSingularPivot = 1e-13;
+
+double pivot_ratio(const Mat& lu) {
+  double lo = INFINITY, hi = 0;
+  for (Eigen::Index i = 0; i < lu.rows(); ++i) {
+    const double d = std::abs(lu(i, i));
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  return hi > 0 ? lo / hi : 0.0;
+}
+}  // namespace
+
+FernandezBlochFormulation::FernandezBlochFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
+    : Formulation(std::move(model), options), lu_(n_) {
+  if (m_ == 0) throw InputError("fernandez_bloch: problem " + model_->name() + " has no constraints");
+  if (model_->holonomic())
+    throw InputError("fernandez_bloch: problem " + model_->name() +
+                     " has holonomic constraints; the restricted Lagrangian (seed 003) is built for Pfaffian "
+                     "(nonholonomic) constraints");
+  restricted_ = model_->make_restricted_lagrangian();
+  if (!restricted_)
+    throw InputError("fernandez_bloch: model " + model_->name() + " supplies no restricted Lagrangian");
+  rt_ = restricted_->make_terms();
+  q_.resize(n_);
+  qd_.resize(n_);
+  qdd_.resize(n_);
+  b_.resize(n_);
+}
+
+void FernandezBlochFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
+  require_full_rank(q);
+  y.resize(2 * n_);
+  y.head(n_) = q;
+  y.tail(n_) = qd;
+  restricted_->evaluate(q, qd, rt_);
+  Eigen::FullPivLU<Mat> full(rt_.M_tilde);
+  const Eigen::JacobiSVD<Mat> svd(rt_.M_tilde);
+  const Vec& s = svd.singularValues();
+  if (!(s[s.size() - 1] > 1e-12 * s[0])) {
+    std::ostringstream msg;
+    msg << "fernandez_bloch: restricted mass matrix M~ is singular at q0 for problem " << model_->name()
+        << " (smallest/largest singular value " << (s[0] > 0 ? s[s.size() - 1] / s[0] : 0.0)
+        << "; M~ = diag(-X^T M X, S^T M S) in the frame [X S], so M is degenerate on the frame)";
+    throw InputError(msg.str());
+  }
+  if (options_.initial_offset != 0) {
+    const Vec along = rt_.X * Vec::Constant(m_, options_.initial_offset / std::sqrt(double(m_)));
+    y.tail(n_) += along;
+  }
+}
+
+void FernandezBlochFormulation::rhs(double t, const Vec& y, Vec& dy) {
+  q_ = y.head(n_);
+  qd_ = y.tail(n_);
+  restricted_->evaluate(q_, qd_, rt_);
+  model_->evaluate(t, q_, qd_, kForce, *ws_, terms_);
+  b_ = terms_.F - rt_.c_tilde;
+  lu_.compute(rt_.M_tilde);
+  if (!(pivot_ratio(lu_.matrixLU()) > kSingularPivot))
+    throw NumericalFailure("fernandez_bloch: restricted mass matrix M~ became singular during the run");
+  qdd_ = lu_.solve(b_);
+  if (!qdd_.allFinite()) throw NumericalFailure("fernandez_bloch: non-finite accelerations");
+  dy.head(n_) = qd_;
+  dy.tail(n_) = qdd_;
+}
+
+void FernandezBlochFormulation::nonholonomic(double t, const Vec& q, const Vec& qd, Vec& qdd, Vec& lambda) {
+  // kkt at the same state (seed 000, eq. 2.6): [M -A^T; A 0][qdd; lambda] = [F - c; -Adot qd].
+  model_->evaluate(t, q, qd, kDynamics, *ws_, terms_);
+  Mat K = Mat::Zero(n_ + m_, n_ + m_);
+  K.topLeftCorner(n_, n_) = terms_.M;
+  K.topRightCorner(n_, m_) = -terms_.A.transpose();
+  K.bottomLeftCorner(m_, n_) = terms_.A;
+  Vec rhs(n_ + m_);
+  rhs << terms_.F - terms_.c, -terms_.Adot_qd;
+  const Vec x = K.partialPivLu().solve(rhs);
+  qdd = x.head(n_);
+  lambda = x.tail(m_);
+}
+
+void FernandezBlochFormulation::condition_residuals(double t, const Vec& q, const Vec& qd, Vec& cond1, Vec& cond2,
+                                                    Vec& defect) {
+  Vec qdd_nh, lambda;
+  nonholonomic(t, q, qd, qdd_nh, lambda);
+  const Mat A = terms_.A;
+  const Vec F = terms_.F;
+  restricted_->evaluate(q, qd, rt_);
+  const Vec qd_D = qd - rt_.X * (A * qd);
+  ModelTerms curv = model_->make_terms();
+  curv.C = Mat::Zero(m_, n_);
+  model_->evaluate(t, q, qd_D, kConstraintCurvature, *ws_, curv);
+  const Vec Ct_phi = curv.C.transpose() * rt_.phi;
+  const Mat P_D = Mat::Identity(n_, n_) - A.transpose() * (A * A.transpose()).ldlt().solve(A);
+  cond1 = P_D * Ct_phi;
+  const Vec gamma_phi = rt_.MX.transpose() * qdd_nh + rt_.phi_dot_q;
+  cond2 = gamma_phi + rt_.X.transpose() * Ct_phi - lambda;
+  defect = rt_.M_tilde * qdd_nh + rt_.c_tilde - F;
+}
+
+void FernandezBlochFormulation::read_state(double t, const Vec& y, Observation& obs) {
+  obs.q = y.head(n_);
+  obs.qd = y.tail(n_);
+  Vec qdd_nh;
+  nonholonomic(t, obs.q, obs.qd, qdd_nh, obs.lambda);
+  Vec c1, c2, d;
+  condition_residuals(t, obs.q, obs.qd, c1, c2, d);
+  obs.extras = {c1.norm(), c2.norm()};
+}
+
+}  // namespace clm
