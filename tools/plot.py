@@ -87,14 +87,23 @@ def mark_end(ax, run, y):
         ax.plot(run["t"][-1], y[-1], marker="x", markersize=9, color=style(run)["color"])
 
 
+def place_legend(ax):
+    """Inside the axes for a few curves; outside on the right for many, so it never hides the data."""
+    handles, _ = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    if len(handles) > 5:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize=8, loc="best")
+
+
 def finish(fig, ax, title, path):
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
-    handles, _ = ax.get_legend_handles_labels()
-    if handles:
-        ax.legend(fontsize=8, loc="best")
+    place_legend(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     print(f"plot.py: wrote {path}")
 
@@ -114,7 +123,7 @@ def plot_drift(runs, stem, name):
         ax.set_ylabel("position drift |h(q)|")
         ax.set_title(f"{name}: position-level constraint drift (holonomic runs; floor {FLOOR:g})")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
+        place_legend(ax)
     ax = axes[-1]
     for r in runs:
         y = floored(r["drift_velocity"])
@@ -165,12 +174,12 @@ def plot_lambda(runs, stem, name):
         ax.set_ylabel("lambda [N]")
         ax.set_title(problem)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
+        place_legend(ax)
     axes[-1].set_xlabel("time t [s]")
     fig.suptitle(f"{name}: constraint multipliers (M qdd + c = F + A^T lambda)")
     fig.tight_layout()
     path = f"{stem}_lambda.png"
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     print(f"plot.py: wrote {path}")
 
