@@ -50,6 +50,8 @@ def load_runs(path):
                 "lambda": g["lambda"][()],
                 "drift_velocity": g["drift_velocity"][()],
                 "drift_position": g["drift_position"][()] if "drift_position" in g else None,
+                # Formulation diagnostics (Fernandez-Bloch condition residuals, nullspace re-partitions, ...).
+                "extras": {k: g["extras"][k][()] for k in g["extras"]} if "extras" in g else {},
             }
             if run["status"] != "ok":
                 run["label"] += f" [{run['status']} at t = {run['t'][-1] if len(run['t']) else 0:g}]"
@@ -233,6 +235,31 @@ def plot_kozlov(path, stem):
             print(f"plot.py: wrote {out}")
 
 
+def plot_extras(runs, stem, name):
+    """One panel per formulation diagnostic (absolute value, log scale), one curve per run that has it."""
+    names = sorted({k for r in runs for k in r["extras"]})
+    if not names:
+        return
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 3.2 * len(names) + 0.4), sharex=True, squeeze=False)
+    for ax, extra in zip(axes[:, 0], names):
+        for r in runs:
+            if extra in r["extras"] and len(r["extras"][extra]) == len(r["t"]):
+                y = floored(r["extras"][extra])
+                ax.semilogy(r["t"], y, label=r["label"] + f" ({r['id']})" * (r["id"] not in r["label"]), **style(r))
+                mark_end(ax, r, y)
+        ax.set_ylabel(f"|{extra}|")
+        ax.set_title(extra)
+        ax.grid(True, alpha=0.3)
+        place_legend(ax)
+    axes[-1, 0].set_xlabel("time t [s]")
+    fig.suptitle(f"{name}: formulation diagnostics (extras/, floor {FLOOR:g})")
+    fig.tight_layout()
+    path = f"{stem}_extras.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    print(f"plot.py: wrote {path}")
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -247,6 +274,7 @@ def main(argv):
         plot_drift(runs, stem, name)
         plot_energy(runs, stem, name)
         plot_lambda(runs, stem, name)
+        plot_extras(runs, stem, name)
         plot_kozlov(path, stem)
     return 0
 
