@@ -242,12 +242,21 @@ def plot_extras(runs, stem, name):
         return
     fig, axes = plt.subplots(len(names), 1, figsize=(8, 3.2 * len(names) + 0.4), sharex=True, squeeze=False)
     for ax, extra in zip(axes[:, 0], names):
-        for r in runs:
-            if extra in r["extras"] and len(r["extras"][extra]) == len(r["t"]):
-                y = floored(r["extras"][extra])
-                ax.semilogy(r["t"], y, label=r["label"] + f" ({r['id']})" * (r["id"] not in r["label"]), **style(r))
+        series = [(r, np.asarray(r["extras"][extra], dtype=float)) for r in runs
+                  if extra in r["extras"] and len(r["extras"][extra]) == len(r["t"])]
+        # Counters (e.g. nullspace re-partitions) are whole numbers: a linear step plot, not a log scale.
+        counter = all(np.all(np.isfinite(v) & (v == np.round(v)) & (v >= 0)) for _, v in series)
+        for r, v in series:
+            label = r["label"] + f" ({r['id']})" * (r["id"] not in r["label"])
+            if counter:
+                ax.step(r["t"], v, where="post", label=label + (" (0 throughout)" if not np.any(v) else ""), **style(r))
+            else:
+                y = floored(v)
+                ax.semilogy(r["t"], y, label=label, **style(r))
                 mark_end(ax, r, y)
-        ax.set_ylabel(f"|{extra}|")
+        if counter:
+            ax.set_ylim(bottom=-0.5, top=max(1.0, max(float(np.max(v)) for _, v in series) * 1.1 + 0.5))
+        ax.set_ylabel(extra if counter else f"|{extra}|")
         ax.set_title(extra)
         ax.grid(True, alpha=0.3)
         place_legend(ax)
