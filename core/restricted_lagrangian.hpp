@@ -22,8 +22,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 
 #include "core/problem.hpp"
+#include "core/quadratic_lagrangian.hpp"
 #include "core/types.hpp"
 
 namespace clm {
@@ -67,23 +69,23 @@ class RestrictedLagrangian {
   virtual void evaluate(const Vec& q, const Vec& qd, RestrictedTerms& out) = 0;
 };
 
-// Pfaffian problems only (a holonomic A = dh/dq would need nested Jets here).
+// Pfaffian problems only (a holonomic A = dh/dq would need nested Jets here). M~ and c~ come from the
+// shared quadratic-Lagrangian passes (core/quadratic_lagrangian.hpp) with G = M~; the Jet<1> pass also
+// leaves X and M X with their derivatives along qd, which give Phi and the qd-part of d/dt Phi.
 template <Problem P>
 class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
  public:
   static constexpr int N = P::kDof;
   static constexpr int C = P::kConstraints;
-  static constexpr int K = (N != Eigen::Dynamic && N <= 16) ? N : 8;  // gradient chunk width
-  using Jet1 = ceres::Jet<double, 1>;
-  using JetK = ceres::Jet<double, K>;
+  using Derivatives = QuadraticLagrangianDerivatives<N, N>;
+  using Jet1 = typename Derivatives::Jet1;
+  using JetC = typename Derivatives::JetC;
 
   explicit AutoDiffRestrictedLagrangian(const P& problem)
-      : p_(problem), n_(p_.dof()), m_(p_.constraints()) {
-    q_.resize(n_); qd_.resize(n_);
-    q1_.resize(n_); M1_.resize(n_, n_); A1_.resize(m_, n_); X1_.resize(n_, m_); MX1_.resize(n_, m_);
-    Mt1_.resize(n_, n_);
-    qk_.resize(n_); Mk_.resize(n_, n_); Ak_.resize(m_, n_); Xk_.resize(n_, m_); MXk_.resize(n_, m_);
-    Mtk_.resize(n_, n_);
+      : p_(problem), n_(p_.dof()), m_(p_.constraints()), derivatives_(n_, n_), s1_(n_, m_), sc_(n_, m_) {
+    q_.resize(n_);
+    qd_.resize(n_);
+    grad_.resize(n_);
   }
 
   RestrictedTerms make_terms() const override {
@@ -100,54 +102,51 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   void evaluate(const Vec& q, const Vec& qd, RestrictedTerms& out) override {
     q_ = q;
     qd_ = qd;
-    // Pass 1, Jet<1> at q + eps qd: M~, M~dot qd, X, M X and d/dt(M X).
-    for (int i = 0; i < n_; ++i) {
-      q1_[i] = Jet1(q_[i]);
-      q1_[i].v[0] = qd_[i];
-    }
-    restricted_mass<Jet1>(q1_, M1_, A1_, X1_, MX1_, Mt1_);
-    for (int i = 0; i < n_; ++i) {
-      double acc = 0;
-      for (int j = 0; j < n_; ++j) {
-        out.M_tilde(i, j) = Mt1_(i, j).a;
-        acc += Mt1_(i, j).v[0] * qd_[j];
-      }
-      out.c_tilde[i] = acc;
-      for (int a = 0; a < m_; ++a) {
-        out.X(i, a) = X1_(i, a).a;
-        out.MX(i, a) = MX1_(i, a).a;
-      }
-    }
+    derivatives_.evaluate(
+        q_, qd_, qd_,
+        [this](const auto& qj, auto& Mt) {
+          using T = typename std::decay_t<decltype(Mt)>::Scalar;
+          auto& s = scratch<T>();
+          restricted_mass<T>(qj, s.M, s.A, s.X, s.MX, Mt);
+        },
+        [this](const auto& qj) { return p_.potential(qj); }, out.M_tilde, out.c_tilde, grad_);
+    for (int i = 0; i < n_; ++i) out.c_tilde[i] += grad_[i];
     for (int a = 0; a < m_; ++a) {
       double phi = 0, dphi = 0;
       for (int i = 0; i < n_; ++i) {
-        phi += MX1_(i, a).a * qd_[i];
-        dphi += MX1_(i, a).v[0] * qd_[i];
+        out.X(i, a) = s1_.X(i, a).a;
+        out.MX(i, a) = s1_.MX(i, a).a;
+        phi += s1_.MX(i, a).a * qd_[i];
+        dphi += s1_.MX(i, a).v[0] * qd_[i];
       }
       out.phi[a] = phi;
       out.phi_dot_q[a] = dphi;
     }
-    // Pass 2, Jet<K> over coordinate directions: -1/2 d/dq(qd^T M~ qd) + dV/dq.
-    for (int start = 0; start < n_; start += K) {
-      for (int i = 0; i < n_; ++i) {
-        qk_[i] = JetK(q_[i]);
-        const int k = i - start;
-        if (k >= 0 && k < K) qk_[i].v[k] = 1.0;
-      }
-      restricted_mass<JetK>(qk_, Mk_, Ak_, Xk_, MXk_, Mtk_);
-      JetK T(0.0);
-      for (int i = 0; i < n_; ++i) {
-        JetK row(0.0);
-        for (int j = 0; j < n_; ++j) row += Mtk_(i, j) * qd_[j];
-        T += row * qd_[i];
-      }
-      const JetK V = p_.template potential<JetK>(qk_);
-      const int width = std::min(K, n_ - start);
-      for (int k = 0; k < width; ++k) out.c_tilde[start + k] += -0.5 * T.v[k] + V.v[k];
-    }
   }
 
  private:
+  // Intermediates of M~ in scalar T (one set per Jet type, so the Jet<1> pass's X and M X survive).
+  template <class T>
+  struct Scratch {
+    Scratch(int n, int m) {
+      M.resize(n, n);
+      A.resize(m, n);
+      X.resize(n, m);
+      MX.resize(n, m);
+    }
+    MatN<T, N, N> M;
+    MatN<T, C, N> A;
+    MatN<T, N, C> X, MX;
+  };
+  template <class T>
+  Scratch<T>& scratch() {
+    if constexpr (std::is_same_v<T, Jet1>) {
+      return s1_;
+    } else {
+      return sc_;
+    }
+  }
+
   // M~(q) = M - (M X A + (M X A)^T) in scalar T; the buffers are the caller's (no temporaries on the heap).
   template <class T>
   void restricted_mass(const VecN<T, N>& q, MatN<T, N, N>& M, MatN<T, C, N>& A, MatN<T, N, C>& X,
@@ -163,15 +162,10 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
 
   P p_;
   int n_, m_;
-  VecN<double, N> q_, qd_;
-  VecN<Jet1, N> q1_;
-  MatN<Jet1, N, N> M1_, Mt1_;
-  MatN<Jet1, C, N> A1_;
-  MatN<Jet1, N, C> X1_, MX1_;
-  VecN<JetK, N> qk_;
-  MatN<JetK, N, N> Mk_, Mtk_;
-  MatN<JetK, C, N> Ak_;
-  MatN<JetK, N, C> Xk_, MXk_;
+  Derivatives derivatives_;
+  Scratch<Jet1> s1_;
+  Scratch<JetC> sc_;
+  VecN<double, N> q_, qd_, grad_;
 };
 
 }  // namespace clm

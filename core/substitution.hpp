@@ -17,8 +17,8 @@
 // (holonomic) constraint this is Lagrange's method in independent coordinates and is right; for a
 // nonholonomic one it yields seed 002's spurious terms.
 //
-// Two forward-mode passes, as in AutoDiffModel: Jet<1> along qd for M_c and Mdot_c, Jet<n> with the n
-// coordinate directions for the gradients. M_c<T> is built from the problem's templated mass_matrix<T> and
+// Two forward-mode passes (core/quadratic_lagrangian.hpp): Jet<1> along qd for M_c and Mdot_c, Jet<n> with
+// the n coordinate directions for the gradients. M_c<T> is built from the problem's templated mass_matrix<T> and
 // pfaffian<T>; for holonomic problems A = dh/dq and its derivatives (the Hessians of h) come from one
 // Jet<n> pass and n(n+1)/2 Taylor2 passes (polarization) over constraint<T>. Fixed sizes only: every buffer
 // is a fixed-size Eigen object on the stack, so no heap allocation.
@@ -29,8 +29,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 #include "core/problem.hpp"
+#include "core/quadratic_lagrangian.hpp"
 #include "core/taylor2.hpp"
 #include "core/types.hpp"
 
@@ -57,7 +59,6 @@ class Substitution {
   static_assert(N != Eigen::Dynamic && C != Eigen::Dynamic, "substitution needs fixed-size problems");
   static_assert(P::kEliminated.size() == static_cast<std::size_t>(C), "kEliminated: one index per constraint row");
   static constexpr bool kHolonomic = P::kConstraintKind == ConstraintKind::kHolonomic;
-  using Jet1 = ceres::Jet<double, 1>;
   using JetN = ceres::Jet<double, N>;
 
   static constexpr std::array<int, C> dependent() {
@@ -101,44 +102,26 @@ class Substitution {
     reduce<double>(M, A, S, Mc, det);
     const VecN<double, N> qd = S * v;
 
-    VecN<Jet1, N> q1;
-    for (int i = 0; i < N; ++i) {
-      q1[i] = Jet1(q[i]);
-      q1[i].v[0] = qd[i];
-    }
-    MatN<Jet1, N, N> M1;
-    p.template mass_matrix<Jet1>(q1, M1);
-    MatN<Jet1, C, N> A1;
-    jacobian_jet<1>(p, q, q1, A1);
-    MatN<Jet1, N, K> S1;
-    MatN<Jet1, K, K> Mc1;
-    Jet1 det1;
-    reduce<Jet1>(M1, A1, S1, Mc1, det1);
-
-    // Pass 2: Jet<n> seeded with every coordinate direction; only the I components are used.
-    VecN<JetN, N> qn;
-    for (int i = 0; i < N; ++i) {
-      qn[i] = JetN(q[i]);
-      qn[i].v[i] = 1.0;
-    }
-    MatN<JetN, N, N> Mn;
-    p.template mass_matrix<JetN>(qn, Mn);
-    MatN<JetN, C, N> An;
-    jacobian_jet<N>(p, q, qn, An);
-    MatN<JetN, N, K> Sn;
-    MatN<JetN, K, K> Mcn;
-    JetN detn;
-    reduce<JetN>(Mn, An, Sn, Mcn, detn);
-    JetN twice_T(0.0);
-    for (int a = 0; a < K; ++a)
-      for (int b = 0; b < K; ++b) twice_T += Mcn(a, b) * (v[a] * v[b]);
-    const JetN V = p.template potential<JetN>(qn);
-
-    for (int a = 0; a < K; ++a) {
-      double mdot_v = 0;
-      for (int b = 0; b < K; ++b) mdot_v += Mc1(a, b).v[0] * v[b];
-      out.cc[a] = mdot_v - 0.5 * twice_T.v[I[a]] + V.v[I[a]];
-    }
+    // M_c, Mdot_c v along the full qd = S v, and the gradient in all coordinates, of which the I rows are
+    // kept: the shared quadratic-Lagrangian passes with G = M_c (core/quadratic_lagrangian.hpp).
+    QuadraticLagrangianDerivatives<N, K> derivatives(N, K);  // fixed sizes: on the stack
+    MatN<double, K, K> Mc_ad;
+    VecN<double, K> Mcdot_v;
+    VecN<double, N> grad;
+    derivatives.evaluate(
+        q, qd, v,
+        [&](const auto& qj, auto& Mcj) {
+          using T = typename std::decay_t<decltype(Mcj)>::Scalar;
+          MatN<T, N, N> Mj;
+          p.mass_matrix(qj, Mj);
+          MatN<T, C, N> Aj;
+          jacobian_jet<T::DIMENSION>(p, q, qj, Aj);
+          MatN<T, N, K> Sj;
+          T detj;
+          reduce<T>(Mj, Aj, Sj, Mcj, detj);
+        },
+        [&](const auto& qj) { return p.potential(qj); }, Mc_ad, Mcdot_v, grad);
+    for (int a = 0; a < K; ++a) out.cc[a] = Mcdot_v[a] + grad[I[a]];
     // Element-wise: out's buffers are sized once by the formulation (no allocation here), and GCC 12
     // misreads Eigen's packet copy of a 1 x 1 fixed matrix as out of bounds (-Warray-bounds).
     for (int j = 0; j < K; ++j) {
