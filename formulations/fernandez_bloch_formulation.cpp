@@ -31,6 +31,9 @@ FernandezBlochFormulation::FernandezBlochFormulation(std::shared_ptr<const Model
   if (!restricted_)
     throw InputError("fernandez_bloch: model " + model_->name() + " supplies no restricted Lagrangian");
   rt_ = restricted_->make_terms();
+  kkt_ = std::make_unique<KktFormulation>(model_, FormulationOptions{});
+  y_nh_.resize(2 * n_);
+  dy_nh_.resize(2 * n_);
   q_.resize(n_);
   qd_.resize(n_);
   qdd_.resize(n_);
@@ -75,17 +78,12 @@ void FernandezBlochFormulation::rhs(double t, const Vec& y, Vec& dy) {
 }
 
 void FernandezBlochFormulation::nonholonomic(double t, const Vec& q, const Vec& qd, Vec& qdd, Vec& lambda) {
-  // kkt at the same state (seed 000, eq. 2.6): [M -A^T; A 0][qdd; lambda] = [F - c; -Adot qd].
-  model_->evaluate(t, q, qd, kDynamics, *ws_, terms_);
-  Mat K = Mat::Zero(n_ + m_, n_ + m_);
-  K.topLeftCorner(n_, n_) = terms_.M;
-  K.topRightCorner(n_, m_) = -terms_.A.transpose();
-  K.bottomLeftCorner(m_, n_) = terms_.A;
-  Vec rhs(n_ + m_);
-  rhs << terms_.F - terms_.c, -terms_.Adot_qd;
-  const Vec x = K.partialPivLu().solve(rhs);
-  qdd = x.head(n_);
-  lambda = x.tail(m_);
+  y_nh_ << q, qd;
+  kkt_->rhs(t, y_nh_, dy_nh_);  // [M -A^T; A 0][qdd; lambda] = [F - c; -Adot qd] (seed 000, eq. 2.6)
+  qdd = dy_nh_.tail(n_);
+  kkt_->observe(t, y_nh_, obs_nh_);
+  lambda = obs_nh_.lambda;
+  model_->evaluate(t, q, qd, kConstraintJacobian | kForce, *ws_, terms_);
 }
 
 void FernandezBlochFormulation::condition_residuals(double t, const Vec& q, const Vec& qd, Vec& cond1, Vec& cond2,

@@ -31,6 +31,7 @@
 
 #include "core/formulation.hpp"
 #include "core/restricted_lagrangian.hpp"
+#include "formulations/kkt_formulation.hpp"
 
 namespace clm {
 
@@ -52,9 +53,13 @@ class FernandezBlochFormulation final : public Formulation {
   void read_state(double t, const Vec& y, Observation& obs) override;
 
  private:
-  // Nonholonomic (kkt) accelerations and multipliers at (q, qd).
+  // Nonholonomic accelerations and multipliers at (q, qd), from the suite's own kkt on the same model;
+  // leaves A(q) and F in terms_ for the condition residuals.
   void nonholonomic(double t, const Vec& q, const Vec& qd, Vec& qdd, Vec& lambda);
 
+  std::unique_ptr<KktFormulation> kkt_;  // the nonholonomic reference (no Baumgarte terms)
+  Vec y_nh_, dy_nh_;
+  Observation obs_nh_;
   std::shared_ptr<RestrictedLagrangian> restricted_;
   RestrictedTerms rt_;
   Vec q_, qd_, qdd_, b_;
