@@ -6,6 +6,7 @@
 #include <map>
 
 #include "allocation_counter.hpp"
+#include "recorded_run.hpp"
 #include "core/autodiff_model.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
@@ -24,29 +25,21 @@ struct RunOutcome {
 
 RunOutcome run(std::shared_ptr<const Model> model, const std::string& formulation, const Vec& q0, const Vec& qd0,
                double t_end, FormulationOptions options = {}) {
-  auto f = formulation_registry().get(formulation).make(model, options);
-  auto integ = integrator_registry().get("dopri5").make();
-  Vec y0;
-  f->initial_state(q0, qd0, y0);
-  SimulationSettings sim;
-  sim.t_end = t_end;
-  sim.output_every = 0.5;
-  IntegratorSettings s;
-  s.dt = 1e-3;
-  s.rtol = 1e-12;
-  s.atol = 1e-14;
+  clm::testing::RunSettings rs;
+  rs.t_end = t_end;
+  rs.output_every = 0.5;
+  rs.options = options;
+  const clm::testing::RecordedRun r = clm::testing::record_run(model, formulation, q0, qd0, rs);
   RunOutcome out;
-  Observation obs;
-  auto r = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
-    f->observe(t, y, obs);
+  for (const Observation& obs : r.obs) {
     out.q.push_back(obs.q);
     out.max_drift = std::max(out.max_drift, obs.drift_velocity);
     if (obs.extras.size() == 2) {
       out.max_cond1 = std::max(out.max_cond1, obs.extras[0]);
       out.max_cond2 = std::max(out.max_cond2, obs.extras[1]);
     }
-  });
-  out.status = r.status;
+  }
+  out.status = r.result.status;
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "allocation_counter.hpp"
+#include "recorded_run.hpp"
 #include "core/autodiff_model.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
@@ -27,38 +28,22 @@ const std::array<const char*, 3> kFormulations = {"kkt", "schur", "nullspace"};
 bool has_problem(const std::string& name) { return problem_registry().contains(name); }
 
 // A whole run, sampled every `every` seconds.
-struct Trajectory {
-  SimulationResult result;
-  std::vector<double> t;
-  std::vector<Observation> obs;
-};
+using Trajectory = clm::testing::RecordedRun;
 
-// dopri5 at tight tolerances where the integrators helper has added it, otherwise rk4 at dt_fallback.
+// dopri5 at tight tolerances (rk4 at dt_fallback when another integrator is named).
 Trajectory simulate_run(std::shared_ptr<const Model> model, const std::string& formulation, const Vec& q0,
                         const Vec& qd0, double t_end, double rtol = 1e-12, double atol = 1e-14,
                         double dt_fallback = 1e-3, FormulationOptions options = {}, double every = 0.05,
                         const std::string& integrator = "") {
-  auto f = formulation_registry().get(formulation).make(model, options);
-  std::string name = integrator;
-  IntegratorSettings s;
-  if (name.empty()) name = integrator_registry().contains("dopri5") ? "dopri5" : "rk4";
-  s.rtol = rtol;
-  s.atol = atol;
-  s.dt = name == "dopri5" ? 1e-4 : dt_fallback;
-  auto integ = integrator_registry().get(name).make();
-  Vec y0;
-  f->initial_state(q0, qd0, y0);
-  SimulationSettings sim;
-  sim.t_end = t_end;
-  sim.output_every = every;
-  Trajectory out;
-  out.result = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
-    Observation o;
-    f->observe(t, y, o);
-    out.t.push_back(t);
-    out.obs.push_back(o);
-  });
-  return out;
+  clm::testing::RunSettings rs;
+  rs.integrator = integrator.empty() ? "dopri5" : integrator;
+  rs.t_end = t_end;
+  rs.output_every = every;
+  rs.dt = rs.integrator == "dopri5" ? 1e-4 : dt_fallback;
+  rs.rtol = rtol;
+  rs.atol = atol;
+  rs.options = options;
+  return clm::testing::record_run(model, formulation, q0, qd0, rs);
 }
 
 double max_relative_energy_error(const Trajectory& tr) {

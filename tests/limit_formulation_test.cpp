@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "allocation_counter.hpp"
+#include "recorded_run.hpp"
 #include "core/consistency.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
@@ -24,32 +25,18 @@ using namespace clm;
 
 namespace {
 
-struct LimitRun {
-  SimulationResult result;
-  std::vector<double> t;
-  std::vector<Observation> obs;
-};
+using LimitRun = clm::testing::RecordedRun;
 
 LimitRun run(std::shared_ptr<const Model> model, const std::string& formulation, const FormulationOptions& options,
         const Vec& q0, const Vec& qd0, double t_end, double rtol, double atol, double every = 0.01) {
-  auto f = formulation_registry().get(formulation).make(model, options);
-  auto integ = integrator_registry().get("dopri5").make();
-  IntegratorSettings s;
-  s.rtol = rtol;
-  s.atol = atol;
-  s.dt = 1e-5;
-  Vec y0;
-  f->initial_state(q0, qd0, y0);
-  SimulationSettings sim;
-  sim.t_end = t_end;
-  sim.output_every = every;
-  LimitRun out;
-  out.result = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
-    Observation o;
-    f->observe(t, y, o);
-    out.t.push_back(t);
-    out.obs.push_back(std::move(o));
-  });
+  clm::testing::RunSettings rs;
+  rs.t_end = t_end;
+  rs.output_every = every;
+  rs.dt = 1e-5;
+  rs.rtol = rtol;
+  rs.atol = atol;
+  rs.options = options;
+  LimitRun out = clm::testing::record_run(model, formulation, q0, qd0, rs);
   EXPECT_EQ(out.result.status, "ok") << formulation << ": " << out.result.message;
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "recorded_run.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
@@ -23,23 +24,15 @@ struct Sample {
 // kkt + rk4 from (q0, qd0) to t_end, sampled every `every`.
 std::vector<Sample> integrate_kkt(const std::shared_ptr<const Model>& model, const Vec& q0, const Vec& qd0,
                                   double t_end, double dt, double every) {
-  auto f = formulation_registry().get("kkt").make(model, {});
-  auto integ = integrator_registry().get("rk4").make();
-  Vec y0;
-  f->initial_state(q0, qd0, y0);
-  SimulationSettings sim;
-  sim.t_end = t_end;
-  sim.output_every = every;
-  IntegratorSettings s;
-  s.dt = dt;
+  clm::testing::RunSettings rs;
+  rs.integrator = "rk4";
+  rs.t_end = t_end;
+  rs.output_every = every;
+  rs.dt = dt;
+  const clm::testing::RecordedRun r = clm::testing::record_run(model, "kkt", q0, qd0, rs);
+  EXPECT_EQ(r.result.status, "ok") << r.result.message;
   std::vector<Sample> out;
-  auto r = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
-    Sample smp;
-    smp.t = t;
-    f->observe(t, y, smp.obs);
-    out.push_back(smp);
-  });
-  EXPECT_EQ(r.status, "ok") << r.message;
+  for (size_t k = 0; k < r.t.size(); ++k) out.push_back({r.t[k], r.obs[k]});
   EXPECT_NEAR(out.back().t, t_end, 1e-12);
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include "allocation_counter.hpp"
 #include "clmbench_process.hpp"
+#include "recorded_run.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
 #include "formulations/substituted_formulation.hpp"
@@ -33,22 +34,14 @@ struct RunRecord {
 // One run with dopri5 at tight tolerance, sampled every `every`.
 RunRecord run(const std::shared_ptr<const Model>& model, const std::string& formulation, const Vec& q0, const Vec& qd0,
         double t_end, double every = 0.05) {
-  auto f = formulation_registry().get(formulation).make(model, {});
-  auto integ = integrator_registry().get("dopri5").make();
-  Vec y0;
-  f->initial_state(q0, qd0, y0);
-  SimulationSettings sim;
-  sim.t_end = t_end;
-  sim.output_every = every;
-  IntegratorSettings s;
-  s.rtol = 1e-12;
-  s.atol = 1e-13;
+  clm::testing::RunSettings rs;
+  rs.t_end = t_end;
+  rs.output_every = every;
+  rs.atol = 1e-13;
+  const clm::testing::RecordedRun r = clm::testing::record_run(model, formulation, q0, qd0, rs);
   RunRecord out;
-  Observation obs;
-  out.result = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
-    f->observe(t, y, obs);
-    out.samples.push_back({t, obs.q, obs.qd, obs.lambda});
-  });
+  out.result = r.result;
+  for (size_t k = 0; k < r.t.size(); ++k) out.samples.push_back({r.t[k], r.obs[k].q, r.obs[k].qd, r.obs[k].lambda});
   return out;
 }
 

@@ -1,0 +1,56 @@
+// One simulation run for tests: formulation and integrator from their registries, (q0, qd0) mapped to the
+// formulation's state, every sample observed and kept. The suites compare these trajectories against
+// closed forms and against each other.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "core/problem_registry.hpp"
+#include "core/simulate.hpp"
+
+namespace clm::testing {
+
+struct RecordedRun {
+  SimulationResult result;
+  std::vector<double> t;
+  std::vector<Observation> obs;  // one per sample
+};
+
+struct RunSettings {
+  std::string integrator = "dopri5";
+  double t_end = 1;
+  double output_every = 0.05;
+  double dt = 1e-3;  // fixed step, or the initial step of an adaptive integrator
+  double rtol = 1e-12;
+  double atol = 1e-14;
+  FormulationOptions options{};
+};
+
+inline RecordedRun record_run(const std::shared_ptr<const Model>& model, const std::string& formulation,
+                              const Vec& q0, const Vec& qd0, const RunSettings& rs) {
+  auto f = formulation_registry().get(formulation).make(model, rs.options);
+  auto integ = integrator_registry().get(rs.integrator).make();
+  Vec y0;
+  f->initial_state(q0, qd0, y0);
+  SimulationSettings sim;
+  sim.t_end = rs.t_end;
+  sim.output_every = rs.output_every;
+  IntegratorSettings s;
+  s.dt = rs.dt;
+  s.rtol = rs.rtol;
+  s.atol = rs.atol;
+  RecordedRun out;
+  out.result = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
+    Observation o;
+    f->observe(t, y, o);
+    out.t.push_back(t);
+    out.obs.push_back(std::move(o));
+  });
+  return out;
+}
+
+}  // namespace clm::testing
