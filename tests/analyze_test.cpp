@@ -318,9 +318,7 @@ TEST(AnalyzeCli, RefusesBadInputWithOneLine) {
         std::string("analyze --problem rolling_disk --param nope=1")}) {
     const auto r = dir.run(args);
     SCOPED_TRACE(args);
-    EXPECT_EQ(r.exit_code, 1);
-    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-    EXPECT_EQ(r.err_lines()[0].rfind("clmbench: error: ", 0), 0u) << r.err;
+    clm::testing::expect_one_line_error(r, 1, {});
     EXPECT_TRUE(r.out.empty());
   }
   EXPECT_NE(dir.run("analyze --problem no_such_problem").err.find("unknown problem 'no_such_problem'"),

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace clm::testing {
 
 struct ProcessResult {
@@ -71,5 +73,14 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// Exit code `code` and exactly one stderr line "clmbench: error: ..." that mentions every `needle`.
+inline void expect_one_line_error(const ProcessResult& r, int code, const std::vector<std::string>& needles) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("clmbench: error: ", 0), 0u) << lines[0];
+  for (const auto& n : needles) EXPECT_NE(lines[0].find(n), std::string::npos) << "'" << n << "' not in: " << lines[0];
+}
 
 }  // namespace clm::testing

@@ -15,17 +15,10 @@
 using namespace clm;
 using clm::testing::ProcessResult;
 using clm::testing::ScratchDir;
+using clm::testing::expect_one_line_error;
 using clm::testing::write_text;
 
 namespace {
-
-void expect_one_line_error(const ProcessResult& r, int code, const std::vector<std::string>& needles) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  const auto lines = r.err_lines();
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(lines[0].rfind("clmbench: error: ", 0), 0u) << lines[0];
-  for (const auto& n : needles) EXPECT_NE(lines[0].find(n), std::string::npos) << "'" << n << "' not in: " << lines[0];
-}
 
 std::vector<double> read_doubles(const H5::Group& g, const std::string& name) {
   H5::DataSet ds = g.openDataSet(name);
