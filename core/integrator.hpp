@@ -52,12 +52,17 @@ class Integrator {
   // The system changed the state after a step (projection): drop cached derivatives.
   virtual void reset_state(const Vec& y) = 0;
 
-  virtual double time() const = 0;
-  virtual const Vec& state() const = 0;
-  virtual double current_step() const = 0;  // the step the method will try next
+  double time() const { return t_; }
+  const Vec& state() const { return y_; }
+  double current_step() const { return h_; }  // the step the method will try next
   const StepStatistics& statistics() const { return stats_; }
 
  protected:
+  // The integrator's position, kept here (as Drake's IntegratorBase keeps its context) so that every
+  // method reports it the same way.
+  double t_ = 0;  // time of the last accepted step
+  Vec y_;         // state at t_
+  double h_ = 0;  // next step to try
   StepStatistics stats_;
 };
 

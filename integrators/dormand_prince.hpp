@@ -19,9 +19,6 @@ class DormandPrince5 final : public Integrator {
   bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
   void reset_state(const Vec& y) override;
-  double time() const override { return t_; }
-  const Vec& state() const override { return y_; }
-  double current_step() const override { return h_; }
 
   // Scaled RMS norm of the last attempted step's error estimate (<= 1: accepted).
   double last_error() const { return err_; }
@@ -34,10 +31,10 @@ class DormandPrince5 final : public Integrator {
   OdeSystem* sys_ = nullptr;
   double rtol_ = 0, atol_ = 0, dt_max_ = 0;
   bool fixed_step_ = false;
-  double t_ = 0, t_prev_ = 0, h_ = 0, h_prev_ = 0;
+  double t_prev_ = 0, h_prev_ = 0;
   double err_ = 0, err_old_ = 1e-4;  // Hairer's FACOLD, the previous accepted error (PI control)
   bool last_rejected_ = false;
-  Vec y_, f_;                   // state and its derivative at t_ (f_ is the next step's first stage)
+  Vec f_;                       // derivative at t_ (the next step's first stage)
   Vec k2_, k3_, k4_, k5_, k6_, k7_, y_stage_, y_new_;
   Vec r1_, r2_, r3_, r4_, r5_;  // dense output on [t_prev_, t_] (Hairer's RCONT)
 };

@@ -28,15 +28,12 @@ class ExplicitRungeKutta final : public Integrator {
   bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
   void reset_state(const Vec& y) override;
-  double time() const override { return t_; }
-  const Vec& state() const override { return y_; }
-  double current_step() const override { return h_; }
 
  private:
   ButcherTableau tab_;
   OdeSystem* sys_ = nullptr;
-  double t_ = 0, t_prev_ = 0, h_ = 0;
-  Vec y_, y_prev_, f_, f_prev_, tmp_;
+  double t_prev_ = 0;
+  Vec y_prev_, f_, f_prev_, tmp_;
   std::vector<Vec> k_;
 };
 

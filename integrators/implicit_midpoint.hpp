@@ -29,9 +29,6 @@ class ImplicitMidpoint final : public Integrator {
   bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
   void reset_state(const Vec& y) override;
-  double time() const override { return t_; }
-  const Vec& state() const override { return y_; }
-  double current_step() const override { return h_; }
 
  private:
   // Simplified Newton for z on a step of size h; true when converged (z_ then holds y1 - y0).
@@ -40,12 +37,12 @@ class ImplicitMidpoint final : public Integrator {
 
   OdeSystem* sys_ = nullptr;
   double rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0;
-  double t_ = 0, t_prev_ = 0, h_ = 0;
+  double t_prev_ = 0;
   double h_lu_ = 0;           // the step the current LU of I - h/2 J belongs to (0: none)
   bool jac_valid_ = false;    // J is usable (possibly from an earlier step)
   bool jac_fresh_ = false;    // J was evaluated at the start of the current step
   double theta_ = 1.0;        // last contraction rate
-  Vec y_, f_, y_prev_, f_prev_;
+  Vec f_, y_prev_, f_prev_;
   Vec z_, dz_, ym_, fm_, res_, scale_, y_work_, f_work_;
   Mat J_, newton_matrix_;
   Eigen::PartialPivLU<Mat> lu_;

@@ -39,9 +39,6 @@ class Radau5 final : public Integrator {
   bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
   void reset_state(const Vec& y) override;
-  double time() const override { return t_; }
-  const Vec& state() const override { return y_; }
-  double current_step() const override { return h_; }
 
   // Scaled error of the last attempted step (adaptive mode; <= 1: accepted).
   double last_error() const { return err_; }
@@ -59,7 +56,7 @@ class Radau5 final : public Integrator {
   bool fixed_step_ = false;
   int nit_ = 7;  // maximum Newton iterations
   double rtol_ = 0, atol_ = 0, fnewt_ = 0, dt_ = 0, dt_max_ = 0;
-  double t_ = 0, h_ = 0, h_old_ = 0;  // h_old_: the last accepted step (dense output, predictor)
+  double h_old_ = 0;  // h_old_: the last accepted step (dense output, predictor)
   double h_lu_ = 0;                   // the step the LUs belong to (0: none)
   double fac1_ = 0, alphn_ = 0, betan_ = 0;
   bool jac_fresh_ = false;  // J was evaluated at the current (t_, y_)
@@ -70,7 +67,7 @@ class Radau5 final : public Integrator {
   double h_cap_ = 0;
   int newton_last_ = 0;             // iterations of the last Newton solve (safety factor)
   double newton_fail_factor_ = 0.5; // step reduction after a Newton failure
-  Vec y_, f_, scal_;
+  Vec f_, scal_;
   Vec z1_, z2_, z3_, w1_, w2_, w3_, k1_, k2_, k3_, ystage_;
   Vec cont0_, cont1_, cont2_, cont3_;  // dense output of the last accepted step (CONT)
   Vec err_v_, err_f_, err_rhs_, y_work_, f_work_;
