@@ -11,7 +11,7 @@ AccelerationFormulation::AccelerationFormulation(std::shared_ptr<const Model> mo
 }
 
 void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
-  require_full_rank(q);
+  if (requires_independent_constraints_) require_full_rank(q);
   y.resize(2 * n_);
   y << q, qd;
 }
@@ -19,7 +19,7 @@ void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y)
 void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
   q_ = y.head(n_);
   qd_ = y.tail(n_);
-  model_->evaluate(t, q_, qd_, kDynamics, *ws_, terms_);
+  model_->evaluate(t, q_, qd_, model_terms_, *ws_, terms_);
   solve_accelerations();
   dy.head(n_) = qd_;
   dy.tail(n_) = qdd_;

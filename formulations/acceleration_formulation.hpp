@@ -23,6 +23,10 @@ class AccelerationFormulation : public Formulation {
   void constraint_acceleration_rhs(Vec& out) const;
 
   Vec q_, qd_, qdd_, lambda_;
+  // What rhs() asks the model for, and whether initial_state() refuses rank-deficient constraints: the
+  // limit formulations (penalty, added_mass) need other terms and no independent constraints.
+  unsigned model_terms_ = kDynamics;
+  bool requires_independent_constraints_ = true;
 };
 
 }  // namespace clm

@@ -27,22 +27,8 @@ AddedMassFormulation::AddedMassFormulation(std::shared_ptr<const Model> model, F
   violation_ = Vec::Zero(m_);
   force_ = Vec::Zero(n_);
   terms_.C = Mat::Zero(m_, n_);
-}
-
-void AddedMassFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
-  y.resize(2 * n_);
-  y << q, qd;
-}
-
-void AddedMassFormulation::rhs(double t, const Vec& y, Vec& dy) {
-  q_ = y.head(n_);
-  qd_ = y.tail(n_);
-  model_->evaluate(t, q_, qd_,
-                   kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintCurvature,
-                   *ws_, terms_);
-  solve_accelerations();
-  dy.head(n_) = qd_;
-  dy.tail(n_) = qdd_;
+  model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintCurvature;
+  requires_independent_constraints_ = false;  // M + N A^T A is positive definite whatever the rank of A
 }
 
 void AddedMassFormulation::solve_accelerations() {

@@ -38,9 +38,6 @@ class AddedMassFormulation final : public AccelerationFormulation {
 
   std::string name() const override { return "added_mass"; }
   bool vakonomic_motion() const override { return true; }
-  // No rank check: M + N A^T A is positive definite whatever the rank of A.
-  void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
-  void rhs(double t, const Vec& y, Vec& dy) override;
   std::vector<std::string> extra_names() const override { return {"modified_energy"}; }
 
  protected:

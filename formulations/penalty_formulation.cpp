@@ -14,23 +14,10 @@ PenaltyFormulation::PenaltyFormulation(std::shared_ptr<const Model> model, Formu
     throw InputError("penalty: option k (position spring k/2 |h|^2) needs holonomic constraints; problem " +
                      model_->name() + " has Pfaffian constraints, set k = 0");
   spring_ = options_.k != 0;
-  terms_needed_ = kMassMatrix | kBias | kForce | kConstraintJacobian | (spring_ ? kConstraintValue : 0u);
+  model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | (spring_ ? kConstraintValue : 0u);
+  requires_independent_constraints_ = false;  // A^T A may be singular: the penalty does not care
   violation_ = Vec::Zero(m_);
   force_ = Vec::Zero(n_);
-}
-
-void PenaltyFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
-  y.resize(2 * n_);
-  y << q, qd;
-}
-
-void PenaltyFormulation::rhs(double t, const Vec& y, Vec& dy) {
-  q_ = y.head(n_);
-  qd_ = y.tail(n_);
-  model_->evaluate(t, q_, qd_, terms_needed_, *ws_, terms_);
-  solve_accelerations();
-  dy.head(n_) = qd_;
-  dy.tail(n_) = qdd_;
 }
 
 void PenaltyFormulation::solve_accelerations() {

@@ -25,9 +25,6 @@ class PenaltyFormulation final : public AccelerationFormulation {
   PenaltyFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
 
   std::string name() const override { return "penalty"; }
-  // No rank check: A^T A may be singular, the penalty does not care.
-  void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
-  void rhs(double t, const Vec& y, Vec& dy) override;
   std::vector<std::string> extra_names() const override { return {"dissipation_rate"}; }
 
  protected:
@@ -36,7 +33,6 @@ class PenaltyFormulation final : public AccelerationFormulation {
 
  private:
   bool spring_;
-  unsigned terms_needed_;
   Vec violation_, force_;
   Eigen::LLT<Mat> llt_;
 };
