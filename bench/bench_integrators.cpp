@@ -5,7 +5,10 @@
 // steps are cheap but it needs ~3,000x more of them (tests/stiff_integrator_test.cpp).
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+
 #include "../tests/allocation_counter.hpp"
+#include "core/autodiff_ode.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
@@ -14,7 +17,8 @@ namespace {
 
 using namespace clm;
 
-void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator_name, bool fixed) {
+void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator_name, bool fixed,
+                          const std::string& jacobian) {
   auto model = make_model("chaplygin_sleigh");
   FormulationOptions options;
   options.N = 1e6;
@@ -28,6 +32,7 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
   s.atol = 1e-10;
   s.dt = fixed ? 1e-3 : 1e-4;
   s.fixed_step = fixed;
+  s.jacobian = jacobian;
   const double t_end = 5;
   integrator->initialize(*f, 0.0, y0, s);
   long attempts = 0;
@@ -50,13 +55,99 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
   state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / double(st.steps + st.rejected_steps));
 }
 
+// The same penalty sleigh written out with a generic-scalar rhs (as in tests/stiff_integrator_test.cpp), so
+// that radau5 can take its Jacobian by ceres::Jet (IntegratorSettings::jacobian = "autodiff") instead of
+// finite differences. One iteration is a whole run to T = 5 at rtol = atol = 1e-8 (m 1.7, Ic 0.35, b 0.45).
+class PenaltySleighAutoDiff final : public AutoDiffOdeSystem<PenaltySleighAutoDiff, 6> {
+ public:
+  template <class T>
+  void evaluate(double, const Eigen::Matrix<T, 6, 1>& y, Eigen::Matrix<T, 6, 1>& dy) const {
+    using std::cos;
+    using std::sin;
+    const T s = sin(y[2]), c = cos(y[2]);
+    const T aqd = -s * y[3] + c * y[4] - b_ * y[5];
+    dy[0] = y[3];
+    dy[1] = y[4];
+    dy[2] = y[5];
+    dy[3] = -N_ * (-s) * aqd / m_;
+    dy[4] = -N_ * c * aqd / m_;
+    dy[5] = -N_ * (-b_) * aqd / Ic_;
+  }
+
+ private:
+  double m_ = 1.7, Ic_ = 0.35, b_ = 0.45, N_ = 1e6;
+};
+
+void BM_Radau5PenaltySleighRun(benchmark::State& state, const std::string& jacobian) {
+  PenaltySleighAutoDiff sys;
+  Vec y0(6);
+  y0 << 0.2, -0.1, 0.4, 0.9 * std::cos(0.4) + 0.45 * 1.3 * std::sin(0.4), 0.9 * std::sin(0.4) - 0.45 * 1.3 * std::cos(0.4),
+      -1.3;
+  auto integrator = integrator_registry().get("radau5").make();
+  IntegratorSettings s;
+  s.rtol = s.atol = 1e-8;
+  s.dt = 1e-6;
+  s.jacobian = jacobian;
+  for (auto _ : state) {
+    integrator->initialize(sys, 0.0, y0, s);
+    while (integrator->time() < 5.0) integrator->step(5.0);
+  }
+  const auto& st = integrator->statistics();
+  state.counters["steps"] = benchmark::Counter(double(st.steps));
+  state.counters["rejected"] = benchmark::Counter(double(st.rejected_steps));
+  state.counters["rhs"] = benchmark::Counter(double(st.rhs_evals));
+  state.counters["jac"] = benchmark::Counter(double(st.jacobian_evals));
+}
+
+// radau5 through the penalty formulation (m 1.7, Ic 0.35, b 0.45, N = 1e6, rtol = atol = 1e-8, as in
+// tests/stiff_integrator_test.cpp): one iteration is a whole run to T = 5.
+void BM_Radau5PenaltyFormulationRun(benchmark::State& state, const std::string& jacobian) {
+  auto model = make_model("chaplygin_sleigh", {{"m", 1.7}, {"Ic", 0.35}, {"b", 0.45}});
+  FormulationOptions options;
+  options.N = 1e6;
+  auto f = formulation_registry().get("penalty").make(model, options);
+  const double th0 = 0.4, u0 = 0.9, w0 = -1.3, b = 0.45;
+  Vec q0(3), qd0(3), y0;
+  q0 << 0.2, -0.1, th0;
+  qd0 << u0 * std::cos(th0) - b * w0 * std::sin(th0), u0 * std::sin(th0) + b * w0 * std::cos(th0), w0;
+  f->initial_state(q0, qd0, y0);
+  auto integrator = integrator_registry().get("radau5").make();
+  IntegratorSettings s;
+  s.rtol = s.atol = 1e-8;
+  s.dt = 1e-6;
+  s.jacobian = jacobian;
+  for (auto _ : state) {
+    integrator->initialize(*f, 0.0, y0, s);
+    while (integrator->time() < 5.0) integrator->step(5.0);
+  }
+  const auto& st = integrator->statistics();
+  state.counters["steps"] = benchmark::Counter(double(st.steps));
+  state.counters["rejected"] = benchmark::Counter(double(st.rejected_steps));
+  state.counters["rhs"] = benchmark::Counter(double(st.rhs_evals));
+  state.counters["jac"] = benchmark::Counter(double(st.jacobian_evals));
+}
+
 const int registered = [] {
+  for (const char* jacobian : {"finite_difference", "autodiff"})
+    benchmark::RegisterBenchmark((std::string("Radau5PenaltySleighRunToT5/") + jacobian).c_str(),
+                                 BM_Radau5PenaltySleighRun, std::string(jacobian))
+        ->Unit(benchmark::kMicrosecond);
   for (const char* name : {"radau5", "implicit_midpoint", "dopri5"}) {
     if (!integrator_registry().contains(name)) continue;
     const bool fixed = std::string(name) == "implicit_midpoint";
     benchmark::RegisterBenchmark((std::string("PenaltySleighN1e6/") + name).c_str(), BM_PenaltySleighStep,
-                                 std::string(name), fixed);
+                                 std::string(name), fixed, std::string("finite_difference"));
   }
+  // The implicit methods with the Jacobian by automatic differentiation through the model.
+  for (const char* name : {"radau5", "implicit_midpoint"}) {
+    const bool fixed = std::string(name) == "implicit_midpoint";
+    benchmark::RegisterBenchmark((std::string("PenaltySleighN1e6/") + name + "_autodiff").c_str(),
+                                 BM_PenaltySleighStep, std::string(name), fixed, std::string("autodiff"));
+  }
+  for (const char* jacobian : {"finite_difference", "autodiff"})
+    benchmark::RegisterBenchmark((std::string("Radau5PenaltyFormulationSleighRunToT5/") + jacobian).c_str(),
+                                 BM_Radau5PenaltyFormulationRun, std::string(jacobian))
+        ->Unit(benchmark::kMicrosecond);
   return 0;
 }();
 

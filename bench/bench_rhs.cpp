@@ -1,4 +1,8 @@
-// One right-hand-side evaluation per formulation x problem, and the closed_chain size scaling
+// One right-hand-side evaluation per formulation x zoo problem (Rhs/<problem>/<formulation>; pairs a
+// formulation refuses are skipped with the reason; added_mass_multiplier is added_mass with
+// added_mass_form = multiplier) against the problem's model-terms floor (ModelTerms/<problem>, and
+// ModelTermsCurvature/<problem> for the formulations that also need C; README "Performance" has the
+// table), and the closed_chain size scaling
 // (n = 4 ... 64) against RBDL 3.3.1's constrained solvers (numbers in the README). The model part
 // (autodiff or analytic M, c, A, Adot qd) and the linear-algebra part are also timed separately:
 // BM_ModelTerms is the model alone; BM_Floor* are bare dense Eigen factorizations of the same matrices,
@@ -33,14 +37,25 @@ void report_allocations(benchmark::State& state, std::size_t allocations) {
       benchmark::Counter(double(allocations), benchmark::Counter::kAvgIterations);
 }
 
-void BM_Rhs(benchmark::State& state, const std::string& problem, const std::string& formulation) {
+// formulation "added_mass_multiplier" is added_mass with added_mass_form = multiplier.
+void BM_Rhs(benchmark::State& state, const std::string& problem, const std::string& formulation_arg) {
   const int n_arg = int(state.range(0));
+  FormulationOptions options;
+  std::string formulation = formulation_arg;
+  if (formulation == "added_mass_multiplier") {
+    formulation = "added_mass";
+    options.added_mass_form = "multiplier";
+  }
   if (!problem_registry().contains(problem) || !formulation_registry().contains(formulation)) {
     state.SkipWithError("not registered");
     return;
   }
   auto model = model_for(problem, n_arg);
-  auto f = formulation_registry().get(formulation).make(model, {});
+  if (const std::string why = formulation_registry().get(formulation).refuses(*model); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  auto f = formulation_registry().get(formulation).make(model, options);
   Vec q0, qd0, y, dy;
   model->default_initial(q0, qd0);
   f->initial_state(q0, qd0, y);
@@ -54,7 +69,9 @@ void BM_Rhs(benchmark::State& state, const std::string& problem, const std::stri
   report_allocations(state, clm::testing::stop_counting_allocations());
 }
 
-void BM_ModelTerms(benchmark::State& state, const std::string& problem) {
+// The model-terms floor of a formulation: what one rhs must spend in Model::evaluate (kDynamics; with
+// the constraint curvature for vakonomic and added_mass).
+void BM_ModelTerms(benchmark::State& state, const std::string& problem, unsigned what) {
   const int n_arg = int(state.range(0));
   if (!problem_registry().contains(problem)) {
     state.SkipWithError("not registered");
@@ -63,11 +80,12 @@ void BM_ModelTerms(benchmark::State& state, const std::string& problem) {
   auto model = model_for(problem, n_arg);
   auto ws = model->make_workspace();
   ModelTerms terms = model->make_terms();
+  if (what & kConstraintCurvature) terms.C = Mat::Zero(model->m(), model->n());
   Vec q0, qd0;
   model->default_initial(q0, qd0);
   clm::testing::start_counting_allocations();
   for (auto _ : state) {
-    model->evaluate(0.0, q0, qd0, kDynamics, *ws, terms);
+    model->evaluate(0.0, q0, qd0, what, *ws, terms);
     benchmark::DoNotOptimize(terms.c.data());
   }
   report_allocations(state, clm::testing::stop_counting_allocations());
@@ -139,23 +157,31 @@ void BM_FloorSchurLlt(benchmark::State& state) {
   }
 }
 
-const char* const kProblems[] = {"pendulum_polar", "pendulum_cartesian", "slider_crank", "four_bar",
-                                 "chaplygin_sleigh", "rolling_disk", "skate_incline"};
+const char* const kProblems[] = {"pendulum_polar", "pendulum_cartesian", "slider_crank",    "four_bar",
+                                 "chaplygin_sleigh", "rolling_disk",      "skate_incline", "sphere_in_disguise"};
 const char* const kFormulations[] = {"kkt", "schur", "nullspace"};
+// Per zoo problem, every formulation (refused pairs are skipped with the reason).
+const char* const kAllFormulations[] = {"kkt",        "schur",       "nullspace",  "penalty",        "added_mass",
+                                        "added_mass_multiplier", "vakonomic", "substituted", "fernandez_bloch"};
 
 int register_all() {
   for (const char* p : kProblems) {
-    for (const char* f : kFormulations)
+    for (const char* f : kAllFormulations)
       benchmark::RegisterBenchmark((std::string("Rhs/") + p + "/" + f).c_str(), BM_Rhs, std::string(p), std::string(f))
           ->Arg(0);
-    benchmark::RegisterBenchmark((std::string("ModelTerms/") + p).c_str(), BM_ModelTerms, std::string(p))->Arg(0);
+    benchmark::RegisterBenchmark((std::string("ModelTerms/") + p).c_str(), BM_ModelTerms, std::string(p),
+                                 unsigned(kDynamics))
+        ->Arg(0);
+    benchmark::RegisterBenchmark((std::string("ModelTermsCurvature/") + p).c_str(), BM_ModelTerms, std::string(p),
+                                 unsigned(kDynamics | kConstraintCurvature))
+        ->Arg(0);
   }
   for (const char* f : kFormulations)
     benchmark::RegisterBenchmark((std::string("Rhs/closed_chain/") + f).c_str(), BM_Rhs, std::string("closed_chain"),
                                  std::string(f))
         ->RangeMultiplier(2)
         ->Range(4, 64);
-  benchmark::RegisterBenchmark("ModelTerms/closed_chain", BM_ModelTerms, std::string("closed_chain"))
+  benchmark::RegisterBenchmark("ModelTerms/closed_chain", BM_ModelTerms, std::string("closed_chain"), unsigned(kDynamics))
       ->RangeMultiplier(2)
       ->Range(4, 64);
   benchmark::RegisterBenchmark("ModelTermsAutodiff/closed_chain", BM_ModelTermsAutodiff)->RangeMultiplier(2)->Range(4, 64);

@@ -1,5 +1,5 @@
 // AutoDiffModel<P>: turns a templated Problem struct into a double-valued Model by forward-mode
-// automatic differentiation (ceres::Jet), seed 000 eq. 2.1 and 2.5:
+// automatic differentiation (ceres::Jet), [seed-000, eq. 2.1 and 2.5]:
 //
 //   c        = Mdot qd - 1/2 d/dq(qd^T M qd) + dV/dq
 //   A        = dh/dq (holonomic) or the problem's A(q) (Pfaffian)
@@ -14,7 +14,9 @@
 //      not nested Jets).
 // On request (kConstraintCurvature, Pfaffian only) a Jet<K> pass over A(q) gives the Lagrangian derivative
 // of Phi = A qd, C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k; holonomic problems get C = 0.
-// All Jet buffers live in the workspace, so evaluate() does not touch the heap.
+// All Jet buffers live in the workspace, so evaluate() does not touch the heap. The typed extensions
+// (velocity basis, substitution, restricted Lagrangian, analysis) are capabilities (core/model.hpp)
+// attached when the problem is registered, not methods of this class.
 #pragma once
 
 #include <ceres/jet.h>
@@ -24,8 +26,7 @@
 
 #include "core/model.hpp"
 #include "core/problem.hpp"
-#include "core/restricted_lagrangian.hpp"
-#include "core/substitution.hpp"
+#include "core/hyperdual.hpp"
 #include "core/taylor2.hpp"
 
 namespace clm {
@@ -68,6 +69,7 @@ class AutoDiffModel final : public Model {
       qk.resize(n); Mk.resize(n, n); hk.resize(m);
       q2.resize(n); h2.resize(m);
       Ak.resize(m, n);
+      qh.resize(n); Mh.resize(n, n); hh.resize(m);
     }
     VecN<double, N> q, qd, v;
     MatN<double, N, N> M;
@@ -82,17 +84,13 @@ class AutoDiffModel final : public Model {
     VecN<Taylor2, N> q2;
     VecN<Taylor2, C> h2;
     MatN<JetK, C, N> Ak;  // A(q) with K coordinate directions (constraint curvature)
-    MatN<double, N, Eigen::Dynamic> S;
-    MatN<Jet1, N, Eigen::Dynamic> S1;
+    VecN<HyperDual, N> qh;  // second derivatives (dynamics_derivatives)
+    MatN<HyperDual, N, N> Mh;
+    VecN<HyperDual, C> hh;
   };
 
   std::unique_ptr<ModelWorkspace> make_workspace() const override {
-    auto ws = std::make_unique<Workspace>(n_, m_);
-    if constexpr (HasVelocityBasis<P>) {
-      ws->S.resize(n_, n_ - m_);
-      ws->S1.resize(n_, n_ - m_);
-    }
-    return ws;
+    return std::make_unique<Workspace>(n_, m_);
   }
 
   void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& base,
@@ -126,30 +124,104 @@ class AutoDiffModel final : public Model {
     }
   }
 
-  bool has_velocity_basis() const override { return HasVelocityBasis<P>; }
+  // F must not depend on the state: problems with a generalized force (double-only) are left to finite
+  // differences.
+  bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P>; }
 
-  void velocity_basis(const Vec& q, const Vec& v, ModelWorkspace& base, Mat& S, Vec& Sdot_v) const override {
-    if constexpr (HasVelocityBasis<P>) {
-      auto& ws = static_cast<Workspace&>(base);
-      ws.q = q;
-      p_.template velocity_basis<double>(ws.q, ws.S);
-      ws.qd.noalias() = ws.S * v;
-      for (int i = 0; i < n_; ++i) {
-        ws.q1[i] = Jet1(q[i]);
-        ws.q1[i].v[0] = ws.qd[i];
-      }
-      p_.template velocity_basis<Jet1>(ws.q1, ws.S1);
-      const int k = n_ - m_;
-      for (int i = 0; i < n_; ++i) {
-        double acc = 0;
-        for (int j = 0; j < k; ++j) {
-          S(i, j) = ws.S1(i, j).a;
-          acc += ws.S1(i, j).v[0] * v[j];
-        }
-        Sdot_v[i] = acc;
-      }
+  // dM/dq and, for Pfaffian problems, dA/dq by one Jet<K> pass each (per K coordinates); dc/dqd from dM/dq
+  // (c is quadratic in qd); dc/dq from hyper-dual passes: q + e1 qd + e2 e_l over M (n passes) gives
+  // d/dq_l (Mdot) qd, and q + e1 e_i + e2 e_l over W = V - 1/2 qd^T M qd (n(n+1)/2 passes) gives the rest,
+  // d^2 W / dq_i dq_l. Holonomic dA/dq = d^2 h / dq dq by hyper-dual passes over h.
+  void dynamics_derivatives(const Vec& q, const Vec& qd, ModelWorkspace& base,
+                            DynamicsDerivatives& out) const override {
+    if constexpr (HasGeneralizedForce<P>) {
+      Model::dynamics_derivatives(q, qd, base, out);
     } else {
-      Model::velocity_basis(q, v, base, S, Sdot_v);
+      auto& ws = static_cast<Workspace&>(base);
+      const int n = n_, m = m_;
+      ws.q = q;
+      ws.qd = qd;
+      for (int start = 0; start < n; start += K) {
+        seed_chunk(ws, start);
+        p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
+        const int width = std::min(K, n - start);
+        for (int k = 0; k < width; ++k)
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) out.dM[start + k](i, j) = ws.Mk(i, j).v[k];
+      }
+      for (int l = 0; l < n; ++l) {
+        for (int i = 0; i < n; ++i) {
+          double acc = 0;
+          for (int k = 0; k < n; ++k) acc += (out.dM[k](i, l) + out.dM[l](i, k) - out.dM[i](l, k)) * qd[k];
+          out.dc_dqd(i, l) = acc;
+        }
+      }
+      // d/dq_l of Mdot qd = sum_j d^2 M_ij [qd, e_l] qd_j.
+      for (int l = 0; l < n; ++l) {
+        for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
+        p_.template mass_matrix<HyperDual>(ws.qh, ws.Mh);
+        for (int i = 0; i < n; ++i) {
+          double acc = 0;
+          for (int j = 0; j < n; ++j) acc += ws.Mh(i, j).d * qd[j];
+          out.dc_dq(i, l) = acc;
+        }
+      }
+      // + d^2 W / dq_i dq_l, W = V - 1/2 qd^T M qd.
+      for (int i = 0; i < n; ++i) {
+        for (int l = i; l < n; ++l) {
+          for (int k = 0; k < n; ++k) ws.qh[k] = HyperDual(q[k], k == i ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
+          p_.template mass_matrix<HyperDual>(ws.qh, ws.Mh);
+          HyperDual T2(0.0);
+          for (int a = 0; a < n; ++a) {
+            HyperDual row(0.0);
+            for (int b = 0; b < n; ++b) row += ws.Mh(a, b) * qd[b];
+            T2 += row * qd[a];
+          }
+          const HyperDual W = p_.template potential<HyperDual>(ws.qh) - 0.5 * T2;
+          out.dc_dq(i, l) += W.d;
+          if (l != i) out.dc_dq(l, i) += W.d;
+        }
+      }
+      if constexpr (kHolonomic) {
+        for (int j = 0; j < n; ++j) {
+          for (int l = j; l < n; ++l) {
+            for (int k = 0; k < n; ++k) ws.qh[k] = HyperDual(q[k], k == j ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
+            p_.template constraint<HyperDual>(ws.qh, ws.hh);
+            for (int r = 0; r < m; ++r) {
+              out.dA[l](r, j) = ws.hh[r].d;
+              out.dA[j](r, l) = ws.hh[r].d;
+            }
+          }
+        }
+      } else {
+        for (int start = 0; start < n; start += K) {
+          seed_chunk(ws, start);
+          p_.template pfaffian<JetK>(ws.qk, ws.Ak);
+          const int width = std::min(K, n - start);
+          for (int k = 0; k < width; ++k)
+            for (int r = 0; r < m; ++r)
+              for (int j = 0; j < n; ++j) out.dA[start + k](r, j) = ws.Ak(r, j).v[k];
+        }
+      }
+    }
+  }
+
+  std::vector<std::string> coordinate_names() const override {
+    if constexpr (requires { p_.coordinate_names(); }) {
+      return p_.coordinate_names();
+    } else if constexpr (requires { P::kCoordinateNames; }) {
+      return {std::begin(P::kCoordinateNames), std::end(P::kCoordinateNames)};
+    } else {
+      return Model::coordinate_names();
+    }
+  }
+  std::vector<std::string> coordinate_units() const override {
+    if constexpr (requires { p_.coordinate_units(); }) {
+      return p_.coordinate_units();
+    } else if constexpr (requires { P::kCoordinateUnits; }) {
+      return {std::begin(P::kCoordinateUnits), std::end(P::kCoordinateUnits)};
+    } else {
+      return Model::coordinate_units();
     }
   }
 
@@ -161,6 +233,15 @@ class AutoDiffModel final : public Model {
     }
     return false;
   }
+  bool closed_form_from(double t_prev, const Vec& q_prev, double t, const Vec& q0, const Vec& qd0, Vec& q,
+                        Vec& qd) const override {
+    if constexpr (HasClosedFormFrom<P>) {
+      q.resize(n_);
+      qd.resize(n_);
+      return p_.closed_form_from(t_prev, q_prev, t, q0, qd0, q, qd);
+    }
+    return closed_form(t, q0, qd0, q, qd);
+  }
   bool closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const override {
     if constexpr (HasClosedFormMultiplier<P>) {
       lambda.resize(m_);
@@ -168,24 +249,6 @@ class AutoDiffModel final : public Model {
       return true;
     }
     return false;
-  }
-
-  std::vector<int> eliminated_velocities() const override {
-    if constexpr (HasEliminatedVelocities<P>) return {P::kEliminated.begin(), P::kEliminated.end()};
-    return {};
-  }
-  void substituted_terms(const Vec& q, const Vec& v, SubstitutedTerms& out) const override {
-    if constexpr (HasEliminatedVelocities<P>) {
-      Substitution<P>::terms(p_, q, v, out);
-    } else {
-      Model::substituted_terms(q, v, out);
-    }
-  }
-
-  // Pfaffian problems only (restricted_lagrangian.hpp); holonomic ones return nullptr.
-  std::shared_ptr<RestrictedLagrangian> make_restricted_lagrangian() const override {
-    if constexpr (kHolonomic) return nullptr;
-    else return std::make_shared<AutoDiffRestrictedLagrangian<P>>(p_);
   }
 
   void default_initial(Vec& q0, Vec& qd0) const override {

@@ -1,5 +1,5 @@
 // Consistent initial data: projection of (q, qd) onto h(q) = 0 and A(q) qd = 0 by minimal-norm
-// Gauss-Newton (the least-squares problem of DESIGN.md section 1).
+// Gauss-Newton (the least-squares problem of docs/design.md section 1).
 #pragma once
 
 #include "core/model.hpp"

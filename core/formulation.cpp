@@ -1,8 +1,31 @@
 #include "core/formulation.hpp"
 
+#include <cmath>
 #include <sstream>
 
 namespace clm {
+
+int numerical_rank(const Mat& A) {
+  if (A.size() == 0) return 0;
+  Eigen::JacobiSVD<Mat> svd(A);
+  const Vec& s = svd.singularValues();
+  if (s[0] == 0) return 0;
+  const double tol = rank_threshold(A.rows(), A.cols(), s[0]);
+  int rank = 0;
+  for (int i = 0; i < s.size(); ++i) rank += s[i] > tol;
+  return rank;
+}
+
+double reciprocal_condition(const Mat& K) {
+  if (K.size() == 0) return 1.0;
+  const Eigen::PartialPivLU<Mat> lu(K);
+  // Eigen's estimator divides by the pivots: with an exactly zero pivot it returns garbage (1 for
+  // diag(1, 1, 0)), so a zero or non-finite pivot means rcond = 0.
+  if (!(pivot_ratio(lu.matrixLU().diagonal()) > 0) || !lu.matrixLU().allFinite()) return 0.0;
+  const double rcond = lu.rcond();
+  return std::isfinite(rcond) ? rcond : 0.0;
+}
+
 
 Formulation::Formulation(std::shared_ptr<const Model> model, FormulationOptions options)
     : model_(std::move(model)),
@@ -27,12 +50,7 @@ void Formulation::require_full_rank(const Vec& q) const {
   auto ws = model_->make_workspace();
   model_->evaluate(0.0, q, Vec::Zero(n_), kConstraintJacobian, *ws, t);
   if (m_ == 0) return;
-  Eigen::JacobiSVD<Mat> svd(t.A);
-  const Vec& s = svd.singularValues();
-  const double tol = std::max(n_, m_) * s[0] * 1e-10;
-  int rank = 0;
-  for (int i = 0; i < s.size(); ++i) rank += s[i] > tol;
-  if (s[0] == 0) rank = 0;
+  const int rank = numerical_rank(t.A);
   if (rank < m_) {
     std::ostringstream msg;
     msg << "problem " << model_->name() << ": constraint Jacobian A has rank " << rank << " < " << m_

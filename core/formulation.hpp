@@ -3,6 +3,8 @@
 // buffer the hot path needs, allocated once at construction.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,10 +27,10 @@ struct FormulationOptions {
   // exceeds this. Measured: at 1e6 kkt and nullspace differ by 2e-7 on the sleigh (1e-2 on a slack
   // chain); at 10 by 1e-11 (5e-7), and a re-pick costs one QR of A.
   double repartition_threshold = 10;
-  // vakonomic: initial multipliers lambda(0) (m values, vakonomic sign convention of DESIGN.md section 1);
-  // empty means zeros, the limit of added_mass started on the constraint (seed 004, Theorem 2).
+  // vakonomic: initial multipliers lambda(0) (m values, vakonomic sign convention of docs/design.md section 1);
+  // empty means zeros, the limit of added_mass started on the constraint [seed-004, Theorem 2].
   std::vector<double> lambda0;
-  // added_mass: "direct" integrates (M + N A^T A) qdd = ... on (q, qd) (DESIGN.md's form); "multiplier"
+  // added_mass: "direct" integrates (M + N A^T A) qdd = ... on (q, qd) (docs/design.md's form); "multiplier"
   // integrates (q, qd, lambda = -N A qd) with the vakonomic KKT matrix plus compliance 1/N (issue 3).
   std::string added_mass_form = "direct";
   // fernandez_bloch: start this far off the constraint on purpose, qd0 += offset X (1,..,1)/sqrt(m) after
@@ -58,7 +60,7 @@ class Formulation : public OdeSystem {
   virtual std::vector<std::string> extra_names() const { return {}; }
   // Which motion the formulation computes for nonholonomic constraints: the nonholonomic one (kkt, schur,
   // nullspace, penalty as N -> inf) or the vakonomic one (vakonomic, added_mass as N -> inf; Kozlov,
-  // seed 004). A problem's closed form is the nonholonomic motion, so it is a reference only for the former.
+  // [seed-004]). A problem's closed form is the nonholonomic motion, so it is a reference only for the former.
   virtual bool vakonomic_motion() const { return false; }
 
   const Model& model() const { return *model_; }
@@ -76,6 +78,44 @@ class Formulation : public OdeSystem {
   ModelTerms terms_;
   int n_, m_;
 };
+
+// ---- The suite's one rank test and one conditioning check -----------------------------------------------
+//
+// Rank: a singular value (or a pivot |R_ii| of a column-pivoted QR) counts when it exceeds
+// kRankTolerance * max(rows, cols) times the largest one. Rounding in a computed Jacobian leaves
+// O(n eps |A|) ~ 1e-15 |A| in the singular values of an exactly deficient A, five orders below the
+// tolerance; the smallest relative singular value of A at every zoo problem's initial configuration is
+// above 1e-3, seven orders above it. So "rank < m" means dependent constraints, not a bad configuration.
+inline constexpr double kRankTolerance = 1e-10;
+// The absolute threshold for A (rows x cols) with largest singular value (or pivot) s_max.
+inline double rank_threshold(Eigen::Index rows, Eigen::Index cols, double s_max) {
+  return double(std::max(rows, cols)) * s_max * kRankTolerance;
+}
+// Numerical rank of A by SVD with the tolerance above (0 for A = 0).
+int numerical_rank(const Mat& A);
+
+// Conditioning: a factorization is singular when its reciprocal condition number is below
+// kConditionFloor (then eps / rcond > 1e-3: fewer than three correct digits in the solution). Off the hot
+// path rcond is Eigen's estimate (PartialPivLU::rcond(), LLT::rcond(), an estimate of
+// 1 / (|K|_1 |K^-1|_1)); on the hot path, where Eigen's estimator would allocate, the same floor applies
+// to the pivot ratio min |u_ii| / max |u_ii| of the LU factor (L_ii^2 for Cholesky), which costs nothing.
+inline constexpr double kConditionFloor = 1e-13;
+inline bool well_conditioned(double rcond_or_pivot_ratio) { return rcond_or_pivot_ratio >= kConditionFloor; }
+// Eigen's reciprocal condition estimate of the square matrix K (by PartialPivLU; allocates); 0 when the
+// factor has a zero or non-finite pivot.
+double reciprocal_condition(const Mat& K);
+// min |d_i| / max |d_i| of a factor's diagonal, e.g. lu.matrixLU().diagonal() or, for Cholesky,
+// llt.matrixLLT().diagonal().cwiseAbs2() (0 when empty or max = 0; NaN entries are skipped). No allocation.
+template <class Diagonal>
+double pivot_ratio(const Diagonal& d) {
+  double lo = INFINITY, hi = 0;
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    const double v = std::abs(d[i]);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  return hi > 0 ? lo / hi : 0.0;
+}
 
 struct FormulationEntry {
   std::string name;

@@ -14,8 +14,16 @@ ModelTerms Model::make_terms() const {
   return t;
 }
 
-void Model::velocity_basis(const Vec&, const Vec&, ModelWorkspace&, Mat&, Vec&) const {
-  throw std::logic_error(name() + " has no natural velocity basis");
+}  // namespace clm
+
+namespace clm {
+
+std::vector<std::string> Model::coordinate_names() const {
+  std::vector<std::string> names;
+  for (int i = 1; i <= n(); ++i) names.push_back("q" + std::to_string(i));
+  return names;
 }
+
+std::vector<std::string> Model::coordinate_units() const { return std::vector<std::string>(n(), "-"); }
 
 }  // namespace clm

@@ -4,14 +4,15 @@
 
 #include <memory>
 #include <string>
+#include <typeindex>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "core/types.hpp"
 
 namespace clm {
-
-class RestrictedLagrangian;  // core/restricted_lagrangian.hpp (fernandez_bloch)
 
 // What evaluate() should compute; the hot path asks only for what it needs.
 enum ModelTerm : unsigned {
@@ -22,7 +23,7 @@ enum ModelTerm : unsigned {
   kConstraintBias = 1u << 4,  // Adot qd = d/dq(A(q) qd) qd
   kConstraintValue = 1u << 5,  // h(q), holonomic problems only
   kEnergy = 1u << 6,          // T + V of the original Lagrangian
-  // C = [Phi], the Lagrangian derivative of Phi = A(q) qd (seed 004, vakonomic model):
+  // C = [Phi], the Lagrangian derivative of Phi = A(q) qd ([seed-004], vakonomic model):
   // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k. Zero for holonomic constraints (second derivatives of h
   // commute). Not part of kDynamics/kAll: only vakonomic and added_mass ask for it.
   kConstraintCurvature = 1u << 7,
@@ -43,11 +44,30 @@ struct ModelTerms {
   double energy() const { return kinetic + potential; }
 };
 
-struct SubstitutedTerms;  // core/substitution.hpp (substituted)
+// First derivatives of the dynamics terms with respect to the state (q, qd), for the Jacobians of
+// formulations (IntegratorSettings::jacobian = "autodiff"): dM[l] = dM/dq_l (n x n), dA[l] = dA/dq_l (m x n),
+// column l of dc_dq / dc_dqd = dc/dq_l / dc/dqd_l. F is constant for the models that provide them.
+// Sized once by Model::make_derivatives().
+struct DynamicsDerivatives {
+  std::vector<Mat> dM, dA;
+  Mat dc_dq, dc_dqd;
+};
 
 // Per-run scratch space of a Model (autodiff buffers); opaque to callers.
 struct ModelWorkspace {
   virtual ~ModelWorkspace() = default;
+};
+
+// A typed extension of a Model that only some formulations or commands use: the natural velocity basis
+// (formulations/velocity_basis.hpp), the substitution of [seed-002] (formulations/substitution.hpp), the
+// restricted Lagrangian with its transversal frame (formulations/restricted_lagrangian.hpp), the constraint
+// analysis (experiments/constraint_analysis.hpp). Each interface derives from Capability and lives next to
+// its user; the builders are templates over the Problem, instantiated where a problem is registered
+// (experiments/problem_capabilities.hpp). The Model stores them type-erased, keyed by the interface type,
+// so the core Model does not grow a virtual method per formulation.
+class Capability {
+ public:
+  virtual ~Capability() = default;
 };
 
 class Model {
@@ -69,29 +89,64 @@ class Model {
   virtual void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& ws,
                         ModelTerms& out) const = 0;
 
-  // Natural null-space basis S(q) (A S = 0) and Sdot v = d/dt(S) v along qd = S v, when the problem has one.
-  virtual bool has_velocity_basis() const { return false; }
-  virtual void velocity_basis(const Vec& q, const Vec& v, ModelWorkspace& ws, Mat& S, Vec& Sdot_v) const;
-
-  // The `substituted` formulation (seed 002's mistake; core/substitution.hpp): indices of the velocities the
-  // problem eliminates (empty when it declares none), and M_c, c_c, S of L_c(q, v = qd_I) at (q, v).
-  virtual std::vector<int> eliminated_velocities() const { return {}; }
-  virtual void substituted_terms(const Vec& /*q*/, const Vec& /*v*/, SubstitutedTerms& /*out*/) const {
-    throw InputError("substituted: problem " + name() + " declares no eliminated velocities");
+  // Derivatives of M, c and A with respect to (q, qd) at (q, qd) by automatic differentiation, where the
+  // model can supply them (templated problem functions, F independent of the state); no heap allocation.
+  virtual bool has_dynamics_derivatives() const { return false; }
+  virtual void dynamics_derivatives(const Vec& /*q*/, const Vec& /*qd*/, ModelWorkspace& /*ws*/,
+                                    DynamicsDerivatives& /*out*/) const {
+    throw InputError("problem " + name() + " provides no derivatives of its dynamics terms");
+  }
+  DynamicsDerivatives make_derivatives() const {
+    DynamicsDerivatives d;
+    d.dM.assign(n(), Mat::Zero(n(), n()));
+    d.dA.assign(n(), Mat::Zero(m(), n()));
+    d.dc_dq = Mat::Zero(n(), n());
+    d.dc_dqd = Mat::Zero(n(), n());
+    return d;
   }
 
   virtual void default_initial(Vec& q0, Vec& qd0) const = 0;
 
-  // The Fernandez-Bloch restricted Lagrangian L~ = L - Phi_a v^a (seed 003; core/restricted_lagrangian.hpp):
-  // a fresh evaluator (it owns its buffers) or nullptr where the model cannot supply one.
-  virtual std::shared_ptr<RestrictedLagrangian> make_restricted_lagrangian() const { return nullptr; }
+  // Names and units of the coordinates q ("x", "m"; velocities are in unit/s). Defaults: q1..qn, "-".
+  virtual std::vector<std::string> coordinate_names() const;
+  virtual std::vector<std::string> coordinate_units() const;
 
   // Exact reference motion from consistent (q0, qd0) where the problem knows one; false otherwise.
   virtual bool closed_form(double /*t*/, const Vec& /*q0*/, const Vec& /*qd0*/, Vec& /*q*/, Vec& /*qd*/) const {
     return false;
   }
+  // The same motion at t given the position q_prev it had at t_prev (a quadrature then runs over [t_prev, t]
+  // only); problems whose closed form costs O(1) need not supply it.
+  virtual bool closed_form_from(double /*t_prev*/, const Vec& /*q_prev*/, double t, const Vec& q0, const Vec& qd0,
+                                Vec& q, Vec& qd) const {
+    return closed_form(t, q0, qd0, q, qd);
+  }
   // Exact multiplier lambda(q, qd) on the constraint manifold where known; false otherwise.
   virtual bool closed_form_multiplier(const Vec& /*q*/, const Vec& /*qd*/, Vec& /*lambda*/) const { return false; }
+
+  // ---- Capability lookup -------------------------------------------------------------------------------
+  // The capability of interface type C, or nullptr when the problem has none (or was not registered with it).
+  template <class C>
+  const C* capability() const {
+    for (const auto& [type, ptr] : capabilities_)
+      if (type == std::type_index(typeid(C))) return static_cast<const C*>(ptr.get());
+    return nullptr;
+  }
+  // Filled once when the problem is registered, before the Model is shared (a later call for the same C
+  // replaces the earlier one).
+  template <class C>
+  void add_capability(std::shared_ptr<const C> c) {
+    static_assert(std::is_base_of_v<Capability, C>);
+    for (auto& [type, ptr] : capabilities_)
+      if (type == std::type_index(typeid(C))) {
+        ptr = std::move(c);
+        return;
+      }
+    capabilities_.emplace_back(std::type_index(typeid(C)), std::move(c));
+  }
+
+ private:
+  std::vector<std::pair<std::type_index, std::shared_ptr<const Capability>>> capabilities_;
 };
 
 }  // namespace clm

@@ -1,4 +1,4 @@
-// The Problem concept: what a mechanism writes, once, templated over the scalar type (seed 000, eq. 2.1).
+// The Problem concept: what a mechanism writes, once, templated over the scalar type [seed-000, eq. 2.1].
 //
 // A problem is a small struct, in the manner of Ceres' AutoDiffCostFunction functors:
 //
@@ -23,7 +23,7 @@
 //
 // Optional members, detected at compile time:
 //   template <class T> void velocity_basis(const VecN<T,kDof>& q, MatN<T,kDof,Dynamic>& S) const;
-//       a natural null-space basis S(q), A S = 0 (seed 000, eq. 2.17), used by the nullspace formulation;
+//       a natural null-space basis S(q), A S = 0 [seed-000, eq. 2.17], used by the nullspace formulation;
 //   void analytic_terms(const Vec& q, const Vec& qd, Mat& M, Vec& c) const;
 //       hand-written M and c for speed; tests check them against the autodiff ones.
 //   void analytic_constraint_terms(const Vec& q, const Vec& qd, Mat& A, Vec& Adot_qd, Vec& h) const;
@@ -31,8 +31,22 @@
 //   bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const;
 //       the exact motion from consistent (q0, qd0), where one is known (false where it is not, e.g. a
 //       degenerate case); used by tests and by the "error vs reference" summary column.
+//   bool closed_form_from(double t_prev, const Vec& q_prev, double t, const Vec& q0, const Vec& qd0,
+//                         Vec& q, Vec& qd) const;
+//       the same motion at t, given the position q_prev it had at t_prev: for closed forms whose cost grows
+//       with t (a quadrature from 0), so that a sampled reference costs O(t_end) in all, not O(t_end^2);
+//   static constexpr const char* kCoordinateNames[] = {"x", "y", "theta"};  and  kCoordinateUnits[] = {"m", ...};
+//       (or member functions coordinate_names() / coordinate_units() returning std::vector<std::string> for a
+//       problem whose size is a parameter): the names and units of q, written to HDF5 and used by the plots;
 //   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const;
-//       the exact multiplier on the constraint manifold as a function of the state (pendulum, sleigh).
+//       the exact multiplier on the constraint manifold as a function of the state (pendulum, sleigh);
+//   static constexpr std::array kEliminated = {...};  static constexpr const char* kChartCondition = "...";
+//       the velocities the `substituted` formulation eliminates, and what det A_D of that chart is in the
+//       problem's terms (formulations/substitution.hpp);
+//   template <class T> void transversal_frame(const VecN<T,kDof>& q, MatN<T,kDof,kConstraints>& X) const;
+//       fernandez_bloch's frame (formulations/restricted_lagrangian.hpp).
+// The typed extensions built from these (velocity basis, substitution, restricted Lagrangian, constraint
+// analysis) are Model capabilities (core/model.hpp), attached when the problem is registered.
 //
 // Everything else (c, A for holonomic h, Adot qd, energy) the core derives by automatic differentiation.
 #pragma once
@@ -85,6 +99,11 @@ concept HasAnalyticConstraintTerms = requires(const P& p, const Vec& q, Mat& A, 
 template <class P>
 concept HasClosedForm = requires(const P& p, double t, const Vec& a, Vec& b) {
   { p.closed_form(t, a, a, b, b) } -> std::convertible_to<bool>;
+};
+
+template <class P>
+concept HasClosedFormFrom = requires(const P& p, double t, const Vec& a, Vec& b) {
+  { p.closed_form_from(t, a, t, a, a, b, b) } -> std::convertible_to<bool>;
 };
 
 template <class P>

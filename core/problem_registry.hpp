@@ -1,7 +1,11 @@
 // Problem registry: turns a templated Problem struct into a named factory of Models with parameter
-// overrides checked by name.
+// overrides checked by name. The registry itself (the list of problems, problem_registry() and
+// make_model()) is defined in experiments/problem_registry.cpp, the one unit that sees the problems and the
+// builders of their capabilities (experiments/problem_capabilities.hpp); core only declares it, as it does
+// formulation_registry() and integrator_registry().
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -9,7 +13,6 @@
 #include <vector>
 
 #include "core/autodiff_model.hpp"
-#include "core/constraint_analysis.hpp"
 #include "core/registry.hpp"
 
 namespace clm {
@@ -28,10 +31,6 @@ struct ProblemEntry {
   // use_analytic = false forces autodiff even where the problem has analytic overrides.
   std::function<std::shared_ptr<const Model>(const std::map<std::string, double>& overrides, bool use_analytic)>
       make;
-  // Constraint analysis (rank, DOF, integrability, accessibility; core/constraint_analysis.hpp) at q, the
-  // default q0 when q is empty. Same override rules as make.
-  std::function<ConstraintAnalysis(const std::map<std::string, double>& overrides, const std::optional<Vec>& q)>
-      analyze;
 };
 
 Registry<ProblemEntry>& problem_registry();
@@ -41,15 +40,17 @@ std::shared_ptr<const Model> make_model(const std::string& problem,
                                         const std::map<std::string, double>& overrides = {},
                                         bool use_analytic = true);
 
-template <Problem P>
-ProblemEntry problem_entry() {
+// attach(Model&, const P&) fills in the model's capabilities (core/model.hpp) before it is shared.
+template <Problem P, class Attach>
+ProblemEntry problem_entry(Attach attach) {
   ProblemEntry e;
   e.name = P::kName;
   e.description = P::kDescription;
   const P defaults{};
   for (const auto& spec : P::kParameters)
     e.parameters.push_back({std::string(spec.name), defaults.*(spec.member), std::string(spec.description)});
-  e.make = [](const std::map<std::string, double>& overrides, bool use_analytic) -> std::shared_ptr<const Model> {
+  e.make = [attach](const std::map<std::string, double>& overrides,
+                    bool use_analytic) -> std::shared_ptr<const Model> {
     P p{};
     for (const auto& [key, value] : overrides) {
       bool found = false;
@@ -65,11 +66,9 @@ ProblemEntry problem_entry() {
         throw InputError("unknown parameter '" + key + "' for problem " + P::kName + " (known: " + known + ")");
       }
     }
-    return std::make_shared<AutoDiffModel<P>>(std::move(p), use_analytic);
-  };
-  e.analyze = [make = e.make](const std::map<std::string, double>& overrides, const std::optional<Vec>& q) {
-    const auto model = make(overrides, false);
-    return analyze_constraints(static_cast<const AutoDiffModel<P>&>(*model).problem(), q);
+    auto model = std::make_shared<AutoDiffModel<P>>(std::move(p), use_analytic);
+    attach(*model, model->problem());
+    return model;
   };
   return e;
 }

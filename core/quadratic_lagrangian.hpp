@@ -4,10 +4,10 @@
 //   L(q, w) = 1/2 w^T G(q) w - V(q),   c = Gdot w - 1/2 d/dq(w^T G w) + dV/dq,   Gdot = dG/dq [qd],
 //
 // with G(q) a k x k matrix function of the n coordinates q, w the k velocities of the quadratic form and
-// qd the motion of q (seed 000, eq. 2.1: for G = M, w = qd this is the seed's B + G). It serves the
+// qd the motion of q ([seed-000, eq. 2.1]: for G = M, w = qd this is the seed's B + G). It serves the
 // modified Lagrangians of the suite:
-//   - the Fernandez-Bloch restricted Lagrangian (G = M~, w = qd; core/restricted_lagrangian.hpp),
-//   - the substituted Lagrangian of seed 002 (G = S^T M S, w = qd_I, qd = S w; core/substitution.hpp).
+//   - the Fernandez-Bloch restricted Lagrangian (G = M~, w = qd; formulations/restricted_lagrangian.hpp),
+//   - the substituted Lagrangian of [seed-002] (G = S^T M S, w = qd_I, qd = S w; formulations/substitution.hpp).
 // AutoDiffModel's own M and c (the hot path of every formulation) keep the same two passes fused with its
 // workspace: routed through this class they measured 53 -> 75 ns for the sleigh's model terms and
 // 196 -> 230 ns for the slider-crank's (same machine, same build), a cost not worth one shared loop.

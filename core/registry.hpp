@@ -1,5 +1,5 @@
 // Name -> factory tables for problems, formulations and integrators. Registry names are a stable
-// contract (DESIGN.md section 3): configs, tests and users rely on them.
+// contract (docs/design.md section 3): configs, tests and users rely on them.
 #pragma once
 
 #include <functional>

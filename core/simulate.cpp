@@ -38,7 +38,8 @@ class OutputGrid {
 }  // namespace
 
 SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0, const SimulationSettings& sim,
-                          const IntegratorSettings& settings_in, const SampleCallback& sample) {
+                          const IntegratorSettings& settings_in, const SampleCallback& sample,
+                          const ProgressCallback& progress) {
   SimulationResult result;
   const auto wall_start = std::chrono::steady_clock::now();
   IntegratorSettings settings = settings_in;
@@ -88,14 +89,15 @@ SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0,
     return false;
   };
 
+  long attempts = 0;
   try {
     if (diverged(y0, sim.t0)) {
       result.message = "initial " + result.message;
     } else {
       integrator.initialize(sys, sim.t0, y0, settings);
       emit(sim.t0, y0);
-      long attempts = 0;
       while (integrator.time() < sim.t_end - eps_t) {
+        if (progress && attempts % kProgressEvery == 0) progress({sim.t0, t_now, sim.t_end, attempts, false});
         if (++attempts > sim.max_steps) {
           result.status = "failed";
           result.message =
@@ -145,6 +147,8 @@ SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0,
     }
   } catch (const InputError&) {
     throw;
+  } catch (const AbortRun&) {
+    throw;
   } catch (const NumericalFailure& e) {
     result.status = "failed";
     result.message = at_time(e.what(), t_now);
@@ -153,6 +157,7 @@ SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0,
     result.message = at_time(std::string("unexpected error: ") + e.what(), t_now);
   }
   result.t_reached = t_now;
+  if (progress) progress({sim.t0, t_now, sim.t_end, std::min(attempts, sim.max_steps), true});
   result.stats = integrator.statistics();
   result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

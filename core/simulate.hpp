@@ -16,9 +16,10 @@
 // except InputError) from the system or the integrator, on step-size underflow (a rejected step leaving
 // the next one below dt_min * max(1, |t|), or an accepted step that does not advance time) and when more
 // than max_steps steps (accepted + rejected) are attempted. InputError (bad settings: fixed dt <= 0,
-// t_end < t0, wrong y0 size, bad tolerances) propagates to the caller.
+// t_end < t0, wrong y0 size, bad tolerances) and AbortRun (from the sample callback) propagate to the caller.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -31,7 +32,10 @@ struct SimulationSettings {
   double t_end = 1;
   double output_every = 0.01;          // <= 0: a sample after every accepted step
   double divergence_threshold = 1e12;  // |y|_inf above this: status "diverged"
-  long max_steps = 200'000'000;
+  // Attempted steps (accepted + rejected) before the run ends "failed" naming the limit: a run that needs
+  // more is almost always stiff under an explicit method or mis-configured (penalty + dopri5 at N = 1e8
+  // took 178 million steps); raise it (run.max_steps) for a deliberate very long run.
+  long max_steps = 50'000'000;
 };
 
 struct SimulationResult {
@@ -46,7 +50,20 @@ struct SimulationResult {
 
 using SampleCallback = std::function<void(double t, const Vec& y)>;
 
+// Where a run is, for a progress display: called every kProgressEvery attempted steps and once at the end
+// (finished = true). The callback decides how often to show anything (experiments/progress_line.hpp);
+// it must not throw except AbortRun.
+struct SimulationProgress {
+  double t0 = 0, t = 0, t_end = 0;  // start, reached, target time
+  long steps = 0;                   // attempted steps so far (accepted + rejected)
+  bool finished = false;
+  double fraction() const { return t_end > t0 ? std::clamp((t - t0) / (t_end - t0), 0.0, 1.0) : 1.0; }
+};
+using ProgressCallback = std::function<void(const SimulationProgress&)>;
+constexpr long kProgressEvery = 64;
+
 SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0, const SimulationSettings& sim,
-                          const IntegratorSettings& settings, const SampleCallback& sample);
+                          const IntegratorSettings& settings, const SampleCallback& sample,
+                          const ProgressCallback& progress = {});
 
 }  // namespace clm

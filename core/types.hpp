@@ -28,4 +28,10 @@ struct NumericalFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by whoever consumes a run's samples when the run must stop and the error reach the caller
+// unchanged (the results file cannot be written): simulate() does not turn it into a run status.
+struct AbortRun : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace clm

@@ -1,18 +1,15 @@
-// `clmbench analyze`: parses the flags, looks the problem up in the registry and prints its analysis.
-#include "experiments/analyze_command.hpp"
-
-#include <boost/program_options.hpp>
-#include <cctype>
+// `clmbench analyze --problem P [--param name=value ...] [--q0 a,b,c]`: the constraint analysis of
+// experiments/constraint_analysis.hpp (n, m, rank A(q), DOF, integrability, accessibility), human-readable.
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "core/problem_registry.hpp"
+#include "experiments/command.hpp"
+#include "experiments/constraint_analysis.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
-
-namespace po = boost::program_options;
 
 namespace {
 
@@ -25,25 +22,6 @@ po::options_description analyze_options() {
       ("help,h", "this help");
   return o;
 }
-
-// "--q0 -0.1,0,0": Boost would read the value as an option; glue it to its flag ("--q0=-0.1,0,0").
-std::vector<std::string> glue_negative_q0(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& next = i + 1 < args.size() ? args[i + 1] : std::string();
-    const bool negative = next.size() > 1 && next[0] == '-' &&
-                          (std::isdigit(static_cast<unsigned char>(next[1])) || next[1] == '.');
-    if (args[i] == "--q0" && negative) {
-      out.push_back("--q0=" + next);
-      ++i;
-    } else {
-      out.push_back(args[i]);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string analyze_help() {
   std::ostringstream s;
@@ -61,30 +39,20 @@ std::string analyze_help() {
   return s.str();
 }
 
-int analyze_command(const std::vector<std::string>& raw_args, std::ostream& out) {
+int analyze(const CommandInvocation& call) {
   const po::options_description options = analyze_options();
-  po::variables_map vm;
-  try {
-    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(glue_negative_q0(raw_args)).options(options).style(style).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(std::string(e.what()) + " (see clmbench analyze --help)");
-  }
+  const po::variables_map vm = parse_command_line(call.args, options, "analyze");
   if (vm.count("help")) {
-    out << analyze_help();
-    return 0;
+    call.out << analyze_help();
+    return kExitOk;
   }
   if (!vm.count("problem")) throw InputError("analyze needs --problem P (see clmbench analyze --help)");
-  const ProblemEntry& entry = problem_registry().get(vm["problem"].as<std::string>());
+  const std::string problem = vm["problem"].as<std::string>();
+  problem_registry().get(problem);  // an unknown name is reported before the parameters are read
   std::map<std::string, double> overrides;
-  if (vm.count("param")) {
-    for (const auto& p : vm["param"].as<std::vector<std::string>>()) {
-      const auto eq = p.find('=');
-      const std::string name = eq == std::string::npos ? std::string() : trim(p.substr(0, eq));
-      if (name.empty()) throw InputError("malformed --param '" + p + "' (expected name=value, e.g. --param m=2)");
-      overrides[name] = parse_number(p.substr(eq + 1), "--param " + name);
-    }
+  for (const auto& p : strings_of(vm, "param")) {
+    const auto [name, value] = split_param(p);
+    overrides[name] = parse_number(value, "--param " + name);
   }
   std::optional<Vec> q;
   if (vm.count("q0")) {
@@ -92,8 +60,17 @@ int analyze_command(const std::vector<std::string>& raw_args, std::ostream& out)
     q = Vec(static_cast<Eigen::Index>(values.size()));
     for (size_t i = 0; i < values.size(); ++i) (*q)[static_cast<Eigen::Index>(i)] = values[i];
   }
-  out << format_constraint_analysis(entry.analyze(overrides, q));
-  return 0;
+  call.out << format_constraint_analysis(analyze_problem(problem, overrides, q));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command analyze_command() {
+  return {"analyze",
+          "n, m, rank of A(q), DOF, integrability of the constraints (Frobenius: Lie brackets of ker A)\n"
+          "and the dimension reached by iterated brackets (accessibility) at a configuration q",
+          analyze_help, analyze};
 }
 
 }  // namespace clm

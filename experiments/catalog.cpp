@@ -25,7 +25,7 @@ std::string pad(const std::string& s, size_t w) { return s + std::string(w > s.s
 
 std::string format_catalog(const std::string& what) {
   if (!what.empty() && what != "problems" && what != "formulations" && what != "integrators") {
-    throw InputError("unknown list '" + what + "' (expected problems, formulations or integrators)");
+    throw InputError("unknown list '" + echo_value(what) + "' (expected problems, formulations or integrators)");
   }
   std::ostringstream out;
   if (what.empty() || what == "problems") {

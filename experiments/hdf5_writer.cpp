@@ -1,7 +1,12 @@
+// The results file through the HDF5 C API: every call's return value is checked, and every object is
+// closed explicitly, in order, with its error checked, before the file is closed. (The C++ API closes
+// objects in destructors that swallow errors: a failed chunk flush then went unnoticed and a file with
+// zeros in place of data was renamed into place.)
 #include "experiments/hdf5_writer.hpp"
 
-#include <H5Cpp.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,14 +15,282 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <iostream>
+#include <type_traits>
+#include <variant>
 
 #include "core/version.hpp"
+#include "experiments/run_options.hpp"
 
 namespace clm {
 
 namespace {
 
 namespace fs = std::filesystem;
+
+// An HDF5 call failed; the writer turns it into one OutputError line naming the output file.
+struct H5Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The most telling message on HDF5's error stack (the system error of a failed write when there is one).
+std::string hdf5_error_detail() {
+  std::vector<std::string> messages;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e && e->desc) static_cast<std::vector<std::string>*>(data)->push_back(e->desc);
+        return 0;
+      },
+      &messages);
+  H5Eclear2(H5E_DEFAULT);
+  for (const auto& m : messages) {
+    // "... errno = 28, error message = 'No space left on device', ..." -> the system's words.
+    const auto at = m.find("error message = '");
+    if (at != std::string::npos) {
+      const auto from = at + 17, to = m.find('\'', from);
+      return m.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    }
+    if (m.find("errno") != std::string::npos) return m;
+  }
+  return messages.empty() ? std::string() : messages.back();
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  const std::string detail = hdf5_error_detail();
+  throw H5Failure(detail.empty() ? what : what + " (" + detail + ")");
+}
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) fail(what);
+}
+
+// An HDF5 identifier, closed exactly once: by close(), which checks, or silently by the destructor (only
+// on error paths, where the file is abandoned anyway).
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*closer)(hid_t), std::string what) : id_(id), closer_(closer), what_(std::move(what)) {
+    if (id_ < 0) fail("cannot create " + what_);
+  }
+  Handle(Handle&& o) noexcept : id_(o.id_), closer_(o.closer_), what_(std::move(o.what_)) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      abandon();
+      id_ = o.id_;
+      closer_ = o.closer_;
+      what_ = std::move(o.what_);
+      o.id_ = -1;
+    }
+    return *this;
+  }
+  ~Handle() { abandon(); }
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+  void close() {
+    if (id_ < 0) return;
+    const hid_t id = id_;
+    id_ = -1;
+    check(closer_(id), "cannot close " + what_);
+  }
+
+ private:
+  void abandon() {
+    if (id_ >= 0) closer_(id_);
+    id_ = -1;
+  }
+  hid_t id_ = -1;
+  herr_t (*closer_)(hid_t) = nullptr;
+  std::string what_;
+};
+
+Handle string_type() {
+  Handle t(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  check(H5Tset_size(t.get(), H5T_VARIABLE), "cannot set the string type's size");
+  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "cannot set the string type's character set");
+  return t;
+}
+
+// Groups and datasets are created without modification times, so two identical runs give identical
+// object headers (reproducibility; created_utc and wall_time_s are the only intended differences).
+Handle make_group(hid_t parent, const std::string& name) {
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "group property list");
+  check(H5Pset_obj_track_times(gcpl.get(), 0), "cannot set group properties");
+  Handle g(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "group '" + name + "'");
+  gcpl.close();
+  return g;
+}
+
+void write_attribute(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data) {
+  Handle a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+  if (data) check(H5Awrite(a.get(), type, data), "cannot write attribute '" + name + "'");
+  a.close();
+}
+
+void set_attr(hid_t obj, const std::string& name, const std::string& value) {
+  Handle type = string_type();
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  const char* p = value.c_str();
+  write_attribute(obj, name, type.get(), space.get(), &p);
+  space.close();
+  type.close();
+}
+void set_attr(hid_t obj, const std::string& name, double value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  write_attribute(obj, name, H5T_NATIVE_DOUBLE, space.get(), &value);
+  space.close();
+}
+void set_attr(hid_t obj, const std::string& name, long value) {
+  const int64_t v = value;
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  write_attribute(obj, name, H5T_NATIVE_INT64, space.get(), &v);
+  space.close();
+}
+void set_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) {
+  Handle type = string_type();
+  const hsize_t dims[1] = {values.size()};
+  Handle space(values.empty() ? H5Screate(H5S_NULL) : H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  write_attribute(obj, name, type.get(), space.get(), values.empty() ? nullptr : ptrs.data());
+  space.close();
+  type.close();
+}
+void set_attr(hid_t obj, const std::string& name, const double* values, size_t count) {
+  const hsize_t dims[1] = {count};
+  Handle space(count ? H5Screate_simple(1, dims, nullptr) : H5Screate(H5S_NULL), H5Sclose, "dataspace");
+  write_attribute(obj, name, H5T_NATIVE_DOUBLE, space.get(), count ? values : nullptr);
+  space.close();
+}
+
+// Rows of a chunk: about 64 KiB of data per chunk (whole rows), at least one row.
+hsize_t chunk_rows(hsize_t row_elements, size_t element_size) {
+  return std::max<hsize_t>(1, (64 * 1024) / (std::max<hsize_t>(row_elements, 1) * element_size));
+}
+
+// A fixed-size dataset written at once: chunked (whole rows, about 64 KiB per chunk), shuffled and
+// deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty.
+void write_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
+                   const void* data) {
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+  check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
+  const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
+  if (!empty) {
+    hsize_t row = 1;
+    for (size_t i = 1; i < dims.size(); ++i) row *= dims[i];
+    std::vector<hsize_t> chunk(dims);
+    chunk[0] = std::min(chunk_rows(row, H5Tget_size(type)), dims[0]);
+    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "cannot chunk '" + name + "'");
+    check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name + "'");
+    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name + "'");
+  }
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, "dataspace");
+  Handle ds(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,
+            "dataset '" + name + "'");
+  if (!empty) check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '" + name + "'");
+  ds.close();  // flushes the chunks: a failed write surfaces here
+  space.close();
+  dcpl.close();
+}
+
+void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data) {
+  write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data());
+}
+void write_longs(hid_t parent, const std::string& name, const std::vector<long>& values) {
+  const std::vector<int64_t> data(values.begin(), values.end());
+  write_dataset(parent, name, H5T_NATIVE_INT64, {data.size()}, data.data());
+}
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  Handle type = string_type();
+  write_dataset(parent, name, type.get(), {values.size()}, ptrs.data());
+  type.close();
+}
+
+// A dataset of rows of `cols` doubles (cols = 0: one number per row) that grows as rows are appended;
+// rows are buffered one chunk at a time, so its memory is fixed.
+class AppendableDataset {
+ public:
+  AppendableDataset(hid_t parent, std::string name, hsize_t cols, bool matrix)
+      : parent_(parent), name_(std::move(name)), cols_(cols), matrix_(matrix) {
+    block_rows_ = chunk_rows(cols_, sizeof(double));
+    if (matrix_ && cols_ == 0) return;  // a K x 0 dataset cannot be chunked: written contiguous at close()
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+    check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
+    const hsize_t chunk[2] = {block_rows_, cols_};
+    check(H5Pset_chunk(dcpl.get(), rank(), chunk), "cannot chunk '" + name_ + "'");
+    check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name_ + "'");
+    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name_ + "'");
+    const hsize_t dims[2] = {0, cols_}, max_dims[2] = {H5S_UNLIMITED, cols_};
+    Handle space(H5Screate_simple(rank(), dims, max_dims), H5Sclose, "dataspace");
+    // Whole chunks are written at once, so HDF5's chunk cache (1 MiB per open dataset by default) would
+    // only hold copies: without it the memory of a run is the block buffers alone.
+    Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "dataset access property list");
+    check(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "cannot set the chunk cache of '" + name_ + "'");
+    ds_ = Handle(H5Dcreate2(parent_, name_.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(),
+                            dapl.get()),
+                 H5Dclose, "dataset '" + name_ + "'");
+    dapl.close();
+    space.close();
+    dcpl.close();
+    buffer_.reserve(block_rows_ * std::max<hsize_t>(cols_, 1));
+  }
+
+  void push(const double* row) {
+    if (matrix_ && cols_ == 0) {
+      ++rows_;
+      return;
+    }
+    buffer_.insert(buffer_.end(), row, row + std::max<hsize_t>(cols_, 1));
+    ++buffered_;
+    if (buffered_ == block_rows_) flush();
+  }
+
+  // Attributes of the dataset (names and units of its columns), written at close().
+  std::vector<std::pair<std::string, std::vector<std::string>>> labels;
+
+  void close() {
+    if (matrix_ && cols_ == 0) {
+      write_dataset(parent_, name_, H5T_NATIVE_DOUBLE, {rows_, 0}, nullptr);
+      return;
+    }
+    flush();
+    for (const auto& [name, values] : labels) {
+      if (!matrix_ && values.size() == 1) set_attr(ds_.get(), name, values.front());  // a 1-D dataset: one string
+      else set_attr(ds_.get(), name, values);
+    }
+    ds_.close();
+  }
+
+ private:
+  int rank() const { return matrix_ ? 2 : 1; }
+  void flush() {
+    if (buffered_ == 0) return;
+    const hsize_t dims[2] = {rows_ + buffered_, cols_};
+    check(H5Dset_extent(ds_.get(), dims), "cannot extend dataset '" + name_ + "'");
+    Handle file_space(H5Dget_space(ds_.get()), H5Sclose, "dataspace");
+    const hsize_t start[2] = {rows_, 0}, count[2] = {buffered_, cols_};
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+          "cannot select rows of '" + name_ + "'");
+    Handle memory_space(H5Screate_simple(rank(), count, nullptr), H5Sclose, "dataspace");
+    check(H5Dwrite(ds_.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, buffer_.data()),
+          "cannot write dataset '" + name_ + "'");
+    memory_space.close();
+    file_space.close();
+    rows_ += buffered_;
+    buffered_ = 0;
+    buffer_.clear();
+  }
+
+  hid_t parent_;
+  std::string name_;
+  hsize_t cols_;
+  bool matrix_;
+  hsize_t block_rows_ = 1, rows_ = 0, buffered_ = 0;
+  std::vector<double> buffer_;
+  Handle ds_;
+};
 
 // The temporary file is removed when the process is interrupted (signal handlers may only use
 // async-signal-safe calls, hence a fixed buffer and unlink).
@@ -38,95 +311,185 @@ void remove_cleanup() {
   g_temp_path[0] = 0;
 }
 
-const H5::StrType& string_type() {
-  static const H5::StrType type = [] {
-    H5::StrType t(H5::PredType::C_S1, H5T_VARIABLE);
-    t.setCset(H5T_CSET_UTF8);
-    return t;
-  }();
-  return type;
-}
-
-// Groups and datasets are created without modification times, so two identical runs give identical
-// object headers (reproducibility; created_utc and wall_time_s are the only intended differences).
-H5::Group make_group(const H5::H5Location& parent, const std::string& name) {
-  hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-  H5Pset_obj_track_times(gcpl, 0);
-  hid_t id = H5Gcreate2(parent.getId(), name.c_str(), H5P_DEFAULT, gcpl, H5P_DEFAULT);
-  H5Pclose(gcpl);
-  if (id < 0) throw OutputError("cannot create HDF5 group '" + name + "'");
-  H5::Group group(id);  // takes its own reference
-  H5Gclose(id);
-  return group;
-}
-
-void set_attr(H5::H5Object& obj, const std::string& name, const std::string& value) {
-  H5::Attribute a = obj.createAttribute(name, string_type(), H5::DataSpace(H5S_SCALAR));
-  a.write(string_type(), value);
-}
-void set_attr(H5::H5Object& obj, const std::string& name, double value) {
-  H5::Attribute a = obj.createAttribute(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(H5S_SCALAR));
-  a.write(H5::PredType::NATIVE_DOUBLE, &value);
-}
-void set_attr(H5::H5Object& obj, const std::string& name, long value) {
-  const int64_t v = value;
-  H5::Attribute a = obj.createAttribute(name, H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR));
-  a.write(H5::PredType::NATIVE_INT64, &v);
-}
-void set_attr(H5::H5Object& obj, const std::string& name, const Vec& value) {
-  const hsize_t dims[1] = {static_cast<hsize_t>(value.size())};
-  H5::DataSpace space = dims[0] ? H5::DataSpace(1, dims) : H5::DataSpace(H5S_NULL);
-  H5::Attribute a = obj.createAttribute(name, H5::PredType::NATIVE_DOUBLE, space);
-  if (dims[0]) a.write(H5::PredType::NATIVE_DOUBLE, value.data());
-}
-
-// Chunked (whole rows, about 64 KiB per chunk), shuffled and deflated; a dataset with a zero dimension
-// cannot be chunked and is written contiguous and empty.
-H5::DSetCreatPropList dataset_properties(const std::vector<hsize_t>& dims, size_t element_size) {
-  H5::DSetCreatPropList p;
-  H5Pset_obj_track_times(p.getId(), 0);
-  const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
-  if (!empty) {
-    hsize_t row = 1;
-    for (size_t i = 1; i < dims.size(); ++i) row *= dims[i];
-    std::vector<hsize_t> chunk(dims);
-    chunk[0] = std::clamp<hsize_t>((64 * 1024) / (row * element_size), 1, dims[0]);
-    p.setChunk(static_cast<int>(chunk.size()), chunk.data());
-    p.setShuffle();
-    p.setDeflate(6);
+// Removes "<name>.tmp-<pid>" files beside `out` whose process no longer exists (a kill -9 leaves them).
+void remove_stale_temporaries(const fs::path& out) {
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const std::string prefix = out.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 9)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    std::error_code rm;
+    if (entry.is_regular_file(rm) && fs::remove(entry.path(), rm))
+      std::cerr << "clmbench: note: removed stale temporary file '" << entry.path().string() << "' (process " << pid
+                << " no longer exists)\n";
   }
-  return p;
 }
 
-void write_doubles(H5::Group& g, const std::string& name, const std::vector<double>& data, std::vector<hsize_t> dims) {
-  H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::NATIVE_DOUBLE, space, dataset_properties(dims, sizeof(double)));
-  if (!data.empty()) ds.write(data.data(), H5::PredType::NATIVE_DOUBLE);
-}
-
-void write_longs(H5::Group& g, const std::string& name, const std::vector<long>& values) {
-  std::vector<int64_t> data(values.begin(), values.end());
-  std::vector<hsize_t> dims{data.size()};
-  H5::DataSpace space(1, dims.data());
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::NATIVE_INT64, space, dataset_properties(dims, sizeof(int64_t)));
-  if (!data.empty()) ds.write(data.data(), H5::PredType::NATIVE_INT64);
-}
-
-void write_strings(H5::Group& g, const std::string& name, const std::vector<std::string>& values) {
-  std::vector<const char*> ptrs;
-  for (const auto& v : values) ptrs.push_back(v.c_str());
-  std::vector<hsize_t> dims{values.size()};
-  H5::DataSpace space(1, dims.data());
-  H5::DataSet ds = g.createDataSet(name, string_type(), space, dataset_properties(dims, sizeof(char*)));
-  if (!ptrs.empty()) ds.write(ptrs.data(), string_type());
-}
-
-std::string describe(const H5::Exception& e) {
-  std::string detail = e.getDetailMsg();
-  return detail.empty() ? e.getFuncName() : detail;
+void fsync_path(const std::string& path, int flags, const std::string& what) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) throw H5Failure("cannot open " + what + " to sync it: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw H5Failure("cannot sync " + what + ": " + std::strerror(err));
 }
 
 }  // namespace
+
+// The open file, its /runs group and the run being streamed.
+struct ResultsWriter::State : RunObserver {
+  Handle file, runs;
+  bool broken = false;  // an error happened: nothing more is written
+  struct SummaryRow {
+    std::string run_id, problem, formulation, integrator, status, reference;
+    double dt, N, t_end;
+    RunSummary s;
+    long samples, steps, rhs_evals;
+    double wall_time_s;
+  };
+  std::vector<SummaryRow> rows;
+
+  // The run in progress.
+  Handle group, extras_group;
+  std::vector<std::unique_ptr<AppendableDataset>> datasets;  // t, q, qd, lambda, energy, [drift_position], drift_velocity
+  std::vector<std::unique_ptr<AppendableDataset>> extras;
+  bool holonomic = false;
+  ResultsWriter* writer = nullptr;
+
+  void begin(const RunRecord& header) override;
+  void sample(double t, const Observation& obs) override;
+  void finish(const RunRecord& record) override;
+
+  void open_run(const RunRecord& header);
+  void close_run(const RunRecord& record);
+};
+
+template <class F>
+void ResultsWriter::guarded(const std::string& what, F&& body) {
+  if (!state_ || state_->broken) throw OutputError("results file '" + out_path_ + "' is already closed");
+  try {
+    body();
+  } catch (const H5Failure& e) {
+    state_->broken = true;
+    throw OutputError("cannot write output file '" + out_path_ + "': " + what + ": " + e.what());
+  }
+}
+
+void ResultsWriter::State::begin(const RunRecord& header) {
+  writer->guarded("run '" + header.spec.run_id + "'", [&] { open_run(header); });
+}
+
+void ResultsWriter::State::sample(double t, const Observation& obs) {
+  writer->guarded("run samples", [&] {
+    datasets[0]->push(&t);
+    datasets[1]->push(obs.q.data());
+    datasets[2]->push(obs.qd.data());
+    datasets[3]->push(obs.lambda.data());
+    datasets[4]->push(&obs.energy);
+    size_t next = 5;
+    if (holonomic) datasets[next++]->push(&obs.drift_position);
+    datasets[next]->push(&obs.drift_velocity);
+    for (size_t j = 0; j < extras.size(); ++j) extras[j]->push(&obs.extras[j]);
+  });
+}
+
+void ResultsWriter::State::finish(const RunRecord& record) {
+  writer->guarded("run '" + record.spec.run_id + "'", [&] { close_run(record); });
+}
+
+void ResultsWriter::State::open_run(const RunRecord& r) {
+  group = make_group(runs.get(), r.spec.run_id);
+  holonomic = r.holonomic;
+  const hid_t g = group.get();
+  const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
+  datasets.clear();
+  // Units and column names travel with the data (a reader needs no table of the problem's coordinates).
+  std::vector<std::string> qd_units, lambda_names;
+  for (const auto& u : r.coordinate_units) qd_units.push_back(u == "-" ? "1/s" : u + "/s");
+  for (int i = 1; i <= r.m; ++i) lambda_names.push_back("lambda" + std::to_string(i));
+  auto add = [&](const char* name, hsize_t cols, bool matrix,
+                 std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
+    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix));
+    datasets.back()->labels = std::move(labels);
+  };
+  add("t", 0, false, {{"units", {"s"}}});
+  add("q", n, true, {{"columns", r.coordinate_names}, {"units", r.coordinate_units}});
+  add("qd", n, true, {{"columns", r.coordinate_names}, {"units", qd_units}});
+  // Multipliers are generalized forces per unit of constraint (A^T lambda enters M qdd + c = F + A^T lambda).
+  add("lambda", m, true, {{"columns", lambda_names}});
+  add("energy", 0, false, {{"units", {"J"}}});
+  if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q)|, in the constraint's units"}}});
+  add("drift_velocity", 0, false, {{"description", {"|A(q) qd|, in the constraint's units per second"}}});
+  extras_group = make_group(g, "extras");
+  extras.clear();
+  for (const auto& name : r.extra_names)
+    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false));
+}
+
+void ResultsWriter::State::close_run(const RunRecord& r) {
+  const hid_t g = group.get();
+  const RunSpec& s = r.spec;
+  // Every option of the table under its attribute name; the [initial] rows record the consistent data
+  // the run started from (the given data projected, or the problem's defaults).
+  for (const auto& o : run_options()) {
+    if (o.attribute.empty()) continue;
+    if (o.section == "initial") {
+      const Vec& v = o.key == "q0" ? r.q0 : r.qd0;
+      set_attr(g, o.attribute, v.data(), static_cast<size_t>(v.size()));
+      continue;
+    }
+    const auto value = o.attribute_value(s);
+    if (!value) continue;
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::vector<double>>) {
+            set_attr(g, o.attribute, v.data(), v.size());
+          } else {
+            set_attr(g, o.attribute, v);
+          }
+        },
+        *value);
+  }
+  set_attr(g, "status", r.status);
+  set_attr(g, "message", r.message);
+  for (const auto& [name, value] : r.parameters) set_attr(g, "param." + name, value);
+  set_attr(g, "initial_source", r.initial_source);
+  {
+    std::string warnings;
+    for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+    set_attr(g, "warnings", warnings);
+  }
+  set_attr(g, "initial_projection_dq", r.projection.position_distance);
+  set_attr(g, "initial_projection_dqd", r.projection.velocity_distance);
+  // n_coordinates / n_constraints, not n / m: "m" is also a common parameter (a mass), param.m.
+  set_attr(g, "n_coordinates", static_cast<long>(r.n));
+  set_attr(g, "n_constraints", static_cast<long>(r.m));
+  set_attr(g, "holonomic", static_cast<long>(r.holonomic));
+  set_attr(g, "steps", r.stats.steps);
+  set_attr(g, "rejected_steps", r.stats.rejected_steps);
+  set_attr(g, "rhs_evals", r.stats.rhs_evals);
+  set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
+  set_attr(g, "newton_iterations", r.stats.newton_iterations);
+  set_attr(g, "stiffness_detected_at", r.stats.stiffness_detected_at);
+  set_attr(g, "t_reached", r.t_reached);
+  set_attr(g, "wall_time_s", r.wall_time_s);
+  for (auto& d : datasets) d->close();
+  for (auto& d : extras) d->close();
+  datasets.clear();
+  extras.clear();
+  extras_group.close();
+  group.close();
+  rows.push_back({s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
+                  s.t_end, r.summary, static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals,
+                  r.wall_time_s});
+}
 
 std::string utc_timestamp() {
   const std::time_t now = std::time(nullptr);
@@ -137,118 +500,110 @@ std::string utc_timestamp() {
   return buf;
 }
 
-ResultsWriter::ResultsWriter(std::string out_path) : out_path_(std::move(out_path)) {
-  H5::Exception::dontPrint();
-  const fs::path out(out_path_);
+void check_output_path(const std::string& out_path, const std::vector<std::string>& inputs) {
+  if (out_path.empty()) throw OutputError("empty output file name (run.out / --out)");
+  if (out_path.back() == '/') throw OutputError("output path '" + out_path + "' names a directory, not a file");
   std::error_code ec;
-  if (fs::is_directory(out, ec)) throw OutputError("output path '" + out_path_ + "' is a directory");
-  const fs::path parent = out.parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw OutputError("cannot write output file '" + out_path_ + "': cannot create directory '" + parent.string() +
-                        "': " + ec.message());
+  const fs::path out(out_path);
+  const auto status = fs::status(out, ec);
+  if (fs::exists(status)) {
+    if (fs::is_directory(status)) throw OutputError("output path '" + out_path + "' is a directory");
+    if (!fs::is_regular_file(status))
+      throw OutputError("output path '" + out_path + "' exists and is not a regular file (a device, FIFO or socket)");
+    for (const auto& in : inputs) {
+      std::error_code e2;
+      if (!in.empty() && fs::equivalent(out, fs::path(in), e2))
+        throw OutputError("output path '" + out_path + "' is the input file '" + in + "'; choose another --out");
     }
   }
+}
+
+ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs)
+    : out_path_(std::move(out_path)) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
+  check_output_path(out_path_, inputs);
+  const fs::path out(out_path_);
+  std::error_code ec;
+  // Create missing parents one by one, remembering them so that a failure leaves no empty directory.
+  std::vector<fs::path> missing;
+  for (fs::path p = out.parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) missing.push_back(p);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (!fs::create_directory(*it, ec) && ec) {
+      for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
+      throw OutputError("cannot write output file '" + out_path_ + "': cannot create directory '" + it->string() +
+                        "': " + ec.message());
+    }
+    created_dirs_.push_back(it->string());
+  }
+  remove_stale_temporaries(out);
   temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid());
   // Plain open() first: its errno says why a path is unwritable, which HDF5's error stack does not.
   const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw OutputError("cannot write output file '" + out_path_ + "': " + std::strerror(errno));
+  if (fd < 0) {
+    const std::string why = std::strerror(errno);
+    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
+    throw OutputError("cannot write output file '" + out_path_ + "': " + why);
+  }
   ::close(fd);
   install_cleanup(temp_path_);
+  state_ = std::make_unique<State>();
+  state_->writer = this;
   try {
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-    H5Pset_obj_track_times(fcpl, 0);
-    H5::FileCreatPropList create(fcpl);
-    H5Pclose(fcpl);
-    file_ = new H5::H5File(temp_path_, H5F_ACC_TRUNC, create);
-    make_group(*file_, "runs");
-  } catch (const H5::Exception& e) {
-    delete file_;
-    file_ = nullptr;
+    Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "file creation property list");
+    check(H5Pset_obj_track_times(fcpl.get(), 0), "cannot set file properties");
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access property list");
+    // Closing the file closes whatever is still open, so that a failed run cannot leave objects behind.
+    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "cannot set file properties");
+    state_->file = Handle(H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose,
+                          "file '" + temp_path_ + "'");
+    fapl.close();
+    fcpl.close();
+    state_->runs = make_group(state_->file.get(), "runs");
+  } catch (const H5Failure& e) {
+    state_.reset();
     ::unlink(temp_path_.c_str());
     remove_cleanup();
-    throw OutputError("cannot write output file '" + out_path_ + "': " + describe(e));
+    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
+    throw OutputError("cannot write output file '" + out_path_ + "': " + e.what());
   }
 }
 
 ResultsWriter::~ResultsWriter() {
-  if (file_) {
-    try {
-      file_->close();
-    } catch (...) {
-    }
-    delete file_;
-    file_ = nullptr;
+  state_.reset();  // closes (silently) whatever is open, the file last
+  if (!committed_) {
+    ::unlink(temp_path_.c_str());
+    std::error_code ec;
+    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);  // only if empty
   }
-  if (!committed_) ::unlink(temp_path_.c_str());
   remove_cleanup();
 }
 
-void ResultsWriter::write_run(const RunRecord& r) {
-  if (!file_) throw OutputError("results file '" + out_path_ + "' is already closed");
-  try {
-    H5::Group runs = file_->openGroup("runs");
-    H5::Group g = make_group(runs, r.spec.run_id);
-    const RunSpec& s = r.spec;
-    set_attr(g, "problem", s.problem);
-    set_attr(g, "formulation", s.formulation);
-    set_attr(g, "integrator", s.integrator);
-    set_attr(g, "status", r.status);
-    set_attr(g, "message", r.message);
-    for (const auto& [name, value] : r.parameters) set_attr(g, "param." + name, value);
-    set_attr(g, "formulation.N", s.options.N);
-    set_attr(g, "formulation.baumgarte_alpha", s.options.baumgarte_alpha);
-    set_attr(g, "formulation.baumgarte_beta", s.options.baumgarte_beta);
-    set_attr(g, "formulation.k", s.options.k);
-    set_attr(g, "formulation.repartition_threshold", s.options.repartition_threshold);
-    set_attr(g, "formulation.added_mass_form", s.options.added_mass_form);
-    if (!s.options.lambda0.empty())
-      set_attr(g, "formulation.lambda0", Vec(Eigen::Map<const Vec>(s.options.lambda0.data(), Eigen::Index(s.options.lambda0.size()))));
-    set_attr(g, "t_end", s.t_end);
-    set_attr(g, "dt", s.dt);
-    set_attr(g, "rtol", s.rtol);
-    set_attr(g, "atol", s.atol);
-    set_attr(g, "output_every", s.output_every);
-    set_attr(g, "divergence_threshold", s.divergence_threshold);
-    set_attr(g, "strict_initial", static_cast<long>(s.strict_initial));
-    set_attr(g, "q0", r.q0);
-    set_attr(g, "qd0", r.qd0);
-    set_attr(g, "initial_source", r.initial_source);
-    set_attr(g, "initial_projection_dq", r.projection.position_distance);
-    set_attr(g, "initial_projection_dqd", r.projection.velocity_distance);
-    set_attr(g, "n", static_cast<long>(r.n));
-    set_attr(g, "m", static_cast<long>(r.m));
-    set_attr(g, "holonomic", static_cast<long>(r.holonomic));
-    set_attr(g, "steps", r.stats.steps);
-    set_attr(g, "rejected_steps", r.stats.rejected_steps);
-    set_attr(g, "rhs_evals", r.stats.rhs_evals);
-    set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
-    set_attr(g, "newton_iterations", r.stats.newton_iterations);
-    set_attr(g, "t_reached", r.t_reached);
-    set_attr(g, "wall_time_s", r.wall_time_s);
+RunObserver& ResultsWriter::run_observer() {
+  if (!state_ || state_->broken) throw OutputError("results file '" + out_path_ + "' is already closed");
+  return *state_;
+}
 
-    const hsize_t K = r.samples(), n = r.n, m = r.m;
-    write_doubles(g, "t", r.t, {K});
-    write_doubles(g, "q", r.q, {K, n});
-    write_doubles(g, "qd", r.qd, {K, n});
-    write_doubles(g, "lambda", r.lambda, {K, m});
-    write_doubles(g, "energy", r.energy, {K});
-    if (r.holonomic) write_doubles(g, "drift_position", r.drift_position, {K});
-    write_doubles(g, "drift_velocity", r.drift_velocity, {K});
-    H5::Group extras = make_group(g, "extras");
-    for (size_t j = 0; j < r.extra_names.size(); ++j) write_doubles(extras, r.extra_names[j], r.extras[j], {K});
-  } catch (const H5::Exception& e) {
-    throw OutputError("cannot write run '" + r.spec.run_id + "' to '" + temp_path_ + "': " + describe(e));
+void ResultsWriter::write_run(const RunRecord& r) {
+  RunObserver& o = run_observer();
+  o.begin(r);
+  Observation obs;
+  const size_t n = static_cast<size_t>(r.n), m = static_cast<size_t>(r.m);
+  for (size_t k = 0; k < r.samples(); ++k) {
+    obs.q = Eigen::Map<const Vec>(&r.q[k * n], r.n);
+    obs.qd = Eigen::Map<const Vec>(&r.qd[k * n], r.n);
+    obs.lambda = Eigen::Map<const Vec>(r.lambda.data() + k * m, r.m);
+    obs.energy = r.energy[k];
+    obs.drift_position = r.holonomic ? r.drift_position[k] : 0.0;
+    obs.drift_velocity = r.drift_velocity[k];
+    obs.extras.resize(r.extras.size());
+    for (size_t j = 0; j < r.extras.size(); ++j) obs.extras[j] = r.extras[j][k];
+    o.sample(r.t[k], obs);
   }
-  rows_.push_back({r.spec.run_id, r.spec.problem, r.spec.formulation, r.spec.integrator, r.status,
-                   r.summary.reference, r.spec.dt, r.spec.options.N, r.spec.t_end, r.summary,
-                   static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals, r.wall_time_s});
+  o.finish(r);
 }
 
 void ResultsWriter::write_group(const ResultGroup& g) {
-  if (!file_) throw OutputError("results file '" + out_path_ + "' is already closed");
-  try {
+  guarded("group '" + g.path + "'", [&] {
     std::string sofar;
     size_t start = 0;
     while (start <= g.path.size()) {
@@ -257,88 +612,80 @@ void ResultsWriter::write_group(const ResultGroup& g) {
       start = slash + 1;
       if (part.empty()) continue;
       sofar += "/" + part;
-      if (!file_->nameExists(sofar)) make_group(*file_, sofar);
+      const htri_t exists = H5Lexists(state_->file.get(), sofar.c_str(), H5P_DEFAULT);
+      if (exists < 0) fail("cannot look up '" + sofar + "'");
+      if (!exists) make_group(state_->file.get(), sofar).close();
     }
-    if (sofar.empty()) throw OutputError("empty group path");
-    H5::Group group = file_->openGroup(sofar);
-    for (const auto& [name, values] : g.numbers) write_doubles(group, name, values, {values.size()});
-    for (const auto& [name, values] : g.integers) write_longs(group, name, values);
-    for (const auto& [name, values] : g.strings) write_strings(group, name, values);
-    for (const auto& [name, value] : g.number_attributes) set_attr(group, name, value);
-    for (const auto& [name, value] : g.text_attributes) set_attr(group, name, value);
-  } catch (const H5::Exception& e) {
-    throw OutputError("cannot write group '" + g.path + "' to '" + temp_path_ + "': " + describe(e));
-  }
+    if (sofar.empty()) throw H5Failure("empty group path");
+    Handle group(H5Gopen2(state_->file.get(), sofar.c_str(), H5P_DEFAULT), H5Gclose, "group '" + sofar + "'");
+    for (const auto& [name, values] : g.numbers) write_doubles(group.get(), name, values);
+    for (const auto& [name, values] : g.integers) write_longs(group.get(), name, values);
+    for (const auto& [name, values] : g.strings) write_strings(group.get(), name, values);
+    for (const auto& [name, value] : g.number_attributes) set_attr(group.get(), name, value);
+    for (const auto& [name, value] : g.text_attributes) set_attr(group.get(), name, value);
+    group.close();
+  });
 }
 
 void ResultsWriter::commit(const Provenance& provenance) {
-  if (!file_) throw OutputError("results file '" + out_path_ + "' is already closed");
-  try {
-    H5::Group summary = make_group(*file_, "summary");
-    std::vector<std::string> ids, problems, formulations, integrators, statuses, references;
-    std::vector<double> dt, N, t_end, fdp, mdp, fdv, mdv, energy, qerr, lerr, err, wall;
-    std::vector<long> samples, steps, rhs;
-    for (const auto& row : rows_) {
-      ids.push_back(row.run_id);
-      problems.push_back(row.problem);
-      formulations.push_back(row.formulation);
-      integrators.push_back(row.integrator);
-      statuses.push_back(row.status);
-      references.push_back(row.reference);
-      dt.push_back(row.dt);
-      N.push_back(row.N);
-      t_end.push_back(row.t_end);
-      fdp.push_back(row.s.final_drift_position);
-      mdp.push_back(row.s.max_drift_position);
-      fdv.push_back(row.s.final_drift_velocity);
-      mdv.push_back(row.s.max_drift_velocity);
-      energy.push_back(row.s.max_rel_energy_error);
-      qerr.push_back(row.s.q_error_vs_reference);
-      lerr.push_back(row.s.lambda_rel_error_vs_reference);
-      err.push_back(row.s.error_vs_reference);
-      wall.push_back(row.wall_time_s);
-      samples.push_back(row.samples);
-      steps.push_back(row.steps);
-      rhs.push_back(row.rhs_evals);
-    }
-    const hsize_t R = rows_.size();
-    write_strings(summary, "run_id", ids);
-    write_strings(summary, "problem", problems);
-    write_strings(summary, "formulation", formulations);
-    write_strings(summary, "integrator", integrators);
-    write_strings(summary, "status", statuses);
-    write_doubles(summary, "dt", dt, {R});
-    write_doubles(summary, "N", N, {R});
-    write_doubles(summary, "t_end", t_end, {R});
-    write_longs(summary, "samples", samples);
-    write_longs(summary, "steps", steps);
-    write_longs(summary, "rhs_evals", rhs);
-    write_doubles(summary, "final_drift_position", fdp, {R});
-    write_doubles(summary, "max_drift_position", mdp, {R});
-    write_doubles(summary, "final_drift_velocity", fdv, {R});
-    write_doubles(summary, "max_drift_velocity", mdv, {R});
-    write_doubles(summary, "max_rel_energy_error", energy, {R});
-    write_doubles(summary, "q_error_vs_reference", qerr, {R});
-    write_doubles(summary, "lambda_rel_error_vs_reference", lerr, {R});
-    write_doubles(summary, "error_vs_reference", err, {R});
-    write_strings(summary, "reference", references);
-    write_doubles(summary, "wall_time_s", wall, {R});
+  guarded("closing", [&] {
+    State& st = *state_;
+    Handle summary = make_group(st.file.get(), "summary");
+    const hid_t sg = summary.get();
+    auto column = [&](auto field) {
+      std::vector<std::decay_t<decltype(field(st.rows.front()))>> out;
+      for (const auto& row : st.rows) out.push_back(field(row));
+      return out;
+    };
+    using Row = State::SummaryRow;
+    write_strings(sg, "run_id", column([](const Row& r) { return r.run_id; }));
+    write_strings(sg, "problem", column([](const Row& r) { return r.problem; }));
+    write_strings(sg, "formulation", column([](const Row& r) { return r.formulation; }));
+    write_strings(sg, "integrator", column([](const Row& r) { return r.integrator; }));
+    write_strings(sg, "status", column([](const Row& r) { return r.status; }));
+    write_doubles(sg, "dt", column([](const Row& r) { return r.dt; }));
+    write_doubles(sg, "N", column([](const Row& r) { return r.N; }));
+    write_doubles(sg, "t_end", column([](const Row& r) { return r.t_end; }));
+    write_longs(sg, "samples", column([](const Row& r) { return r.samples; }));
+    write_longs(sg, "steps", column([](const Row& r) { return r.steps; }));
+    write_longs(sg, "rhs_evals", column([](const Row& r) { return r.rhs_evals; }));
+    write_doubles(sg, "final_drift_position", column([](const Row& r) { return r.s.final_drift_position; }));
+    write_doubles(sg, "max_drift_position", column([](const Row& r) { return r.s.max_drift_position; }));
+    write_doubles(sg, "final_drift_velocity", column([](const Row& r) { return r.s.final_drift_velocity; }));
+    write_doubles(sg, "max_drift_velocity", column([](const Row& r) { return r.s.max_drift_velocity; }));
+    write_doubles(sg, "max_rel_energy_error", column([](const Row& r) { return r.s.max_rel_energy_error; }));
+    write_doubles(sg, "q_error_vs_reference", column([](const Row& r) { return r.s.q_error_vs_reference; }));
+    write_doubles(sg, "lambda_consistency", column([](const Row& r) { return r.s.lambda_consistency; }));
+    write_doubles(sg, "error_vs_reference", column([](const Row& r) { return r.s.error_vs_reference; }));
+    write_strings(sg, "reference", column([](const Row& r) { return r.s.reference; }));
+    write_doubles(sg, "wall_time_s", column([](const Row& r) { return r.wall_time_s; }));
+    summary.close();
 
-    set_attr(*file_, "clmbench_version", std::string(kVersion));
-    set_attr(*file_, "git_commit", std::string(kGitCommit));
-    set_attr(*file_, "created_utc", utc_timestamp());
-    set_attr(*file_, "command_line", provenance.command_line);
-    set_attr(*file_, "config", provenance.config_text);
-    file_->close();
-  } catch (const H5::Exception& e) {
-    throw OutputError("cannot write '" + temp_path_ + "': " + describe(e));
-  }
-  delete file_;
-  file_ = nullptr;
-  std::error_code ec;
-  fs::rename(temp_path_, out_path_, ec);
-  if (ec) throw OutputError("cannot rename '" + temp_path_ + "' to '" + out_path_ + "': " + ec.message());
-  committed_ = true;
+    const hid_t f = st.file.get();
+    set_attr(f, "clmbench_version", std::string(kVersion));
+    set_attr(f, "git_commit", std::string(kGitCommit));
+    set_attr(f, "created_utc", utc_timestamp());
+    set_attr(f, "command_line", provenance.command_line);
+    set_attr(f, "config", provenance.config_text);
+    st.runs.close();
+    check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
+    st.file.close();
+    fsync_path(temp_path_, O_RDONLY, "'" + temp_path_ + "'");
+    // The destination may have changed since the start: never rename over anything but a regular file.
+    struct stat dest{};
+    if (::lstat(out_path_.c_str(), &dest) == 0 && !S_ISREG(dest.st_mode))
+      throw H5Failure("'" + out_path_ + "' is no longer a regular file");
+    if (std::rename(temp_path_.c_str(), out_path_.c_str()) != 0)
+      throw H5Failure("cannot rename '" + temp_path_ + "' to '" + out_path_ + "': " + std::strerror(errno));
+    committed_ = true;
+    const fs::path parent = fs::path(out_path_).parent_path();
+    try {
+      fsync_path(parent.empty() ? std::string(".") : parent.string(), O_RDONLY | O_DIRECTORY, "the output directory");
+    } catch (const H5Failure& e) {
+      std::cerr << "clmbench: warning: " << e.what() << " (the file is complete)\n";
+    }
+  });
+  state_.reset();
   remove_cleanup();
 }
 

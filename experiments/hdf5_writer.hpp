@@ -1,29 +1,34 @@
-// Writes the results file of one invocation in the layout of DESIGN.md section 5:
+// Writes the results file of one invocation in the layout of docs/design.md section 5:
 //   /            attrs clmbench_version, git_commit, created_utc, command_line, config
-//   /runs/<id>/  attrs problem, formulation, integrator, status, message, param.<name>, formulation.<name>,
-//                run settings by key, n, m, steps, rejected_steps, rhs_evals, jacobian_evals, wall_time_s;
-//                datasets t, q, qd, lambda, energy, drift_position (holonomic only), drift_velocity, extras/<name>
+//   /runs/<id>/  attrs problem, formulation, integrator, status, message, param.<name>, every option of the
+//                option table under its attribute name (docs/options.md), n, m, steps, rejected_steps,
+//                rhs_evals, jacobian_evals, wall_time_s; datasets t, q, qd, lambda, energy, drift_position
+//                (holonomic only), drift_velocity, extras/<name>
 //   /summary/<column>  one row per run
-// The file is written as "<out>.tmp-<pid>" and renamed over <out> only when complete, so an interrupted
-// run never leaves a file that looks whole. Strings are variable-length UTF-8 (h5py reads them as str).
+//
+// The guarantee: the output file is complete or absent. The file is written as "<out>.tmp-<pid>" and
+// renamed over <out> only after every HDF5 write, flush and close succeeded and the file was fsync'ed;
+// any error removes the temporary file and leaves an existing <out> untouched. Samples are streamed to
+// chunked, extendible datasets in blocks of about 64 KiB per dataset, so memory does not grow with the
+// number of samples. Strings are variable-length UTF-8 (h5py reads them as str).
 #pragma once
 
-#include <stdexcept>
+#include <hdf5.h>
+
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/types.hpp"
 #include "experiments/runner.hpp"
-
-namespace H5 {
-class H5File;
-}
 
 namespace clm {
 
-// The output cannot be written (exit code 2 of the CLI).
-struct OutputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// The output cannot be written (exit code 2 of the CLI). An AbortRun, so that it ends a run in progress
+// and reaches the command instead of becoming the run's status.
+struct OutputError : AbortRun {
+  using AbortRun::AbortRun;
 };
 
 // A group of derived results (e.g. /kozlov/<study>): 1-D datasets and scalar attributes. `path` is
@@ -42,36 +47,45 @@ struct Provenance {
   std::string config_text;  // the full resolved configuration (to_config_text)
 };
 
+// Refuses, before anything runs, an output that cannot be a results file: an empty name, a name ending
+// in '/', an existing directory or other non-regular file (a device, a FIFO), or one of `inputs` (the
+// config file). OutputError (exit code 2) with one line.
+void check_output_path(const std::string& out_path, const std::vector<std::string>& inputs);
+
 class ResultsWriter {
  public:
-  // Creates the parent directory if needed and the temporary file, so an unwritable path is reported
-  // before any run starts. Throws OutputError.
-  explicit ResultsWriter(std::string out_path);
-  // Removes the temporary file unless commit() succeeded.
+  // check_output_path, then creates missing parent directories, removes stale temporaries of this output
+  // left by processes that no longer exist (kill -9), and creates the temporary file, so an unwritable
+  // path is reported before any run starts. Throws OutputError.
+  explicit ResultsWriter(std::string out_path, const std::vector<std::string>& inputs = {});
+  // Without a successful commit(): closes everything, removes the temporary file and the directories the
+  // constructor created (when empty).
   ~ResultsWriter();
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
 
+  // Streams the run passed to execute_run into /runs/<id> (one run at a time).
+  RunObserver& run_observer();
+  // Writes a whole record kept in memory (execute_run with keep_samples, no observer).
   void write_run(const RunRecord& record);
   void write_group(const ResultGroup& group);
-  // Writes /summary and the root attributes, closes the file and renames it to the output path.
+  // Writes /summary and the root attributes, closes and fsyncs the file, renames it to the output path
+  // and fsyncs the directory.
   void commit(const Provenance& provenance);
 
   const std::string& out_path() const { return out_path_; }
   const std::string& temp_path() const { return temp_path_; }
 
+  struct State;  // HDF5 handles and the run being streamed (hdf5_writer.cpp)
+
  private:
-  struct SummaryRow {
-    std::string run_id, problem, formulation, integrator, status, reference;
-    double dt, N, t_end;
-    RunSummary s;
-    long samples, steps, rhs_evals;
-    double wall_time_s;
-  };
+  template <class F>
+  void guarded(const std::string& what, F&& body);
+
   std::string out_path_, temp_path_;
-  H5::H5File* file_ = nullptr;
+  std::vector<std::string> created_dirs_;  // deepest last
   bool committed_ = false;
-  std::vector<SummaryRow> rows_;
+  std::unique_ptr<State> state_;
 };
 
 // Current UTC time as ISO 8601 ("2024-05-01T12:00:00Z").

@@ -12,6 +12,7 @@
 #include "core/integrator.hpp"
 #include "experiments/hdf5_writer.hpp"
 #include "experiments/runner.hpp"
+#include "experiments/study.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
@@ -19,29 +20,6 @@ namespace clm {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-struct KozlovKey {
-  const char* key;
-  const char* default_value;
-  const char* description;
-};
-const KozlovKey kKozlovKeys[] = {
-    {"theorem", "(required)", "1: penalty -> kkt (anisotropic friction); 2: added_mass -> vakonomic (added masses)"},
-    {"N", "(required)", "the limit family's coefficients, e.g. 1e1 1e2 1e3 1e4 1e5 1e6 (each > 0)"},
-    {"study", "<config stem without kozlov_>", "group name: results under /kozlov/<study>"},
-    {"reference_integrator", "dopri5", "integrator of the reference run (kkt / vakonomic)"},
-    {"reference_rtol", "1e-12", "relative tolerance of the reference run"},
-    {"reference_atol", "1e-14", "absolute tolerance of the reference run"},
-    {"fit_N_min", "smallest N", "fit only the N >= fit_N_min"},
-    {"fit_N_max", "largest N", "fit only the N <= fit_N_max"},
-    {"fit_error", "q", "which error the slope is fitted to: q (max |q_N - q_ref|) or qd (max |qd_N - qd_ref|)"},
-};
-
-std::string known_keys() {
-  std::string s;
-  for (const auto& k : kKozlovKeys) s += (s.empty() ? "" : ", ") + std::string(k.key);
-  return s;
-}
 
 bool valid_study_name(const std::string& name) {
   if (name.empty()) return false;
@@ -61,10 +39,6 @@ std::string n_label(double N) {
   return s;
 }
 
-std::string where(const std::string& key, const ConfigValue& v) {
-  return "kozlov." + key + (v.origin == "--set" ? std::string(" (--set)") : " in " + v.origin);
-}
-
 std::string short_number(double v) {
   if (std::isnan(v)) return "nan";
   char buf[32];
@@ -74,94 +48,99 @@ std::string short_number(double v) {
 
 }  // namespace
 
+const std::vector<Option<KozlovSettings>>& kozlov_options() {
+  namespace o = option;
+  static const std::vector<Option<KozlovSettings>> rows = [] {
+    std::vector<Option<KozlovSettings>> r;
+    r.push_back(o::choice<KozlovSettings>(
+        "kozlov", "theorem", [](auto& k) -> auto& { return k.theorem_text; }, {"1", "2"},
+        "1: penalty -> kkt (anisotropic friction); 2: added_mass -> vakonomic (added masses)", "", ""));
+    {
+      // The theorem is an int in KozlovSettings; the row reads and writes it through its text.
+      auto choose = r.back().assign;
+      r.back().assign = [choose](KozlovSettings& k, const std::string& text, const std::string& where) {
+        choose(k, text, where);
+        k.theorem = k.theorem_text == "1" ? 1 : 2;
+      };
+      r.back().text = [](const KozlovSettings& k) -> std::optional<std::string> { return std::to_string(k.theorem); };
+      r.back().default_override = "(required)";
+    }
+    r.push_back(o::number_list<KozlovSettings>("kozlov", "N", [](auto& k) -> auto& { return k.N; },
+                                               "distinct numbers > 0",
+                                               "the limit family's coefficients, e.g. 1e1 1e2 1e3 1e4 1e5 1e6", "", ""));
+    {
+      auto parse = r.back().assign;
+      r.back().assign = [parse](KozlovSettings& k, const std::string& text, const std::string& where) {
+        parse(k, text, where);
+        for (double N : k.N)
+          if (!(N > 0)) throw InputError(where + ": every N must be > 0 (got " + format_number(N) + ")");
+        for (size_t i = 0; i < k.N.size(); ++i)
+          for (size_t j = 0; j < i; ++j)
+            if (k.N[i] == k.N[j]) throw InputError(where + ": N = " + format_number(k.N[i]) + " is given twice");
+      };
+      r.back().default_override = "(required)";
+    }
+    r.push_back(o::name<KozlovSettings>(
+        "kozlov", "study", [](auto& k) -> auto& { return k.study; },
+        [](const std::string& v) {
+          if (!valid_study_name(v)) throw InputError("bad value '" + echo_value(v) + "' for kozlov.study (letters, digits, _ and -)");
+        },
+        "letters, digits, _ and -", "group name: results under /kozlov/<study>", "", ""));
+    r.back().default_override = "<config stem without kozlov_>";
+    r.push_back(o::name<KozlovSettings>(
+        "kozlov", "reference_integrator", [](auto& k) -> auto& { return k.reference_integrator; },
+        [](const std::string& v) { integrator_registry().get(v); }, "a registered integrator",
+        "integrator of the reference run (kkt / vakonomic)", "", ""));
+    r.push_back(o::number<KozlovSettings>("kozlov", "reference_rtol", [](auto& k) -> auto& { return k.reference_rtol; },
+                                          positive(), "", "relative tolerance of the reference run", "", ""));
+    r.push_back(o::number<KozlovSettings>("kozlov", "reference_atol", [](auto& k) -> auto& { return k.reference_atol; },
+                                          non_negative(), "", "absolute tolerance of the reference run", "", ""));
+    r.push_back(o::number<KozlovSettings>("kozlov", "fit_N_min", [](auto& k) -> auto& { return k.fit_N_min; },
+                                          positive(), "", "fit only the N >= fit_N_min", "", ""));
+    r.back().default_override = "smallest N";
+    r.back().text = [](const KozlovSettings& k) -> std::optional<std::string> {
+      if (!(k.fit_N_min > 0)) return std::nullopt;
+      return format_number(k.fit_N_min);
+    };
+    r.push_back(o::number<KozlovSettings>("kozlov", "fit_N_max", [](auto& k) -> auto& { return k.fit_N_max; },
+                                          positive(), "", "fit only the N <= fit_N_max", "", ""));
+    r.back().default_override = "largest N";
+    r.back().text = [](const KozlovSettings& k) -> std::optional<std::string> {
+      if (!std::isfinite(k.fit_N_max)) return std::nullopt;
+      return format_number(k.fit_N_max);
+    };
+    r.push_back(o::choice<KozlovSettings>(
+        "kozlov", "fit_error", [](auto& k) -> auto& { return k.fit_error; }, {"q", "qd"},
+        "which error the slope is fitted to: q (max |q_N - q_ref|) or qd (max |qd_N - qd_ref|)", "", ""));
+    return r;
+  }();
+  return rows;
+}
+
 KozlovConfig load_kozlov_config(const std::string& path, const std::vector<std::string>& sets,
                                 const std::optional<std::string>& out_flag) {
-  ConfigLayer file = read_config_file(path, {"kozlov"});
-  std::map<std::string, ConfigValue> kozlov;
-  if (auto s = file.find("kozlov"); s != file.end()) {
-    kozlov = s->second;
-    file.erase(s);
-  }
-  for (const auto& assignment : sets) {
-    const auto eq = assignment.find('=');
-    const std::string name = eq == std::string::npos ? std::string() : trim(assignment.substr(0, eq));
-    if (name.rfind("kozlov.", 0) == 0 && name.size() > 7) {
-      kozlov[name.substr(7)] = {trim(assignment.substr(eq + 1)), "--set", 1L << 40};
-    } else {
-      apply_set(file, assignment);
-    }
-  }
-  if (kozlov.empty()) throw InputError("config file '" + path + "' has no [kozlov] section (see clmbench kozlov --help)");
-  for (const auto& [key, value] : kozlov) {
-    const bool known = std::any_of(std::begin(kKozlovKeys), std::end(kKozlovKeys),
-                                   [&](const KozlovKey& k) { return key == k.key; });
-    if (!known)
-      throw InputError("unknown config key 'kozlov." + key + "' in " + value.origin + " (known keys of [kozlov]: " +
-                       known_keys() + ")");
-  }
-  for (const auto& [section, keys] : file) {
-    if (section.find('.') != std::string::npos || section == "sweep") {
-      throw InputError("config section [" + section + "] in " + keys.begin()->second.origin +
-                       " is not used by kozlov (one study per file: [run], [param], [initial], [formulation], [kozlov])");
-    }
-  }
-
+  StudyConfig<KozlovSettings> study = read_study_config(path, sets, "kozlov", kozlov_options());
+  const ConfigLayer& file = study.file;
   KozlovConfig c;
+  c.settings = study.settings;
   KozlovSettings& k = c.settings;
-  auto get = [&](const char* key) -> const ConfigValue* {
-    auto it = kozlov.find(key);
-    return it == kozlov.end() ? nullptr : &it->second;
-  };
-  if (const ConfigValue* v = get("theorem")) {
-    const std::string t = trim(v->text);
-    if (t != "1" && t != "2") throw InputError("bad value '" + t + "' for " + where("theorem", *v) + " (expected 1 or 2)");
-    k.theorem = t == "1" ? 1 : 2;
-  } else {
+  if (!study.given.count("theorem"))
     throw InputError("no kozlov.theorem given in " + path + " (1: penalty -> kkt, 2: added_mass -> vakonomic)");
-  }
-  if (const ConfigValue* v = get("N")) {
-    k.N = parse_number_list(v->text, where("N", *v));
-    for (double N : k.N)
-      if (!(N > 0)) throw InputError(where("N", *v) + ": every N must be > 0 (got " + format_number(N) + ")");
-    for (size_t i = 0; i < k.N.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (k.N[i] == k.N[j]) throw InputError(where("N", *v) + ": N = " + format_number(k.N[i]) + " is given twice");
-  } else {
+  if (!study.given.count("N"))
     throw InputError("no kozlov.N given in " + path + " (e.g. N = 1e1 1e2 1e3 1e4 1e5 1e6)");
-  }
-  if (const ConfigValue* v = get("study")) {
-    k.study = trim(v->text);
-    if (!valid_study_name(k.study))
-      throw InputError("bad value '" + k.study + "' for " + where("study", *v) + " (letters, digits, _ and -)");
-  } else {
+  if (!study.given.count("study")) {
     k.study = std::filesystem::path(path).stem().string();
     if (k.study.rfind("kozlov_", 0) == 0 && k.study.size() > 7) k.study = k.study.substr(7);
     for (char& ch : k.study)
       if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-')) ch = '_';
   }
-  if (const ConfigValue* v = get("reference_integrator")) {
-    k.reference_integrator = trim(v->text);
-    integrator_registry().get(k.reference_integrator);
-  }
-  auto positive = [&](const char* key, double& target, bool allow_zero) {
-    if (const ConfigValue* v = get(key)) {
-      target = parse_number(v->text, where(key, *v));
-      if (allow_zero ? target < 0 : target <= 0)
-        throw InputError(where(key, *v) + " must be " + (allow_zero ? ">= 0" : "> 0") + " (got " + format_number(target) + ")");
-    }
-  };
-  positive("reference_rtol", k.reference_rtol, false);
-  positive("reference_atol", k.reference_atol, true);
-  positive("fit_N_min", k.fit_N_min, false);
-  positive("fit_N_max", k.fit_N_max, false);
   if (k.fit_N_min > k.fit_N_max)
     throw InputError("kozlov.fit_N_min (" + format_number(k.fit_N_min) + ") is above kozlov.fit_N_max (" +
                      format_number(k.fit_N_max) + ")");
-  if (const ConfigValue* v = get("fit_error")) {
-    k.fit_error = trim(v->text);
-    if (k.fit_error != "q" && k.fit_error != "qd")
-      throw InputError("bad value '" + k.fit_error + "' for " + where("fit_error", *v) + " (expected q or qd)");
-  }
+  const long in_range = std::count_if(k.N.begin(), k.N.end(), [&](double N) { return N >= k.fit_N_min && N <= k.fit_N_max; });
+  if (in_range == 0)
+    throw InputError("kozlov.fit_N_min .. kozlov.fit_N_max = [" + format_number(k.fit_N_min) + ", " +
+                     format_number(k.fit_N_max) + "] holds none of kozlov.N; nothing to fit");
 
   const std::string family = k.theorem == 1 ? "penalty" : "added_mass";
   if (auto s = file.find("run"); s != file.end() && s->second.count("formulation")) {
@@ -239,9 +218,9 @@ double max_row_distance(const RunRecord& a, const RunRecord& b, const std::vecto
 KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std::ostream& out, std::ostream& log) {
   const KozlovSettings& k = c.settings;
   // Every run is prepared (names, refusals, initial data) before the first starts.
-  PreparedRun reference = prepare_run(c.reference, log);
-  std::vector<PreparedRun> limits;
-  for (const RunSpec& spec : c.limit_runs) limits.push_back(prepare_run(spec, log));
+  // The [formulation] options are the limit family's: the reference does not read most of them.
+  PreparedRun reference = prepare_run(c.reference, log, /*warn_unused=*/false);
+  std::vector<PreparedRun> limits = prepare_runs(c.limit_runs, log);
 
   const RunSpec& base = c.base.runs.front();
   out << "kozlov study " << k.study << ": Theorem " << k.theorem << ", " << base.problem << ", t in [0, "
@@ -249,9 +228,7 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
       << format_number(base.rtol) << ") -> reference " << c.reference.formulation << " (" << k.reference_integrator
       << ", rtol " << format_number(k.reference_rtol) << ")\n";
 
-  const RunRecord ref = execute_run(reference);
-  writer.write_run(ref);
-  reference.formulation.reset();
+  const RunRecord ref = run_and_write(reference, writer, true);
   out << "  reference " << ref.spec.run_id << ": " << ref.status << (ref.message.empty() ? "" : " (" + ref.message + ")")
       << ", " << ref.stats.steps << " steps, " << short_number(ref.wall_time_s) << " s\n";
   if (ref.status != "ok")
@@ -263,9 +240,7 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
                 "steps", "time_s", "status");
   out << line;
   for (PreparedRun& run : limits) {
-    const RunRecord r = execute_run(run);
-    writer.write_run(r);
-    run.formulation.reset();
+    const RunRecord r = run_and_write(run, writer, true);
     const double eq = max_row_distance(r, ref, r.q, ref.q);
     const double eqd = max_row_distance(r, ref, r.qd, ref.qd);
     const double cv = r.status == "ok" ? r.summary.max_drift_velocity : kNaN;
@@ -332,25 +307,10 @@ std::string to_kozlov_config_text(const KozlovConfig& c) {
   s << "# resolved clmbench kozlov study; run it again with: clmbench kozlov FILE.ini\n";
   std::string base = to_config_text(c.base);
   s << base.substr(base.find('\n') + 1);
-  s << "\n[kozlov]\nstudy = " << k.study << "\ntheorem = " << k.theorem << "\nN =";
-  for (double N : k.N) s << " " << format_number(N);
-  s << "\nreference_integrator = " << k.reference_integrator << "\nreference_rtol = " << format_number(k.reference_rtol)
-    << "\nreference_atol = " << format_number(k.reference_atol) << "\n";
-  if (k.fit_N_min > 0) s << "fit_N_min = " << format_number(k.fit_N_min) << "\n";
-  if (std::isfinite(k.fit_N_max)) s << "fit_N_max = " << format_number(k.fit_N_max) << "\n";
-  s << "fit_error = " << k.fit_error << "\n";
+  s << study_section_text("kozlov", kozlov_options(), k);
   return s.str();
 }
 
-std::string kozlov_keys_help() {
-  std::ostringstream s;
-  s << "  [kozlov]\n";
-  for (const auto& k : kKozlovKeys) {
-    std::string lhs = "    " + std::string(k.key) + " = " + k.default_value;
-    if (lhs.size() < 36) s << lhs << std::string(36 - lhs.size(), ' ') << k.description << "\n";
-    else s << lhs << "\n" << std::string(36, ' ') << k.description << "\n";
-  }
-  return s.str();
-}
+std::string kozlov_keys_help() { return study_keys_help("kozlov", kozlov_options()); }
 
 }  // namespace clm

@@ -1,9 +1,9 @@
-// `clmbench kozlov CONFIG.ini`: Kozlov's limit theorems (seed 004) measured as a convergence study.
+// `clmbench kozlov CONFIG.ini`: Kozlov's limit theorems [seed-004] measured as a convergence study.
 //
 //   Theorem 1: penalty (viscous anisotropic friction R_N = N/2 |A qd|^2) -> the nonholonomic motion (kkt);
 //   Theorem 2: added_mass (L_N = L + N/2 |A qd|^2)                         -> the vakonomic motion.
 //
-// The config is a single-run config (DESIGN.md section 4: [run], [param], [initial], [formulation]) plus
+// The config is a single-run config (docs/design.md section 4: [run], [param], [initial], [formulation]) plus
 // a [kozlov] section. [run] names the problem and the limit family's integrator and tolerances; the
 // formulation follows from kozlov.theorem. The reference (kkt or vakonomic) runs once at tight
 // tolerance, the limit family once per N, all from the same consistent initial data (on the constraint)
@@ -25,13 +25,15 @@
 #include <string>
 #include <vector>
 
-#include "experiments/run_spec.hpp"
+#include "experiments/option_table.hpp"
+#include "experiments/run_config.hpp"
 
 namespace clm {
 
 struct KozlovSettings {
   std::string study;  // the /kozlov/<study> group name (default: config file stem without "kozlov_")
   int theorem = 1;    // 1: penalty -> kkt; 2: added_mass -> vakonomic
+  std::string theorem_text = "1";  // as written (the option row's choice)
   std::vector<double> N;  // the limit family's coefficients (required), each > 0
   std::string reference_integrator = "dopri5";
   double reference_rtol = 1e-12, reference_atol = 1e-14;
@@ -74,6 +76,9 @@ KozlovResult run_kozlov_study(const KozlovConfig& config, ResultsWriter& writer,
 
 // The resolved configuration (config attribute of the results file); `clmbench kozlov` reads it back.
 std::string to_kozlov_config_text(const KozlovConfig& config);
+
+// The rows of the option table for [kozlov] (experiments/option_table.hpp).
+const std::vector<Option<KozlovSettings>>& kozlov_options();
 
 // The [kozlov] keys for --help.
 std::string kozlov_keys_help();

@@ -2,13 +2,14 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace clm {
 
 struct ResultsRow {
   std::string run_id, problem, formulation, integrator, status, reference;
-  long samples = 0;
+  double samples = 0;  // NaN (shown "-") when the file has no such column
   double max_drift_position = 0, max_drift_velocity = 0, max_rel_energy_error = 0, error_vs_reference = 0,
          wall_time_s = 0;
 };
@@ -18,10 +19,22 @@ struct ResultsInfo {
   std::vector<ResultsRow> rows;
 };
 
-// Throws InputError when the file does not exist, OutputError (I/O) when it is not a clmbench results file.
+// Throws InputError when the file does not exist, OutputError (I/O, exit code 2) with one line when it is
+// not a regular file, not HDF5, or not a clmbench results file (any object of the wrong kind, type, rank or
+// length); never reads past what a dataset holds.
 ResultsInfo read_results_info(const std::string& path);
 
 // A header line and an aligned table, one line per run; NaN shown as "-".
 std::string format_results_table(const ResultsInfo& info);
+
+// The options of one run as recorded in its attributes: (section.key, value as config text) for every row
+// of the option table that has an attribute, in table order, then param.<name>. A row whose attribute is
+// absent (older files, unset lists) is shown as "-".
+struct RunOptions {
+  std::string path, run_id;
+  std::vector<std::pair<std::string, std::string>> values;
+};
+RunOptions read_run_options(const std::string& path, const std::string& run_id);
+std::string format_run_options(const RunOptions& options);
 
 }  // namespace clm

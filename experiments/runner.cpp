@@ -1,5 +1,6 @@
 #include "experiments/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -8,6 +9,8 @@
 
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "experiments/run_options.hpp"
+#include "integrators/implicit_integrator.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
@@ -16,8 +19,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kStrictInitialTolerance = 1e-12;
-// std::string constants: assigning string literals here trips GCC 12's false -Wrestrict (PR 105329).
-const std::string kReferenceQ = "q", kReferenceLambda = "lambda", kReferenceNone = "none";
 
 Vec to_vec(const std::vector<double>& v) { return Eigen::Map<const Vec>(v.data(), static_cast<Eigen::Index>(v.size())); }
 
@@ -27,15 +28,9 @@ std::string short_number(double v) {
   return buf;
 }
 
-double max_of(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m = std::isnan(x) ? x : std::max(m, x);
-  return v.empty() ? kNaN : m;
-}
-
 }  // namespace
 
-PreparedRun prepare_run(const RunSpec& spec, std::ostream& log) {
+PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused) {
   PreparedRun run;
   run.spec = spec;
   run.model = make_model(spec.problem, spec.params);
@@ -67,137 +62,132 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log) {
       throw InputError("formulation " + spec.formulation + " cannot run problem " + spec.problem + ": " + reason);
   }
   run.formulation = fe.make(run.model, spec.options);
+  // The samples' size, estimated before anything runs (output_every = 0 samples every step: unknown).
+  if (spec.output_every > 0 && spec.max_output_gb > 0) {
+    const double samples = std::floor(spec.t_end / spec.output_every) + 2;
+    const double columns = 3 + 2.0 * model.n() + model.m() + (model.holonomic() ? 1 : 0) +
+                           static_cast<double>(run.formulation->extra_names().size());
+    const double gb = samples * columns * sizeof(double) / 1e9;
+    if (gb > spec.max_output_gb) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%.3g GB (%.3g samples of %.0f numbers)", gb, samples, columns);
+      throw InputError(label + ": its samples would take about " + std::string(buf) + ", above run.max_output_gb = " +
+                       format_number(spec.max_output_gb) + " (raise output_every, or max_output_gb; 0 = no limit)");
+    }
+  }
   run.integrator = integrator_registry().get(spec.integrator).make();
+  if (spec.jacobian == "autodiff" && dynamic_cast<const ImplicitIntegrator*>(run.integrator.get()) &&
+      !run.formulation->has_jacobian()) {
+    throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +
+                     spec.problem + " provides no Jacobian of its own (use finite_difference)");
+  }
+  if (warn_unused) {
+    const RunSpec defaults;
+    for (const auto& o : run_options()) {
+      if (!o.no_effect) continue;
+      const auto value = o.text(spec);
+      if (!value || value == o.text(defaults)) continue;
+      const std::string why = o.no_effect(spec, model, *run.integrator);
+      if (why.empty()) continue;
+      run.warnings.push_back(o.qualified() + " = " + *value + " has no effect: " + why);
+      log << "clmbench: warning: " << label << ": " << run.warnings.back() << "\n";
+    }
+  }
   run.formulation->initial_state(run.q0, run.qd0, run.y0);
   return run;
 }
 
-RunRecord execute_run(PreparedRun& run) {
+RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples, ProgressLine* progress) {
   RunRecord r;
   r.spec = run.spec;
   const Model& model = *run.model;
   r.n = model.n();
   r.m = model.m();
   r.holonomic = model.holonomic();
+  r.coordinate_names = model.coordinate_names();
+  r.coordinate_units = model.coordinate_units();
   r.parameters = model.parameters();
   r.q0 = run.q0;
   r.qd0 = run.qd0;
   r.initial_source = run.initial_source;
+  r.warnings = run.warnings;
   r.projection = run.projection;
   r.extra_names = run.formulation->extra_names();
   r.extras.resize(r.extra_names.size());
+  if (observer) observer->begin(r);
 
-  SimulationSettings sim;
-  sim.t_end = run.spec.t_end;
-  sim.output_every = run.spec.output_every;
-  sim.divergence_threshold = run.spec.divergence_threshold;
-  IntegratorSettings settings;
-  settings.dt = run.spec.dt;
-  settings.rtol = run.spec.rtol;
-  settings.atol = run.spec.atol;
+  const SimulationSettings sim = run.spec.simulation_settings();
+  const IntegratorSettings settings = run.spec.integrator_settings();
 
   Observation obs;
   Formulation& f = *run.formulation;
+  double last_sample_t = 0;
+  RunSummaryAccumulator summary(model, r.q0, r.qd0, f.vakonomic_motion() && !model.holonomic());
   auto record_sample = [&](double t, const Vec& y) {
-    f.observe(t, y, obs);
-    r.t.push_back(t);
-    r.q.insert(r.q.end(), obs.q.data(), obs.q.data() + r.n);
-    r.qd.insert(r.qd.end(), obs.qd.data(), obs.qd.data() + r.n);
-    if (obs.lambda.size() == r.m) {
+    f.observe(t, y, obs);  // may throw: then nothing of this sample is recorded
+    if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
+    obs.extras.resize(r.extra_names.size(), kNaN);
+    ++r.sample_count;
+    last_sample_t = t;
+    summary.add(t, obs);
+    if (keep_samples) {
+      r.t.push_back(t);
+      r.q.insert(r.q.end(), obs.q.data(), obs.q.data() + r.n);
+      r.qd.insert(r.qd.end(), obs.qd.data(), obs.qd.data() + r.n);
       r.lambda.insert(r.lambda.end(), obs.lambda.data(), obs.lambda.data() + r.m);
-    } else {
-      r.lambda.insert(r.lambda.end(), r.m, kNaN);
+      r.energy.push_back(obs.energy);
+      if (r.holonomic) r.drift_position.push_back(obs.drift_position);
+      r.drift_velocity.push_back(obs.drift_velocity);
+      for (size_t j = 0; j < r.extras.size(); ++j) r.extras[j].push_back(obs.extras[j]);
     }
-    r.energy.push_back(obs.energy);
-    if (r.holonomic) r.drift_position.push_back(obs.drift_position);
-    r.drift_velocity.push_back(obs.drift_velocity);
-    for (size_t j = 0; j < r.extras.size(); ++j) r.extras[j].push_back(j < obs.extras.size() ? obs.extras[j] : kNaN);
+    if (observer) observer->sample(t, obs);
   };
+
+  // t reached, of t_end, and the stepping rate: a run that crawls (stiff under an explicit method, a
+  // tiny fixed step) shows it while it runs.
+  ProgressCallback on_progress;
+  long final_steps = 0;
+  double final_fraction = 0;
+  if (progress) {
+    on_progress = [&](const SimulationProgress& p) {
+      final_steps = p.steps;
+      final_fraction = p.fraction();
+      if (p.finished) return;
+      progress->update(p.fraction(), [&] {
+        const double rate = p.steps / std::max(progress->elapsed(), 1e-9);
+        return "t = " + ProgressLine::number(p.t) + " of " + ProgressLine::number(p.t_end) + ", " +
+               ProgressLine::number(rate) + " steps/s";
+      });
+    };
+  }
 
   const auto wall_start = std::chrono::steady_clock::now();
   try {
-    const SimulationResult result = simulate(f, *run.integrator, run.y0, sim, settings, record_sample);
+    const SimulationResult result = simulate(f, *run.integrator, run.y0, sim, settings, record_sample, on_progress);
     r.status = result.status;
     r.message = result.message;
     r.t_reached = result.t_reached;
     r.stats = result.stats;
     r.wall_time_s = result.wall_time_s;
+  } catch (const AbortRun&) {
+    throw;
   } catch (const std::exception& e) {
     // Anything simulate() did not turn into a status still must not lose the samples computed so far.
     r.status = "failed";
     r.message = e.what();
-    r.t_reached = r.t.empty() ? 0.0 : r.t.back();
+    r.t_reached = last_sample_t;
     r.stats = run.integrator->statistics();
     r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   }
-  // A sample may be only partly recorded if observe() threw; keep whole rows.
-  const size_t K = r.t.size();
-  r.q.resize(K * r.n);
-  r.qd.resize(K * r.n);
-  r.lambda.resize(K * r.m);
-  summarize(r, model, run.formulation->vakonomic_motion() && !model.holonomic());
+  if (r.stats.stiffness_detected_at >= 0) {
+    r.warnings.push_back("the problem became stiff at t = " + format_number(r.stats.stiffness_detected_at) + ": " +
+                         r.spec.integrator + "'s step is limited by stability, not accuracy (Hairer's test); an "
+                         "implicit integrator (radau5) takes far fewer steps");
+  }
+  if (progress) progress->finish(final_fraction, std::to_string(final_steps) + " steps, " + r.status);
+  r.summary = summary.finish();
+  if (observer) observer->finish(r);
   return r;
-}
-
-void summarize(RunRecord& r, const Model& model, bool vakonomic_on_nonholonomic) {
-  RunSummary& s = r.summary;
-  const size_t K = r.samples();
-  if (r.holonomic) {
-    s.max_drift_position = max_of(r.drift_position);
-    s.final_drift_position = K ? r.drift_position.back() : kNaN;
-  } else {
-    s.max_drift_position = s.final_drift_position = kNaN;
-  }
-  s.max_drift_velocity = max_of(r.drift_velocity);
-  s.final_drift_velocity = K ? r.drift_velocity.back() : kNaN;
-
-  s.max_rel_energy_error = K ? 0.0 : kNaN;
-  if (K) {
-    // Relative to E0, but never dividing by less than machine epsilon (a system at rest has E0 = 0).
-    const double scale = std::max(std::abs(r.energy.front()), std::numeric_limits<double>::epsilon());
-    for (double e : r.energy) s.max_rel_energy_error = std::max(s.max_rel_energy_error, std::abs(e - r.energy.front()) / scale);
-  }
-
-  s.q_error_vs_reference = kNaN;
-  Vec q_ref, qd_ref;
-  // The closed forms are nonholonomic motions and multipliers: no reference for a vakonomic-family run.
-  if (K && !vakonomic_on_nonholonomic && model.closed_form(0.0, r.q0, r.qd0, q_ref, qd_ref)) {
-    double err = 0;
-    for (size_t k = 0; k < K; ++k) {
-      if (!model.closed_form(r.t[k], r.q0, r.qd0, q_ref, qd_ref)) {
-        err = kNaN;
-        break;
-      }
-      const Eigen::Map<const Vec> q(&r.q[k * r.n], r.n);
-      err = std::max(err, (q - q_ref).norm());
-    }
-    s.q_error_vs_reference = err;
-  }
-
-  s.lambda_rel_error_vs_reference = kNaN;
-  Vec lambda_ref;
-  if (K && r.m > 0 && !vakonomic_on_nonholonomic && model.closed_form_multiplier(r.q0, r.qd0, lambda_ref)) {
-    // Normalized by the largest reference multiplier: lambda may pass through zero along the motion.
-    double err = 0, scale = 0;
-    for (size_t k = 0; k < K; ++k) {
-      const Eigen::Map<const Vec> q(&r.q[k * r.n], r.n), qd(&r.qd[k * r.n], r.n), lambda(&r.lambda[k * r.m], r.m);
-      model.closed_form_multiplier(q, qd, lambda_ref);
-      err = std::max(err, (lambda - lambda_ref).norm());
-      scale = std::max(scale, lambda_ref.norm());
-    }
-    s.lambda_rel_error_vs_reference = err / std::max(scale, std::numeric_limits<double>::min());
-  }
-
-  if (!std::isnan(s.q_error_vs_reference)) {
-    s.error_vs_reference = s.q_error_vs_reference;
-    s.reference = kReferenceQ;
-  } else if (!std::isnan(s.lambda_rel_error_vs_reference)) {
-    s.error_vs_reference = s.lambda_rel_error_vs_reference;
-    s.reference = kReferenceLambda;
-  } else {
-    s.error_vs_reference = kNaN;
-    s.reference = kReferenceNone;
-  }
 }
 
 }  // namespace clm

@@ -12,32 +12,25 @@
 #include "core/consistency.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
-#include "experiments/run_spec.hpp"
+#include "experiments/progress_line.hpp"
+#include "experiments/run_config.hpp"
+#include "experiments/run_summary.hpp"
 
 namespace clm {
 
-// Per-run numbers for /summary and `clmbench info`. NaN where a quantity does not apply.
-struct RunSummary {
-  double final_drift_position = 0, max_drift_position = 0;  // NaN for Pfaffian problems
-  double final_drift_velocity = 0, max_drift_velocity = 0;
-  double max_rel_energy_error = 0;  // max_k |E_k - E_0| / max(|E_0|, eps)
-  double q_error_vs_reference = 0;  // max_k |q_k - q_ref(t_k)| (Model::closed_form); NaN when none
-  double lambda_rel_error_vs_reference = 0;  // max_k |lambda_k - lambda_ref_k| / max_k |lambda_ref_k|; NaN when none
-  // The headline column: the q error where the model has a closed-form motion, else the multiplier error.
-  double error_vs_reference = 0;
-  std::string reference = "none";  // "q" | "lambda" | "none": what error_vs_reference compares
-};
-
-// Everything one run produced; samples are row-major (K x n, K x m).
+// Everything one run produced. The samples (row-major, K x n, K x m) are kept only when asked for
+// (studies that compare runs); a results file gets them streamed through a RunObserver instead.
 struct RunRecord {
   RunSpec spec;
   std::string status = "ok";  // "ok" | "diverged" | "failed"
   std::string message;
   int n = 0, m = 0;
+  std::vector<std::string> coordinate_names, coordinate_units;  // of q (Model::coordinate_names)
   bool holonomic = false;
   std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
   Vec q0, qd0;                    // the consistent initial data the run started from
   std::string initial_source;     // "default" | "given"
+  std::vector<std::string> warnings;  // PreparedRun::warnings
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;
   double t_reached = 0, wall_time_s = 0;
@@ -46,8 +39,20 @@ struct RunRecord {
   std::vector<std::string> extra_names;
   std::vector<std::vector<double>> extras;  // extras[j][k]: extra_names[j] at sample k
   RunSummary summary;
+  size_t sample_count = 0;
 
-  size_t samples() const { return t.size(); }
+  size_t samples() const { return sample_count; }
+};
+
+// Receives a run as it is computed: begin() with the header (spec, n, m, holonomic, extra names, initial
+// data), sample() per output time, finish() with status, statistics and summary. Throwing an AbortRun
+// (e.g. OutputError) stops the run and reaches execute_run's caller.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void begin(const RunRecord& header) = 0;
+  virtual void sample(double t, const Observation& obs) = 0;
+  virtual void finish(const RunRecord& record) = 0;
 };
 
 // A run ready to start: everything that can be wrong with the input has been checked.
@@ -59,19 +64,21 @@ struct PreparedRun {
   Vec q0, qd0, y0;
   std::string initial_source;
   ProjectionReport projection;
+  std::vector<std::string> warnings;  // options set for this run that it does not read
 };
 
 // Builds the model, projects given initial data (reporting the distance on `log`; InputError under
 // strict_initial when it exceeds 1e-12), checks FormulationEntry::refuses, makes formulation and integrator.
-PreparedRun prepare_run(const RunSpec& spec, std::ostream& log);
+// With warn_unused, every option set away from its default that this run's formulation or integrator does
+// not read is named once on `log` ("clmbench: warning: ...") and kept in PreparedRun::warnings.
+PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused = true);
 
-// Integrates and records. Divergence and numerical failure become the record's status; never throws
-// for them.
-RunRecord execute_run(PreparedRun& run);
-
-// Fills record.summary from the samples.
-// vakonomic_on_nonholonomic: the run follows the vakonomic motion of nonholonomic constraints, so the
-// problem's (nonholonomic) closed forms are not its reference.
-void summarize(RunRecord& record, const Model& model, bool vakonomic_on_nonholonomic = false);
+// Integrates, feeds `observer` (may be null) and summarizes; keeps the samples in the record when
+// keep_samples. Divergence and numerical failure become the record's status; never throws for them
+// (an AbortRun from the observer propagates).
+// `progress` (may be null) is updated while the run integrates (fraction of t_end, steps/s) and finished
+// with the steps taken.
+RunRecord execute_run(PreparedRun& run, RunObserver* observer = nullptr, bool keep_samples = true,
+                      ProgressLine* progress = nullptr);
 
 }  // namespace clm

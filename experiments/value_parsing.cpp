@@ -17,6 +17,23 @@ std::string trim(const std::string& s) {
   return s.substr(first, last - first + 1);
 }
 
+std::string echo_value(const std::string& text) {
+  constexpr size_t kMax = 80;
+  std::string out;
+  for (size_t i = 0; i < text.size() && out.size() < kMax; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() >= kMax && text.size() > kMax) out = out.substr(0, kMax - 3) + "... (" + std::to_string(text.size()) + " characters)";
+  return out;
+}
+
 double parse_number(const std::string& text_in, const std::string& what) {
   const std::string text = trim(text_in);
   double value = 0;
@@ -26,7 +43,7 @@ double parse_number(const std::string& text_in, const std::string& what) {
   if (begin != end && *begin == '+') ++begin;
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
-    throw InputError("malformed number '" + text + "' for " + what);
+    throw InputError("malformed number '" + echo_value(text) + "' for " + what);
   }
   return value;
 }
@@ -55,7 +72,7 @@ bool parse_bool(const std::string& text_in, const std::string& what) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   if (text == "true" || text == "yes" || text == "on" || text == "1") return true;
   if (text == "false" || text == "no" || text == "off" || text == "0") return false;
-  throw InputError("malformed boolean '" + trim(text_in) + "' for " + what + " (expected true or false)");
+  throw InputError("malformed boolean '" + echo_value(trim(text_in)) + "' for " + what + " (expected true or false)");
 }
 
 std::string format_number(double value) {

@@ -22,4 +22,8 @@ std::string format_number(double value);
 
 std::string trim(const std::string& s);
 
+// A value as echoed in an error message: control characters (NUL included) as \xNN, and at most about
+// 80 characters (a longer value is cut, with its length said), so a message stays one readable line.
+std::string echo_value(const std::string& text);
+
 }  // namespace clm

@@ -20,7 +20,17 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
   q_ = y.head(n_);
   qd_ = y.tail(n_);
   model_->evaluate(t, q_, qd_, model_terms_, *ws_, terms_);
-  solve_accelerations();
+  try {
+    solve_accelerations();
+  } catch (const NumericalFailure&) {
+    // A "singular" matrix built from overflowed terms (g = 1e300, a state gone to infinity) is not a
+    // singular mechanism: say what it is. Checked only on failure, so the hot path pays nothing.
+    if (!terms_.M.allFinite() || !terms_.c.allFinite() || !terms_.F.allFinite() || !terms_.A.allFinite() ||
+        !terms_.Adot_qd.allFinite() || !q_.allFinite() || !qd_.allFinite())
+      throw NumericalFailure(name() + ": non-finite model terms (M, c, F, A or Adot qd overflowed; parameters or "
+                                      "state out of range?)");
+    throw;
+  }
   dy.head(n_) = qd_;
   dy.tail(n_) = qdd_;
 }

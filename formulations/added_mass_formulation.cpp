@@ -41,11 +41,10 @@ void AddedMassFormulation::solve_accelerations() {
   force_ = terms_.F - terms_.c;
   force_.noalias() += terms_.C.transpose() * lambda_;
   force_.noalias() -= N * (terms_.A.transpose() * terms_.Adot_qd);
-  llt_.compute(H_);
-  if (llt_.info() != Eigen::Success)
+  if (!llt_.compute(H_))
     throw NumericalFailure("added_mass: Cholesky of M + N A^T A failed (not positive definite)");
   qdd_ = force_;
-  llt_.solveInPlace(qdd_);
+  llt_.solve_in_place(qdd_);
   if (!qdd_.allFinite()) throw NumericalFailure("added_mass: non-finite accelerations");
 }
 

@@ -1,4 +1,4 @@
-// Added-mass formulation: Kozlov's Theorem 2 (seed 004, "Added masses"). The constraint is dropped and
+// Added-mass formulation: Kozlov's Theorem 2 [seed-004, "Added masses"]. The constraint is dropped and
 // the Lagrangian gets the added kinetic energy of the forbidden velocity,
 //
 //   L_N = L + N/2 |Phi|^2,   Phi = A(q) qd,
@@ -27,6 +27,7 @@
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
+#include "formulations/saddle_point.hpp"
 #include "formulations/vakonomic_formulation.hpp"
 
 namespace clm {
@@ -47,7 +48,7 @@ class AddedMassFormulation final : public AccelerationFormulation {
  private:
   Mat H_;  // M + N A^T A
   Vec violation_, force_;
-  Eigen::LLT<Mat> llt_;
+  CholeskySolver llt_;  // M + N A^T A
 };
 
 class AddedMassMultiplierFormulation final : public VakonomicFormulation {

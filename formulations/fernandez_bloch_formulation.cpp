@@ -5,35 +5,20 @@
 
 namespace clm {
 
-namespace {
-// Relative pivot size below which M~ counts as singular: |u_min| / |u_max| of the LU factor.
-constexpr double kSingularPivot = 1e-13;
-
-double pivot_ratio(const Mat& lu) {
-  double lo = INFINITY, hi = 0;
-  for (Eigen::Index i = 0; i < lu.rows(); ++i) {
-    const double d = std::abs(lu(i, i));
-    lo = std::min(lo, d);
-    hi = std::max(hi, d);
-  }
-  return hi > 0 ? lo / hi : 0.0;
-}
-}  // namespace
 
 FernandezBlochFormulation::FernandezBlochFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
-    : Formulation(std::move(model), options), lu_(n_) {
+    : Formulation(std::move(model), options), saddle_(n_, m_), lu_(n_) {
   if (m_ == 0) throw InputError("fernandez_bloch: problem " + model_->name() + " has no constraints");
   if (model_->holonomic())
     throw InputError("fernandez_bloch: problem " + model_->name() +
                      " has holonomic constraints; the restricted Lagrangian (seed 003) is built for Pfaffian "
                      "(nonholonomic) constraints");
-  restricted_ = model_->make_restricted_lagrangian();
+  if (const auto* factory = model_->capability<RestrictedLagrangianFactory>()) restricted_ = factory->make();
   if (!restricted_)
     throw InputError("fernandez_bloch: model " + model_->name() + " supplies no restricted Lagrangian");
   rt_ = restricted_->make_terms();
-  kkt_ = std::make_unique<KktFormulation>(model_, FormulationOptions{});
-  y_nh_.resize(2 * n_);
-  dy_nh_.resize(2 * n_);
+  nh_terms_ = model_->make_terms();
+  force_nh_.resize(n_);
   q_.resize(n_);
   qd_.resize(n_);
   qdd_.resize(n_);
@@ -46,13 +31,10 @@ void FernandezBlochFormulation::initial_state(const Vec& q, const Vec& qd, Vec& 
   y.head(n_) = q;
   y.tail(n_) = qd;
   restricted_->evaluate(q, qd, rt_);
-  Eigen::FullPivLU<Mat> full(rt_.M_tilde);
-  const Eigen::JacobiSVD<Mat> svd(rt_.M_tilde);
-  const Vec& s = svd.singularValues();
-  if (!(s[s.size() - 1] > 1e-12 * s[0])) {
+  if (const double rcond = reciprocal_condition(rt_.M_tilde); !well_conditioned(rcond)) {
     std::ostringstream msg;
     msg << "fernandez_bloch: restricted mass matrix M~ is singular at q0 for problem " << model_->name()
-        << " (smallest/largest singular value " << (s[0] > 0 ? s[s.size() - 1] / s[0] : 0.0)
+        << " (reciprocal condition number " << rcond
         << "; M~ = diag(-X^T M X, S^T M S) in the frame [X S], so M is degenerate on the frame)";
     throw InputError(msg.str());
   }
@@ -68,30 +50,36 @@ void FernandezBlochFormulation::rhs(double t, const Vec& y, Vec& dy) {
   restricted_->evaluate(q_, qd_, rt_);
   model_->evaluate(t, q_, qd_, kForce, *ws_, terms_);
   b_ = terms_.F - rt_.c_tilde;
-  lu_.compute(rt_.M_tilde);
-  if (!(pivot_ratio(lu_.matrixLU()) > kSingularPivot))
+  lu_.matrix() = rt_.M_tilde;
+  if (!well_conditioned(lu_.solve_in_place(b_)))
     throw NumericalFailure("fernandez_bloch: restricted mass matrix M~ became singular during the run");
-  qdd_ = lu_.solve(b_);
+  qdd_ = b_;
   if (!qdd_.allFinite()) throw NumericalFailure("fernandez_bloch: non-finite accelerations");
   dy.head(n_) = qd_;
   dy.tail(n_) = qdd_;
 }
 
 void FernandezBlochFormulation::nonholonomic(double t, const Vec& q, const Vec& qd, Vec& qdd, Vec& lambda) {
-  y_nh_ << q, qd;
-  kkt_->rhs(t, y_nh_, dy_nh_);  // [M -A^T; A 0][qdd; lambda] = [F - c; -Adot qd] (seed 000, eq. 2.6)
-  qdd = dy_nh_.tail(n_);
-  kkt_->observe(t, y_nh_, obs_nh_);
-  lambda = obs_nh_.lambda;
-  model_->evaluate(t, q, qd, kConstraintJacobian | kForce, *ws_, terms_);
+  // [M -A^T; A 0][qdd; lambda] = [F - c; -Adot qd] [seed-000, eq. 2.6], kkt's system without Baumgarte terms.
+  model_->evaluate(t, q, qd, kDynamics, *ws_, nh_terms_);
+  force_nh_ = nh_terms_.F - nh_terms_.c;
+  qdd.resize(n_);
+  lambda.resize(m_);
+  if (!solve_saddle_point(nh_terms_, force_nh_, qd, 0.0, ConstraintStabilization{}, saddle_, qdd, lambda))
+    throw NumericalFailure("kkt: singular KKT matrix (dependent constraints or singular M)");
 }
 
 void FernandezBlochFormulation::condition_residuals(double t, const Vec& q, const Vec& qd, Vec& cond1, Vec& cond2,
                                                     Vec& defect) {
   Vec qdd_nh, lambda;
   nonholonomic(t, q, qd, qdd_nh, lambda);
-  const Mat A = terms_.A;
-  const Vec F = terms_.F;
+  condition_residuals(t, q, qd, qdd_nh, lambda, cond1, cond2, defect);
+}
+
+void FernandezBlochFormulation::condition_residuals(double t, const Vec& q, const Vec& qd, const Vec& qdd_nh,
+                                                    const Vec& lambda, Vec& cond1, Vec& cond2, Vec& defect) {
+  const Mat& A = nh_terms_.A;  // at (q, qd), left by nonholonomic()
+  const Vec& F = nh_terms_.F;
   restricted_->evaluate(q, qd, rt_);
   const Vec qd_D = qd - rt_.X * (A * qd);
   ModelTerms curv = model_->make_terms();
@@ -109,9 +97,9 @@ void FernandezBlochFormulation::read_state(double t, const Vec& y, Observation& 
   obs.q = y.head(n_);
   obs.qd = y.tail(n_);
   Vec qdd_nh;
-  nonholonomic(t, obs.q, obs.qd, qdd_nh, obs.lambda);
+  nonholonomic(t, obs.q, obs.qd, qdd_nh, obs.lambda);  // one reference solve per sample
   Vec c1, c2, d;
-  condition_residuals(t, obs.q, obs.qd, c1, c2, d);
+  condition_residuals(t, obs.q, obs.qd, qdd_nh, obs.lambda, c1, c2, d);
   obs.extras = {c1.norm(), c2.norm()};
 }
 

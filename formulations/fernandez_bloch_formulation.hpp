@@ -1,14 +1,14 @@
-// Fernandez-Bloch formulation (seed 003, eq. 2.6 and Theorem of section 4): integrate the Euler-Lagrange
+// Fernandez-Bloch formulation [seed-003, eq. 2.6 and Theorem of section 4]: integrate the Euler-Lagrange
 // equations of the restricted Lagrangian L~ = L - Phi_a v^a UNCONSTRAINED,
 //
 //   M~ qdd + c~ = F,   M~ = M - (M X A + A^T X^T M),   c~ = M~dot qd - 1/2 d/dq(qd^T M~ qd) + dV/dq,
 //
-// state (q, qd), one pivoted LU of the indefinite M~ per evaluation (core/restricted_lagrangian.hpp).
+// state (q, qd), one pivoted LU of the indefinite M~ per evaluation (formulations/restricted_lagrangian.hpp).
 // The nonholonomic motion is reproduced (for initial data on C) exactly when the theorem's conditions hold.
 //
 // Condition residuals (extras fb_condition_1, fb_condition_2), evaluated at each sample with lambda and
 // qdd_nh the kkt multipliers and accelerations at the same state, and qd_D = (I - X A) qd (= qd on C):
-//   seed 003 eq. 4.1, first condition  phi_a R^a_{alpha beta} v^beta = 0,
+//   [seed-003, eq. 4.1], first condition  phi_a R^a_{alpha beta} v^beta = 0,
 //   second condition                   Gamma(phi_a) + phi_b R^b_{a beta} v^beta = lambda_a.
 // R are the structure functions of the frame {X_a, S_alpha} ([E_i, E_j] = R^k_ij E_k), contracted with the
 // D-quasi-velocities v^beta (qd_D = S v). Because A S = 0 and A X = I are constant, A_a [Y, Z] =
@@ -30,8 +30,8 @@
 #pragma once
 
 #include "core/formulation.hpp"
-#include "core/restricted_lagrangian.hpp"
-#include "formulations/kkt_formulation.hpp"
+#include "formulations/restricted_lagrangian.hpp"
+#include "formulations/saddle_point.hpp"
 
 namespace clm {
 
@@ -53,17 +53,20 @@ class FernandezBlochFormulation final : public Formulation {
   void read_state(double t, const Vec& y, Observation& obs) override;
 
  private:
-  // Nonholonomic accelerations and multipliers at (q, qd), from the suite's own kkt on the same model;
-  // leaves A(q) and F in terms_ for the condition residuals.
+  // Nonholonomic accelerations and multipliers at (q, qd): kkt's saddle-point system (no Baumgarte terms)
+  // on the same model; leaves the model terms at (q, qd) in nh_terms_ for the condition residuals.
   void nonholonomic(double t, const Vec& q, const Vec& qd, Vec& qdd, Vec& lambda);
+  // The residuals given the nonholonomic qdd_nh and lambda at (q, qd) (nh_terms_ current).
+  void condition_residuals(double t, const Vec& q, const Vec& qd, const Vec& qdd_nh, const Vec& lambda, Vec& cond1,
+                           Vec& cond2, Vec& defect);
 
-  std::unique_ptr<KktFormulation> kkt_;  // the nonholonomic reference (no Baumgarte terms)
-  Vec y_nh_, dy_nh_;
-  Observation obs_nh_;
+  ModelTerms nh_terms_;  // the nonholonomic reference's model terms
+  Vec force_nh_;
+  SaddlePointWorkspace saddle_;
   std::shared_ptr<RestrictedLagrangian> restricted_;
   RestrictedTerms rt_;
   Vec q_, qd_, qdd_, b_;
-  Eigen::PartialPivLU<Mat> lu_;
+  SquareLuSolver lu_;  // M~
 };
 
 }  // namespace clm

@@ -1,8 +1,9 @@
-// Full KKT system (seed 000, eq. 2.6): [M -A^T; A 0] [qdd; lambda] = [F - c; -Adot qd], one (n+m) LU
-// solve per evaluation. Sign convention: M qdd + c = F + A^T lambda.
+// Full KKT system [seed-000, eq. 2.6]: [M -A^T; A 0] [qdd; lambda] = [F - c; -Adot qd], one (n+m) LU
+// solve per evaluation (formulations/saddle_point.hpp). Sign convention: M qdd + c = F + A^T lambda.
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
+#include "formulations/saddle_point.hpp"
 
 namespace clm {
 
@@ -15,9 +16,9 @@ class KktFormulation final : public AccelerationFormulation {
   void solve_accelerations() override;
 
  private:
-  Mat K_;
-  Vec b_, x_, gamma_;
-  Eigen::PartialPivLU<Mat> lu_;
+  SaddlePointWorkspace saddle_;
+  ConstraintStabilization stabilization_;
+  Vec force_;  // F - c
 };
 
 }  // namespace clm

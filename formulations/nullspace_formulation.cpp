@@ -10,9 +10,6 @@ namespace clm {
 
 namespace {
 
-// Smallest admissible pivot ratio of the reduced mass matrix S^T M S (see schur_formulation.cpp).
-constexpr double kRelativePivotFloor = 1e-14;
-
 double one_norm(const Mat& a) {
   double best = 0;
   for (int j = 0; j < a.cols(); ++j) {
@@ -28,10 +25,14 @@ double one_norm(const Mat& a) {
 NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
     : Formulation(std::move(model), options),
       k_(n_ - m_),
-      natural_(model_->has_velocity_basis()),
+      basis_(model_->capability<VelocityBasis>()),
+      natural_(basis_ != nullptr),
       reduced_llt_(n_ - m_),
       lu_D_(m_),
       qr_(m_, n_) {
+  // The suite's one rank tolerance (core/formulation.hpp), on the QR's pivots |R_ii| / max |R_ii|.
+  qr_.setThreshold(double(std::max(n_, m_)) * kRankTolerance);
+  if (basis_) basis_ws_ = basis_->make_workspace();
   q_ = Vec::Zero(n_);
   v_ = Vec::Zero(k_);
   qd_ = Vec::Zero(n_);
@@ -105,7 +106,7 @@ double NullspaceFormulation::dependent_block_condition() {
 
 void NullspaceFormulation::velocity_map(double t) {
   if (natural_) {
-    model_->velocity_basis(q_, v_, *ws_, S_, w_);
+    basis_->evaluate(q_, v_, *basis_ws_, S_, w_);
     qd_.noalias() = S_ * v_;
     model_->evaluate(t, q_, qd_, kMassMatrix | kBias | kForce, *ws_, terms_);
     return;
@@ -159,7 +160,7 @@ void NullspaceFormulation::rhs(double t, const Vec& y, Vec& dy) {
   v_ = y.tail(k_);
   velocity_map(t);
 
-  // (S^T M S) vd = S^T (F - c - M w)   (seed 000, eq. 2.18).
+  // (S^T M S) vd = S^T (F - c - M w)   [seed-000, eq. 2.18].
   if (natural_) {
     MS_.noalias() = terms_.M * S_;
     reduced_M_.noalias() = S_.transpose() * MS_;
@@ -169,16 +170,12 @@ void NullspaceFormulation::rhs(double t, const Vec& y, Vec& dy) {
   } else {
     reduce_partitioned();
   }
-  reduced_llt_.compute(reduced_M_);
-  bool ok = reduced_llt_.info() == Eigen::Success;
-  if (ok && k_ > 0) {
-    const auto d = reduced_llt_.matrixLLT().diagonal();
-    const double lo = d.cwiseAbs().minCoeff(), hi = d.cwiseAbs().maxCoeff();
-    ok = lo * lo > kRelativePivotFloor * hi * hi;
-  }
+  bool ok = reduced_llt_.compute(reduced_M_);
+  // The suite's conditioning floor on the pivots L_ii^2 (core/formulation.hpp).
+  if (ok && k_ > 0) ok = well_conditioned(reduced_llt_.pivot_ratio());
   if (!ok) throw NumericalFailure("nullspace: reduced mass matrix S^T M S is not positive definite");
   vd_ = reduced_f_;
-  reduced_llt_.solveInPlace(vd_);
+  reduced_llt_.solve_in_place(vd_);
 
   dy.head(n_) = qd_;
   dy.tail(k_) = vd_;
@@ -221,7 +218,7 @@ void NullspaceFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
   if (natural_) {
     // v = S^+ qd (least squares; exact for consistent qd).
     v_.setZero();
-    model_->velocity_basis(q_, v_, *ws_, S_, w_);
+    basis_->evaluate(q_, v_, *basis_ws_, S_, w_);
     v_ = S_.colPivHouseholderQr().solve(qd);
   } else {
     model_->evaluate(0.0, q_, qd, kConstraintJacobian, *ws_, terms_);

@@ -1,4 +1,4 @@
-// Null-space (reduced-velocity) formulation (seed 000, eq. 2.17-2.18). The admissible velocities are
+// Null-space (reduced-velocity) formulation [seed-000, eq. 2.17-2.18]. The admissible velocities are
 // parametrized as qd = S(q) v with A S = 0, v in R^(n-m); premultiplying M qdd + c = F + A^T lambda by S^T
 // removes the multipliers:
 //
@@ -7,7 +7,7 @@
 // The state is y = (q, v), of dimension 2n - m, and A qd = 0 holds by construction.
 //
 // S comes from one of two places:
-//  - the problem's natural basis (Model::velocity_basis), e.g. the sleigh's "along the blade" and
+//  - the problem's natural basis (the VelocityBasis capability, formulations/velocity_basis.hpp), e.g. the sleigh's "along the blade" and
 //    "about the blade point" velocities; then w = Sdot v exactly;
 //  - otherwise coordinate partitioning (Wehage-Haug): the columns of A are split into m dependent ones
 //    D, chosen by column-pivoted QR so that A_D is well conditioned, and n-m independent ones I. With
@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "core/formulation.hpp"
+#include "formulations/saddle_point.hpp"
+#include "formulations/velocity_basis.hpp"
 
 namespace clm {
 
@@ -57,6 +59,8 @@ class NullspaceFormulation final : public Formulation {
   double dependent_block_condition();
 
   int k_;  // n - m, the degrees of freedom
+  const VelocityBasis* basis_;  // the model's natural basis, or null
+  std::unique_ptr<VelocityBasis::Workspace> basis_ws_;
   bool natural_;
   Vec q_, v_, qd_, qdd_, vd_, w_;
   Mat S_;           // n x k
@@ -64,7 +68,7 @@ class NullspaceFormulation final : public Formulation {
   Mat reduced_M_;   // S^T M S
   Vec force_;       // F - c - M w
   Vec reduced_f_;   // S^T (F - c - M w)
-  Eigen::LLT<Mat> reduced_llt_;
+  CholeskySolver reduced_llt_;  // S^T M S
 
   // Coordinate partitioning.
   std::vector<int> dependent_, independent_, old_dependent_;

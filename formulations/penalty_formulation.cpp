@@ -5,7 +5,7 @@
 namespace clm {
 
 PenaltyFormulation::PenaltyFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
-    : AccelerationFormulation(std::move(model), options), llt_(n_) {
+    : AccelerationFormulation(std::move(model), options), llt_(n_), jacobian_llt_(n_) {
   if (!(options_.N > 0) || !std::isfinite(options_.N))
     throw InputError("penalty: option N must be a finite number > 0 (got " + std::to_string(options_.N) + ")");
   if (!(options_.k >= 0) || !std::isfinite(options_.k))
@@ -18,6 +18,40 @@ PenaltyFormulation::PenaltyFormulation(std::shared_ptr<const Model> model, Formu
   requires_independent_constraints_ = false;  // A^T A may be singular: the penalty does not care
   violation_ = Vec::Zero(m_);
   force_ = Vec::Zero(n_);
+  if (model_->has_dynamics_derivatives()) deriv_ = model_->make_derivatives();
+  dy_work_ = Vec::Zero(2 * n_);
+  aqd_l_ = Vec::Zero(m_);
+  block_ = Mat::Zero(n_, n_);
+  ata_ = Mat::Zero(n_, n_);
+}
+
+void PenaltyFormulation::jacobian(double t, const Vec& y, Mat& J) {
+  rhs(t, y, dy_work_);  // terms_, qdd_, lambda_ at y
+  // Matrix right-hand sides: Eigen's LLT (the rhs path's CholeskySolver serves vectors; same factor).
+  jacobian_llt_.compute(terms_.M);
+  model_->dynamics_derivatives(q_, qd_, *ws_, deriv_);
+  const int n = n_;
+  const double N = options_.N;
+  J.setZero();
+  J.topRightCorner(n, n).setIdentity();
+  // Columns for qd.
+  ata_.noalias() = terms_.A.transpose() * terms_.A;
+  block_ = -deriv_.dc_dqd - N * ata_;
+  jacobian_llt_.solveInPlace(block_);
+  J.bottomRightCorner(n, n) = block_;
+  // Columns for q.
+  for (int l = 0; l < n; ++l) {
+    auto col = block_.col(l);
+    col = -deriv_.dc_dq.col(l);
+    col.noalias() += deriv_.dA[l].transpose() * lambda_;
+    aqd_l_.noalias() = deriv_.dA[l] * qd_;
+    aqd_l_ *= N;
+    if (spring_) aqd_l_ += options_.k * terms_.A.col(l);
+    col.noalias() -= terms_.A.transpose() * aqd_l_;
+    col.noalias() -= deriv_.dM[l] * qdd_;
+  }
+  jacobian_llt_.solveInPlace(block_);
+  J.bottomLeftCorner(n, n) = block_;
 }
 
 void PenaltyFormulation::solve_accelerations() {
@@ -27,10 +61,9 @@ void PenaltyFormulation::solve_accelerations() {
   if (spring_) lambda_.noalias() -= options_.k * terms_.h;
   force_ = terms_.F - terms_.c;
   force_.noalias() += terms_.A.transpose() * lambda_;
-  llt_.compute(terms_.M);
-  if (llt_.info() != Eigen::Success) throw NumericalFailure("penalty: Cholesky of the mass matrix M failed");
+  if (!llt_.compute(terms_.M)) throw NumericalFailure("penalty: Cholesky of the mass matrix M failed");
   qdd_ = force_;
-  llt_.solveInPlace(qdd_);
+  llt_.solve_in_place(qdd_);
   if (!qdd_.allFinite()) throw NumericalFailure("penalty: non-finite accelerations");
 }
 

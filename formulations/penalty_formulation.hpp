@@ -1,4 +1,4 @@
-// Penalty formulation: Kozlov's Theorem 1 (seed 004, "Anisotropic friction"). The constraint is dropped
+// Penalty formulation: Kozlov's Theorem 1 [seed-004, "Anisotropic friction"]. The constraint is dropped
 // and replaced by viscous anisotropic friction with Rayleigh function R_N = N/2 |A(q) qd|^2, i.e. the
 // generalized force -dR_N/dqd = -N A^T A qd:
 //
@@ -16,6 +16,7 @@
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
+#include "formulations/saddle_point.hpp"
 
 namespace clm {
 
@@ -27,6 +28,14 @@ class PenaltyFormulation final : public AccelerationFormulation {
   std::string name() const override { return "penalty"; }
   std::vector<std::string> extra_names() const override { return {"dissipation_rate"}; }
 
+  // J = df/dy by automatic differentiation through the model (Model::dynamics_derivatives), for the
+  // implicit integrators' IntegratorSettings::jacobian = "autodiff": with g = F - c + A^T lambda_N,
+  //   d qdd = M^-1 (dg - dM qdd),  dg/dqd_l = -dc/dqd_l - N A^T A e_l,
+  //   dg/dq_l = -dc/dq_l + dA_l^T lambda_N - A^T (N dA_l qd + k A e_l).
+  // Available when the model provides the derivatives (no state-dependent generalized force).
+  bool has_jacobian() const override { return model_->has_dynamics_derivatives(); }
+  void jacobian(double t, const Vec& y, Mat& J) override;
+
  protected:
   void solve_accelerations() override;
   void read_state(double t, const Vec& y, Observation& obs) override;
@@ -34,7 +43,12 @@ class PenaltyFormulation final : public AccelerationFormulation {
  private:
   bool spring_;
   Vec violation_, force_;
-  Eigen::LLT<Mat> llt_;
+  CholeskySolver llt_;  // M
+  // jacobian() workspace, sized at construction.
+  Eigen::LLT<Mat> jacobian_llt_;  // M, for the matrix right-hand sides of jacobian()
+  DynamicsDerivatives deriv_;
+  Vec dy_work_, aqd_l_;
+  Mat block_, ata_;
 };
 
 }  // namespace clm

@@ -1,4 +1,4 @@
-// One line per formulation (DESIGN.md section 3).
+// One line per formulation (docs/design.md section 3).
 #include "core/formulation.hpp"
 #include "formulations/added_mass_formulation.hpp"
 #include "formulations/fernandez_bloch_formulation.hpp"

@@ -6,17 +6,18 @@ namespace clm {
 
 namespace {
 
-// A Cholesky factor whose smallest pivot L_ii^2 is below this fraction of the largest one is treated as
-// singular: the solve would return noise (rounding alone leaves pivots of order n * eps * max).
-constexpr double kRelativePivotFloor = 1e-14;
-
 // Empty when the factorization is usable; otherwise why not.
 std::string cholesky_problem(const Eigen::LLT<Mat>& llt) {
   if (llt.info() != Eigen::Success) return "not positive definite";
-  const auto d = llt.matrixLLT().diagonal();
-  if (d.size() == 0) return {};
-  const double lo = d.cwiseAbs().minCoeff(), hi = d.cwiseAbs().maxCoeff();
-  if (!(lo * lo > kRelativePivotFloor * hi * hi)) return "numerically singular";
+  // The suite's conditioning floor on the pivots L_ii^2 (core/formulation.hpp).
+  if (llt.rows() > 0 && !well_conditioned(pivot_ratio(llt.matrixLLT().diagonal().cwiseAbs2())))
+    return "numerically singular";
+  return {};
+}
+
+std::string cholesky_problem(bool factored, const CholeskySolver& llt) {
+  if (!factored) return "not positive definite";
+  if (llt.size() > 0 && !well_conditioned(llt.pivot_ratio())) return "numerically singular";
   return {};
 }
 
@@ -35,12 +36,12 @@ void SchurFormulation::solve_accelerations() {
   if (const std::string why = cholesky_problem(llt_M_); !why.empty())
     throw NumericalFailure("schur: Cholesky of the mass matrix M failed (M " + why + ")");
 
-  // Y = M^-1 A^T and S = A Y (seed 000, eq. 2.9), solved in place into preallocated buffers.
+  // Y = M^-1 A^T and S = A Y [seed-000, eq. 2.9], solved in place into preallocated buffers.
   Y_ = terms_.A.transpose();
   llt_M_.solveInPlace(Y_);
   S_.noalias() = terms_.A * Y_;
-  llt_S_.compute(S_);
-  if (const std::string why = cholesky_problem(llt_S_); !why.empty())
+  const bool factored = llt_S_.compute(S_);
+  if (const std::string why = cholesky_problem(factored, llt_S_); !why.empty())
     throw NumericalFailure("schur: Cholesky of the Schur matrix A M^-1 A^T failed (" + why +
                            "; constraints dependent at this configuration?)");
 
@@ -51,7 +52,7 @@ void SchurFormulation::solve_accelerations() {
   constraint_acceleration_rhs(gamma_);
   lambda_ = gamma_;
   lambda_.noalias() -= terms_.A * free_acceleration_;
-  llt_S_.solveInPlace(lambda_);
+  llt_S_.solve_in_place(lambda_);
 
   // qdd = M^-1 (F - c) + M^-1 A^T lambda.
   qdd_ = free_acceleration_;

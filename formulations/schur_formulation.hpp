@@ -1,4 +1,4 @@
-// Schur complement (range-space) formulation (seed 000, eq. 2.8-2.9). From M qdd + c = F + A^T lambda and
+// Schur complement (range-space) formulation [seed-000, eq. 2.8-2.9]. From M qdd + c = F + A^T lambda and
 // the acceleration-level constraint A qdd = gamma (gamma = -Adot qd, minus Baumgarte terms):
 //
 //   (A M^-1 A^T) lambda = gamma - A M^-1 (F - c),      qdd = M^-1 (F - c + A^T lambda).
@@ -9,6 +9,7 @@
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
+#include "formulations/saddle_point.hpp"
 
 namespace clm {
 
@@ -22,7 +23,7 @@ class SchurFormulation final : public AccelerationFormulation {
 
  private:
   Eigen::LLT<Mat> llt_M_;     // M = L L^T
-  Eigen::LLT<Mat> llt_S_;     // S = A M^-1 A^T
+  CholeskySolver llt_S_;      // S = A M^-1 A^T (m x m, vector right-hand side: fixed-size kernels)
   Mat Y_;                     // M^-1 A^T   (n x m)
   Mat S_;                     // Schur matrix (m x m)
   Vec free_acceleration_;     // M^-1 (F - c): the motion if the constraints were released

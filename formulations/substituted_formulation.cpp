@@ -7,14 +7,18 @@
 namespace clm {
 
 std::string SubstitutedFormulation::refuses(const Model& model) {
-  if (model.eliminated_velocities().empty())
+  const auto* sub = model.capability<SubstitutionCapability>();
+  if (!sub || sub->eliminated_velocities().empty())
     return "substituted: problem " + model.name() + " declares no eliminated velocities";
   return {};
 }
 
 SubstitutedFormulation::SubstitutedFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
-    : Formulation(std::move(model), options), k_(n_ - m_), eliminated_(model_->eliminated_velocities()), llt_(n_ - m_) {
-  if (eliminated_.empty()) throw InputError(refuses(*model_));
+    : Formulation(std::move(model), options), k_(n_ - m_), substitution_(model_->capability<SubstitutionCapability>()),
+      llt_(n_ - m_) {
+  if (!refuses(*model_).empty()) throw InputError(refuses(*model_));
+  eliminated_ = substitution_->eliminated_velocities();
+  chart_condition_ = substitution_->chart_condition();
   q_ = Vec::Zero(n_);
   v_ = Vec::Zero(k_);
   qd_ = Vec::Zero(n_);
@@ -30,13 +34,13 @@ void SubstitutedFormulation::chart_failure(double det, double rcond) const {
   msg << "substituted: chart singularity: the eliminated velocities (q indices";
   for (int i : eliminated_) msg << ' ' << i;
   msg << ") cannot be solved for (A_D singular: det A_D = " << det << ", 1/cond = " << rcond;
-  if (model_->name() == "chaplygin_sleigh") msg << ", cos(theta) = " << det;
+  if (!chart_condition_.empty()) msg << ", " << chart_condition_ << " = " << det;
   msg << ")";
   throw NumericalFailure(msg.str());
 }
 
 void SubstitutedFormulation::substitute(double t) {
-  model_->substituted_terms(q_, v_, sub_);
+  substitution_->terms(q_, v_, sub_);
   if (!(sub_.chart_rcond >= kChartRcondFloor)) chart_failure(sub_.det_AD, sub_.chart_rcond);
   qd_.noalias() = sub_.S * v_;
   model_->evaluate(t, q_, qd_, kForce, *ws_, terms_);
@@ -49,11 +53,10 @@ void SubstitutedFormulation::rhs(double t, const Vec& y, Vec& dy) {
   // M_c vd = S^T F - c_c. M_c = S^T M S is positive definite wherever S exists (S has full column rank).
   reduced_f_.noalias() = sub_.S.transpose() * terms_.F;
   reduced_f_ -= sub_.cc;
-  llt_.compute(sub_.Mc);
-  if (llt_.info() != Eigen::Success)
+  if (!llt_.compute(sub_.Mc))
     throw NumericalFailure("substituted: reduced mass matrix M_c = S^T M S is not positive definite");
   vd_ = reduced_f_;
-  llt_.solveInPlace(vd_);
+  llt_.solve_in_place(vd_);
   dy.head(n_) = qd_;
   dy.tail(k_) = vd_;
 }
@@ -61,7 +64,7 @@ void SubstitutedFormulation::rhs(double t, const Vec& y, Vec& dy) {
 bool SubstitutedFormulation::after_step(double /*t*/, Vec& y) {
   q_ = y.head(n_);
   v_ = y.tail(k_);
-  model_->substituted_terms(q_, v_, sub_);
+  substitution_->terms(q_, v_, sub_);
   const double sign = sub_.det_AD > 0 ? 1.0 : (sub_.det_AD < 0 ? -1.0 : 0.0);
   if (!(sub_.chart_rcond >= kChartRcondFloor) || (det_sign_ != 0 && sign != det_sign_))
     chart_failure(sub_.det_AD, sub_.chart_rcond);
@@ -77,7 +80,7 @@ void SubstitutedFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) 
     for (int d : eliminated_) is_eliminated = is_eliminated || d == i;
     if (!is_eliminated) v_[a++] = qd[i];
   }
-  model_->substituted_terms(q_, v_, sub_);
+  substitution_->terms(q_, v_, sub_);
   if (!(sub_.chart_rcond >= kChartRcondFloor)) chart_failure(sub_.det_AD, sub_.chart_rcond);
   det_sign_ = sub_.det_AD > 0 ? 1.0 : -1.0;
   y.resize(n_ + k_);
@@ -87,7 +90,7 @@ void SubstitutedFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) 
 void SubstitutedFormulation::read_state(double t, const Vec& y, Observation& obs) {
   q_ = y.head(n_);
   v_ = y.tail(k_);
-  model_->substituted_terms(q_, v_, sub_);
+  substitution_->terms(q_, v_, sub_);
   qd_.noalias() = sub_.S * v_;
   (void)t;
   obs.q = q_;

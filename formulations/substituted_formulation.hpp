@@ -1,8 +1,8 @@
-// The substitution mistake of seed 002 ("Common Mistake"), kept as a deliberately wrong formulation so the
-// suite can show how wrong it is (DESIGN.md section 1, last paragraph). The constraint A(q) qd = 0 is solved
+// The substitution mistake of [seed-002, "Common Mistake"], kept as a deliberately wrong formulation so the
+// suite can show how wrong it is (docs/design.md section 1, last paragraph). The constraint A(q) qd = 0 is solved
 // for the velocities the problem eliminates (its kEliminated member), qd_D = -A_D^-1 A_I qd_I, substituted
 // into L, and the unconstrained Euler-Lagrange equations of L_c(q, qd_I) are applied in the remaining
-// coordinates (core/substitution.hpp):
+// coordinates (formulations/substitution.hpp, the model's SubstitutionCapability):
 //
 //   M_c vd = S^T F - c_c,   qd = S(q) v,   v = qd_I,   M_c = S^T M S.
 //
@@ -22,7 +22,8 @@
 #pragma once
 
 #include "core/formulation.hpp"
-#include "core/substitution.hpp"
+#include "formulations/saddle_point.hpp"
+#include "formulations/substitution.hpp"
 
 namespace clm {
 
@@ -56,11 +57,13 @@ class SubstitutedFormulation final : public Formulation {
   [[noreturn]] void chart_failure(double det, double rcond) const;
 
   int k_;
+  const SubstitutionCapability* substitution_;
   std::vector<int> eliminated_;
+  std::string chart_condition_;  // the problem's name for det A_D, quoted in the chart message
   double det_sign_ = 0;  // sign of det A_D where the run started (0 until known)
   Vec q_, v_, qd_, vd_, reduced_f_;
   SubstitutedTerms sub_;
-  Eigen::LLT<Mat> llt_;
+  CholeskySolver llt_;  // M_c
 };
 
 }  // namespace clm

@@ -13,7 +13,7 @@ VakonomicFormulation::VakonomicFormulation(std::shared_ptr<const Model> model, F
 
 VakonomicFormulation::VakonomicFormulation(std::shared_ptr<const Model> model, FormulationOptions options,
                                            double compliance)
-    : Formulation(std::move(model), options), compliance_(compliance), lu_(n_ + m_) {
+    : Formulation(std::move(model), options), compliance_(compliance), saddle_(n_, m_) {
   const bool baumgarte = compliance_ == 0 && (options_.baumgarte_alpha != 0 || options_.baumgarte_beta != 0);
   terms_needed_ = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintCurvature |
                   (baumgarte && model_->holonomic() ? kConstraintValue : 0u);
@@ -23,11 +23,11 @@ VakonomicFormulation::VakonomicFormulation(std::shared_ptr<const Model> model, F
   qdd_.resize(n_);
   lambda_.resize(m_);
   lambdadot_.resize(m_);
-  K_ = Mat::Zero(n_ + m_, n_ + m_);
-  K_.bottomRightCorner(m_, m_).diagonal().setConstant(compliance_);
-  b_.resize(n_ + m_);
-  x_.resize(n_ + m_);
-  gamma_.resize(m_);
+  force_.resize(n_);
+  if (baumgarte) {
+    stabilization_.alpha = options_.baumgarte_alpha;
+    stabilization_.beta = model_->holonomic() ? options_.baumgarte_beta : 0.0;
+  }
 }
 
 void VakonomicFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
@@ -43,24 +43,10 @@ void VakonomicFormulation::rhs(double t, const Vec& y, Vec& dy) {
   qd_ = y.segment(n_, n_);
   lambda_ = y.tail(m_);
   model_->evaluate(t, q_, qd_, terms_needed_, *ws_, terms_);
-  K_.topLeftCorner(n_, n_) = terms_.M;
-  K_.topRightCorner(n_, m_) = -terms_.A.transpose();
-  K_.bottomLeftCorner(m_, n_) = terms_.A;
-  b_.head(n_) = terms_.F - terms_.c;
-  b_.head(n_).noalias() += terms_.C.transpose() * lambda_;
-  gamma_ = -terms_.Adot_qd;
-  if (compliance_ == 0) {
-    if (options_.baumgarte_alpha != 0) gamma_.noalias() -= (2 * options_.baumgarte_alpha) * (terms_.A * qd_);
-    if (options_.baumgarte_beta != 0 && model_->holonomic())
-      gamma_.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * terms_.h;
-  }
-  b_.tail(m_) = gamma_;
-  lu_.compute(K_);
-  x_ = lu_.solve(b_);
-  if (!x_.allFinite())
+  force_ = terms_.F - terms_.c;
+  force_.noalias() += terms_.C.transpose() * lambda_;
+  if (!solve_saddle_point(terms_, force_, qd_, compliance_, stabilization_, saddle_, qdd_, lambdadot_))
     throw NumericalFailure(name() + ": singular acceleration matrix [M -A^T; A e I] (dependent constraints?)");
-  qdd_ = x_.head(n_);
-  lambdadot_ = x_.tail(m_);
   dy.head(n_) = qd_;
   dy.segment(n_, n_) = qdd_;
   dy.tail(m_) = lambdadot_;

@@ -1,4 +1,4 @@
-// Vakonomic formulation (seed 004, "Vakonomic (variational axiomatic kind) model"): the motion is an
+// Vakonomic formulation [seed-004, "Vakonomic (variational axiomatic kind) model"]: the motion is an
 // extremal of the action under the constraint Phi = A(q) qd = 0 (Lagrange's problem), i.e. the
 // Euler-Lagrange equations of L - lambda_a Phi_a with lambda(t) an unknown function:
 //
@@ -11,7 +11,7 @@
 //   [M  -A^T] [qdd      ]   [F - c + C^T lambda]
 //   [A   e I] [lambdadot] = [-Adot qd          ],    e = 0 here,
 //
-// state y = (q, qd, lambda), one (n+m) LU solve per evaluation. lambda is part of the initial data
+// state y = (q, qd, lambda), one (n+m) LU solve per evaluation (formulations/saddle_point.hpp). lambda is part of the initial data
 // (FormulationOptions::lambda0, zeros by default: the limit of added_mass started on the constraint).
 // Sign convention: the same as kkt's M qdd + c = F + A^T lambda; for holonomic constraints C = 0, and
 // the equations are kkt's with lambdadot in the place of lambda (the same motion for any lambda0).
@@ -22,6 +22,7 @@
 #pragma once
 
 #include "core/formulation.hpp"
+#include "formulations/saddle_point.hpp"
 
 namespace clm {
 
@@ -46,9 +47,9 @@ class VakonomicFormulation : public Formulation {
   Vec q_, qd_, lambda_, qdd_, lambdadot_;
 
  private:
-  Mat K_;
-  Vec b_, x_, gamma_;
-  Eigen::PartialPivLU<Mat> lu_;
+  SaddlePointWorkspace saddle_;
+  ConstraintStabilization stabilization_;  // zero gains with compliance
+  Vec force_;                              // F - c + C^T lambda
 };
 
 }  // namespace clm

@@ -35,33 +35,22 @@ constexpr double kFacMin = 0.2, kFacMax = 10.0;
 
 }  // namespace
 
-void DormandPrince5::initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) {
-  if (!(s.rtol >= 0) || !(s.atol >= 0) || !(s.rtol + s.atol > 0))
-    throw InputError("dopri5: rtol and atol must be >= 0 and not both zero");
-  if (s.fixed_step && !(s.dt > 0)) throw InputError("dopri5: fixed_step needs dt > 0");
-  sys_ = &sys;
-  stats_ = {};  // statistics are per run
+void DormandPrince5::do_initialize(const IntegratorSettings& s) {
   rtol_ = s.rtol;
   atol_ = s.atol;
   dt_max_ = s.dt_max > 0 ? s.dt_max : std::numeric_limits<double>::infinity();
   fixed_step_ = s.fixed_step;
-  const int n = sys.dimension();
-  for (Vec* v : {&y_, &f_, &k2_, &k3_, &k4_, &k5_, &k6_, &k7_, &y_stage_, &y_new_, &r1_, &r2_, &r3_, &r4_, &r5_})
+  const long n = y_.size();
+  for (Vec* v : {&k2_, &k3_, &k4_, &k5_, &k6_, &k7_, &y_stage_, &y_new_, &est_, &r1_, &r2_, &r3_, &r4_, &r5_})
     v->setZero(n);
-  t_ = t_prev_ = t0;
+  t_prev_ = t_;
   err_ = 0;
   err_old_ = 1e-4;
   last_rejected_ = false;
-  reset_state(y0);
+  stiff_steps_ = non_stiff_ = 0;
   r1_ = y_;  // before the first step the "interpolant" is the constant initial state
   h_ = fixed_step_ ? s.dt : (s.dt > 0 ? std::min(s.dt, dt_max_) : initial_step());
   h_prev_ = 0;
-}
-
-void DormandPrince5::reset_state(const Vec& y) {
-  y_ = y;
-  sys_->rhs(t_, y_, f_);
-  ++stats_.rhs_evals;
 }
 
 double DormandPrince5::initial_step() {
@@ -78,8 +67,7 @@ double DormandPrince5::initial_step() {
   h = std::min(h, dt_max_);
   // One explicit Euler step to estimate the second derivative.
   y_stage_ = y_ + h * f_;
-  sys_->rhs(t_ + h, y_stage_, k2_);
-  ++stats_.rhs_evals;
+  eval_rhs(t_ + h, y_stage_, k2_);
   double der2 = 0;
   for (long i = 0; i < n; ++i) {
     const double sk = atol_ + rtol_ * std::abs(y_[i]);
@@ -93,18 +81,7 @@ double DormandPrince5::initial_step() {
   return h;
 }
 
-bool DormandPrince5::step(double t_limit) {
-  const double remaining = t_limit - t_;
-  if (!(remaining > 0)) return true;  // nothing left to do before t_limit
-  double h = h_;
-  bool lands = false;
-  // Never step past t_limit. Adaptive: stretch by up to 1% rather than leave a sliver (as DOPRI5 does);
-  // fixed: only absorb round-off, so that the steps stay exactly dt.
-  if (fixed_step_ ? (t_ + h >= t_limit - 1e-9 * h) : (t_ + 1.01 * h >= t_limit)) {
-    h = remaining;
-    lands = true;
-  }
-
+bool DormandPrince5::do_step(double h) {
   const Vec& k1 = f_;
   y_stage_ = y_ + (h * a21) * k1;
   sys_->rhs(t_ + c2 * h, y_stage_, k2_);
@@ -115,7 +92,7 @@ bool DormandPrince5::step(double t_limit) {
   y_stage_ = y_ + h * (a51 * k1 + a52 * k2_ + a53 * k3_ + a54 * k4_);
   sys_->rhs(t_ + c5 * h, y_stage_, k5_);
   y_stage_ = y_ + h * (a61 * k1 + a62 * k2_ + a63 * k3_ + a64 * k4_ + a65 * k5_);
-  const double t_new = lands ? t_limit : t_ + h;
+  const double t_new = step_end();
   sys_->rhs(t_new, y_stage_, k6_);
   y_new_ = y_ + h * (a71 * k1 + a73 * k3_ + a74 * k4_ + a75 * k5_ + a76 * k6_);
   sys_->rhs(t_new, y_new_, k7_);
@@ -125,16 +102,10 @@ bool DormandPrince5::step(double t_limit) {
   if (!fixed_step_) {
     // Scaled RMS norm of the embedded error estimate, sc_i = atol + rtol max(|y0_i|, |y1_i|).
     const long n = y_.size();
-    double sum = 0;
-    for (long i = 0; i < n; ++i) {
-      const double est = h * (e1 * k1[i] + e3 * k3_[i] + e4 * k4_[i] + e5 * k5_[i] + e6 * k6_[i] + e7 * k7_[i]);
-      const double sc = atol_ + rtol_ * std::max(std::abs(y_[i]), std::abs(y_new_[i]));
-      const double r = est / std::max(sc, std::numeric_limits<double>::min());
-      sum += r * r;
-    }
-    err_ = std::sqrt(sum / std::max<long>(n, 1));
+    for (long i = 0; i < n; ++i)
+      est_[i] = h * (e1 * k1[i] + e3 * k3_[i] + e4 * k4_[i] + e5 * k5_[i] + e6 * k6_[i] + e7 * k7_[i]);
+    err_ = weighted_rms_norm(est_, y_, y_new_, rtol_, atol_);
     if (!(err_ <= 1.0)) {  // rejected (a NaN error is a rejection too)
-      ++stats_.rejected_steps;
       last_rejected_ = true;
       const double fac11 = std::pow(err_, kExpo1);
       h_ = std::isfinite(fac11) ? h / std::min(1.0 / kFacMin, fac11 / kSafety) : h * kFacMin;
@@ -148,6 +119,19 @@ bool DormandPrince5::step(double t_limit) {
     if (last_rejected_) h_next = std::min(h_next, h);  // no growth right after a rejection
     last_rejected_ = false;
     err_old_ = std::max(err_, 1e-4);
+    // Hairer's stiffness test (DOPRI5): h |lambda| ~ h |f(y1) - f(y_stage6)| / |y1 - y_stage6|, both
+    // evaluated at t + h. Above 3.25 (the edge of the stability region) on 15 consecutive steps, the step
+    // is limited by stability, not accuracy. It only observes: the numbers do not change.
+    if (stats_.stiffness_detected_at < 0) {
+      const double den = (y_new_ - y_stage_).squaredNorm();
+      const double h_lambda = den > 0 ? h * std::sqrt((k7_ - k6_).squaredNorm() / den) : 0.0;
+      if (h_lambda > 3.25) {
+        non_stiff_ = 0;
+        if (++stiff_steps_ == 15) stats_.stiffness_detected_at = t_;
+      } else if (++non_stiff_ == 6) {
+        stiff_steps_ = 0;
+      }
+    }
     h_next = std::min(h_next, dt_max_);
   }
 
@@ -162,10 +146,8 @@ bool DormandPrince5::step(double t_limit) {
   y_.swap(y_new_);
   f_.swap(k7_);  // FSAL
   t_prev_ = t_;
-  t_ = t_new;
   h_prev_ = h;
   h_ = h_next;
-  ++stats_.steps;
   return true;
 }
 

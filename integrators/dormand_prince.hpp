@@ -14,28 +14,29 @@ class DormandPrince5 final : public Integrator {
   int order() const override { return 5; }
   // Adaptive by nature; IntegratorSettings::fixed_step turns the error control off for a run.
   bool adaptive() const override { return true; }
+  int error_estimate_order() const override { return 4; }  // the embedded 4th-order solution
 
-  void initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) override;
-  bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
-  void reset_state(const Vec& y) override;
 
   // Scaled RMS norm of the last attempted step's error estimate (<= 1: accepted).
   double last_error() const { return err_; }
 
  private:
+  void do_initialize(const IntegratorSettings& s) override;
+  bool do_step(double h) override;
+
   // Hairer's HINIT: a step for which an explicit Euler step would have an error of about 0.01 in the
   // scaled norm, refined with an estimate of the second derivative. One extra rhs evaluation.
   double initial_step();
 
-  OdeSystem* sys_ = nullptr;
   double rtol_ = 0, atol_ = 0, dt_max_ = 0;
   bool fixed_step_ = false;
   double t_prev_ = 0, h_prev_ = 0;
+  int stiff_steps_ = 0, non_stiff_ = 0;  // Hairer's stiffness test: consecutive stiff / non-stiff steps
   double err_ = 0, err_old_ = 1e-4;  // Hairer's FACOLD, the previous accepted error (PI control)
   bool last_rejected_ = false;
-  Vec f_;                       // derivative at t_ (the next step's first stage)
-  Vec k2_, k3_, k4_, k5_, k6_, k7_, y_stage_, y_new_;
+  // f_ (the base's derivative at t_) is the next step's first stage.
+  Vec k2_, k3_, k4_, k5_, k6_, k7_, y_stage_, y_new_, est_;
   Vec r1_, r2_, r3_, r4_, r5_;  // dense output on [t_prev_, t_] (Hairer's RCONT)
 };
 

@@ -24,16 +24,15 @@ class ExplicitRungeKutta final : public Integrator {
   int order() const override { return tab_.order; }
   bool adaptive() const override { return false; }
 
-  void initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) override;
-  bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
-  void reset_state(const Vec& y) override;
 
  private:
+  void do_initialize(const IntegratorSettings& s) override;
+  bool do_step(double h) override;
+
   ButcherTableau tab_;
-  OdeSystem* sys_ = nullptr;
   double t_prev_ = 0;
-  Vec y_prev_, f_, f_prev_, tmp_;
+  Vec y_prev_, f_prev_, tmp_;
   std::vector<Vec> k_;
 };
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "integrators/finite_difference_jacobian.hpp"
 #include "integrators/hermite.hpp"
 
 namespace clm {
@@ -21,45 +20,22 @@ constexpr double kNewtonFraction = 0.01;
 
 }  // namespace
 
-void ImplicitMidpoint::initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) {
-  if (!(s.dt > 0) || !std::isfinite(s.dt)) throw InputError("implicit_midpoint: dt must be > 0");
-  if (!(s.rtol >= 0) || !(s.atol >= 0) || !(s.rtol + s.atol > 0))
-    throw InputError("implicit_midpoint: rtol and atol must be >= 0 and not both zero");
-  sys_ = &sys;
-  stats_ = {};
+void ImplicitMidpoint::do_initialize(const IntegratorSettings& s) {
   rtol_ = s.rtol;
   atol_ = s.atol;
   dt_ = h_ = s.dt;
   // The Newton tolerance in the scaled norm: 1% of the tolerance, but never below what round-off in y
   // allows (|dz_i| ~ 10 eps |y_i| is |dz|_scaled ~ 10 eps / rtol).
   newton_tol_ = std::max(kNewtonFraction, rtol_ > 0 ? 10 * kEps / rtol_ : 0.0);
-  const int n = sys.dimension();
-  for (Vec* v : {&y_, &f_, &y_prev_, &f_prev_, &z_, &dz_, &ym_, &fm_, &res_, &scale_, &y_work_, &f_work_})
-    v->setZero(n);
-  J_.setZero(n, n);
+  const long n = y_.size();
+  for (Vec* v : {&z_, &dz_, &ym_, &fm_, &res_, &scale_}) v->setZero(n);
+  initialize_newton(s);
   newton_matrix_.setZero(n, n);
   lu_ = Eigen::PartialPivLU<Mat>(n);
-  h_lu_ = 0;
-  jac_valid_ = jac_fresh_ = false;
   theta_ = 1.0;
-  t_ = t_prev_ = t0;
-  reset_state(y0);
+  t_prev_ = t_;
   y_prev_ = y_;
   f_prev_ = f_;
-}
-
-void ImplicitMidpoint::reset_state(const Vec& y) {
-  y_ = y;
-  sys_->rhs(t_, y_, f_);
-  ++stats_.rhs_evals;
-  // J stays: simplified Newton only needs an approximation, and the rate test catches a poor one.
-}
-
-void ImplicitMidpoint::update_jacobian() {
-  stats_.rhs_evals += finite_difference_jacobian(*sys_, t_, y_, f_, y_work_, f_work_, J_);
-  ++stats_.jacobian_evals;
-  jac_valid_ = jac_fresh_ = true;
-  h_lu_ = 0;
 }
 
 bool ImplicitMidpoint::solve_stage(double h) {
@@ -76,15 +52,12 @@ bool ImplicitMidpoint::solve_stage(double h) {
   double eta = 1.0;
   for (int k = 0; k < kMaxNewtonIterations; ++k) {
     ym_ = y_ + 0.5 * z_;
-    sys_->rhs(t_ + 0.5 * h, ym_, fm_);
-    ++stats_.rhs_evals;
+    eval_rhs(t_ + 0.5 * h, ym_, fm_);
     ++stats_.newton_iterations;
     res_ = h * fm_ - z_;  // minus the residual of G(z) = z - h f(t + h/2, y + z/2)
     dz_ = lu_.solve(res_);
     z_ += dz_;
-    double dn = 0;
-    for (long i = 0; i < n; ++i) dn += (dz_[i] / scale_[i]) * (dz_[i] / scale_[i]);
-    dn = std::sqrt(dn / std::max<long>(n, 1));
+    const double dn = weighted_rms_norm(dz_, scale_);
     if (!std::isfinite(dn)) return false;
     if (k > 0) {
       theta_ = dn / dn_old;
@@ -102,15 +75,7 @@ bool ImplicitMidpoint::solve_stage(double h) {
   return false;
 }
 
-bool ImplicitMidpoint::step(double t_limit) {
-  const double remaining = t_limit - t_;
-  if (!(remaining > 0)) return true;
-  double h = h_;
-  bool lands = false;
-  if (t_ + h >= t_limit - 1e-9 * h) {  // land exactly on t_limit (round-off of the grid absorbed)
-    h = remaining;
-    lands = true;
-  }
+bool ImplicitMidpoint::do_step(double h) {
   if (!jac_valid_) update_jacobian();
   bool converged = solve_stage(h);
   if (!converged && !jac_fresh_) {  // a stale Jacobian may be the reason: one retry with a fresh one
@@ -119,7 +84,6 @@ bool ImplicitMidpoint::step(double t_limit) {
   }
   jac_fresh_ = false;
   if (!converged) {
-    ++stats_.rejected_steps;
     h_ = 0.5 * h;
     return false;
   }
@@ -127,10 +91,7 @@ bool ImplicitMidpoint::step(double t_limit) {
   f_prev_ = f_;
   t_prev_ = t_;
   y_ += z_;
-  t_ = lands ? t_limit : t_ + h;
-  sys_->rhs(t_, y_, f_);
-  ++stats_.rhs_evals;
-  ++stats_.steps;
+  eval_rhs(step_end(), y_, f_);
   if (theta_ > kReuseTheta) jac_valid_ = false;
   if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
   return true;

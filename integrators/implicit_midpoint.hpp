@@ -15,36 +15,32 @@
 // only linear). This costs one rhs evaluation per step, which also gives the Newton predictor z = h f(y0).
 #pragma once
 
-#include "core/integrator.hpp"
+#include "integrators/implicit_integrator.hpp"
 
 namespace clm {
 
-class ImplicitMidpoint final : public Integrator {
+class ImplicitMidpoint final : public ImplicitIntegrator {
  public:
   std::string name() const override { return "implicit_midpoint"; }
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
 
-  void initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) override;
-  bool step(double t_limit) override;
   void interpolate(double t, Vec& y) const override;
-  void reset_state(const Vec& y) override;
 
  private:
+  void do_initialize(const IntegratorSettings& s) override;
+  bool do_step(double h) override;
+  // The Newton tolerance is a fraction of atol + rtol |y| (rtol = 0 allowed).
+  ToleranceUse tolerance_use(const IntegratorSettings&) const override { return ToleranceUse::kNonNegative; }
   // Simplified Newton for z on a step of size h; true when converged (z_ then holds y1 - y0).
   bool solve_stage(double h);
-  void update_jacobian();
 
-  OdeSystem* sys_ = nullptr;
   double rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0;
   double t_prev_ = 0;
-  double h_lu_ = 0;           // the step the current LU of I - h/2 J belongs to (0: none)
-  bool jac_valid_ = false;    // J is usable (possibly from an earlier step)
-  bool jac_fresh_ = false;    // J was evaluated at the start of the current step
   double theta_ = 1.0;        // last contraction rate
-  Vec f_, y_prev_, f_prev_;
-  Vec z_, dz_, ym_, fm_, res_, scale_, y_work_, f_work_;
-  Mat J_, newton_matrix_;
+  Vec y_prev_, f_prev_;
+  Vec z_, dz_, ym_, fm_, res_, scale_;
+  Mat newton_matrix_;
   Eigen::PartialPivLU<Mat> lu_;
 };
 

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "integrators/finite_difference_jacobian.hpp"
-
 namespace clm {
 
 namespace {
@@ -52,11 +50,7 @@ constexpr double kCapGrowth = 1.2;
 
 }  // namespace
 
-void Radau5::initialize(OdeSystem& sys, double t0, const Vec& y0, const IntegratorSettings& s) {
-  if (!(s.rtol > 0) || !(s.atol >= 0)) throw InputError("radau5: rtol must be > 0 and atol >= 0");
-  if (s.fixed_step && !(s.dt > 0 && std::isfinite(s.dt))) throw InputError("radau5: fixed_step needs dt > 0");
-  sys_ = &sys;
-  stats_ = {};
+void Radau5::do_initialize(const IntegratorSettings& s) {
   fixed_step_ = s.fixed_step;
   nit_ = fixed_step_ ? kNitFixed : kNit;
   if (fixed_step_) {
@@ -71,22 +65,19 @@ void Radau5::initialize(OdeSystem& sys, double t0, const Vec& y0, const Integrat
   }
   dt_ = s.dt;
   dt_max_ = s.dt_max > 0 ? s.dt_max : std::numeric_limits<double>::infinity();
-  const int n = sys.dimension();
-  for (Vec* v : {&y_, &f_, &scal_, &z1_, &z2_, &z3_, &w1_, &w2_, &w3_, &k1_, &k2_, &k3_, &ystage_, &cont0_, &cont1_,
-                 &cont2_, &cont3_, &err_v_, &err_f_, &err_rhs_, &y_work_, &f_work_})
+  const long n = y_.size();
+  for (Vec* v : {&scal_, &z1_, &z2_, &z3_, &w1_, &w2_, &w3_, &k1_, &k2_, &k3_, &ystage_, &cont0_, &cont1_, &cont2_,
+                 &cont3_, &err_v_, &err_f_, &err_rhs_})
     v->setZero(n);
-  J_.setZero(n, n);
+  initialize_newton(s);
   e1_.setZero(n, n);
   e2_.setZero(n, n);
   c_rhs_.setZero(n);
   c_sol_.setZero(n);
   lu1_ = Eigen::PartialPivLU<Mat>(n);
   lu2_ = Eigen::PartialPivLU<Eigen::MatrixXcd>(n);
-  t_ = t0;
   h_ = fixed_step_ ? dt_ : std::min(dt_ > 0 ? dt_ : 1e-6, dt_max_);
   h_old_ = 0;
-  h_lu_ = 0;
-  jac_fresh_ = jac_valid_ = false;
   first_ = true;
   reject_ = false;
   faccon_ = 1;
@@ -95,22 +86,7 @@ void Radau5::initialize(OdeSystem& sys, double t0, const Vec& y0, const Integrat
   h_acc_ = err_acc_ = 0;
   h_cap_ = std::numeric_limits<double>::infinity();
   newton_last_ = 0;
-  reset_state(y0);
   cont0_ = y_;
-}
-
-void Radau5::reset_state(const Vec& y) {
-  y_ = y;
-  sys_->rhs(t_, y_, f_);
-  ++stats_.rhs_evals;
-  jac_fresh_ = false;  // J stays usable (simplified Newton); it is just no longer at (t_, y_)
-}
-
-void Radau5::update_jacobian() {
-  stats_.rhs_evals += finite_difference_jacobian(*sys_, t_, y_, f_, y_work_, f_work_, J_);
-  ++stats_.jacobian_evals;
-  jac_fresh_ = jac_valid_ = true;
-  h_lu_ = 0;
 }
 
 void Radau5::decompose(double h) {
@@ -245,34 +221,20 @@ double Radau5::error_estimate(double h) {
     err_v_[i] = err_f_[i] + f_[i];
   }
   solve_real(err_v_);  // the (I - h gamma0 J)^-1 filter (IV.8, eq. 8.22)
-  auto scaled_norm = [&] {
-    double sum = 0;
-    for (long i = 0; i < n; ++i) sum += (err_v_[i] / scal_[i]) * (err_v_[i] / scal_[i]);
-    return std::max(std::sqrt(sum / std::max<long>(n, 1)), 1e-10);
-  };
+  // The scaled RMS norm with sc = atol + rtol |y0| (RADAU5), floored at 1e-10.
+  auto scaled_norm = [&] { return std::max(weighted_rms_norm(err_v_, scal_), 1e-10); };
   double err = scaled_norm();
   if (err < 1 || !(first_ || reject_)) return err;
   // After a rejection (and on the first step) filter once more with f evaluated at y0 + err (IV.8, 8.23):
   // removes the spurious large estimates for very stiff components.
   ystage_ = y_ + err_v_;
-  sys_->rhs(t_, ystage_, k1_);
-  ++stats_.rhs_evals;
+  eval_rhs(t_, ystage_, k1_);
   err_v_ = k1_ + err_f_;
   solve_real(err_v_);
   return scaled_norm();
 }
 
-bool Radau5::step(double t_limit) {
-  const double remaining = t_limit - t_;
-  if (!(remaining > 0)) return true;
-  double h = h_;
-  bool lands = false;
-  // Never step past t_limit. Adaptive: stretch by up to 1% rather than leave a sliver; fixed: absorb only
-  // round-off, so that the steps stay exactly dt.
-  if (fixed_step_ ? (t_ + h >= t_limit - 1e-9 * h) : (t_ + 1.01 * h >= t_limit)) {
-    h = remaining;
-    lands = true;
-  }
+bool Radau5::do_step(double h) {
   const long n = y_.size();
   for (long i = 0; i < n; ++i) scal_[i] = atol_ + rtol_ * std::abs(y_[i]);
   if (!jac_valid_) update_jacobian();
@@ -280,7 +242,6 @@ bool Radau5::step(double t_limit) {
 
   if (solve_stages(h) == Newton::kFailed) {
     // Unexpected rejection (RADAU5, label 78): smaller step, and a fresh Jacobian unless it already is.
-    ++stats_.rejected_steps;
     h_ = h * newton_fail_factor_;
     h_cap_ = h_;
     reject_ = true;
@@ -296,7 +257,6 @@ bool Radau5::step(double t_limit) {
     double quot = std::clamp(std::pow(err_, 0.25) / fac, kFacr, kFacl);
     h_new = h / quot;
     if (!(err_ < 1)) {
-      ++stats_.rejected_steps;
       h_ = first_ ? 0.1 * h : h_new;
       reject_ = true;
       if (!jac_fresh_) jac_valid_ = false;
@@ -324,12 +284,9 @@ bool Radau5::step(double t_limit) {
     cont3_[i] = cont2_[i] - acont3;
   }
   cont0_ = y_;
-  t_ = lands ? t_limit : t_ + h;
   h_old_ = h;
   first_ = false;
-  ++stats_.steps;
-  sys_->rhs(t_, y_, f_);
-  ++stats_.rhs_evals;
+  eval_rhs(step_end(), y_, f_);
   jac_fresh_ = false;
   if (theta_ > kThet) jac_valid_ = false;  // Newton was slow: new Jacobian for the next step
 

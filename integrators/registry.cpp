@@ -1,4 +1,4 @@
-// One line per integrator (DESIGN.md section 3).
+// One line per integrator (docs/design.md section 3).
 #include "core/integrator.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"

@@ -1,8 +1,8 @@
-// Chaplygin sleigh (seed 000, "Chaplygin's Sleigh"): a rigid body on a horizontal plane whose blade at
+// Chaplygin sleigh [seed-000, "Chaplygin's Sleigh"]: a rigid body on a horizontal plane whose blade at
 // p = r_c - b e1' cannot slip sideways. q = (x, y, theta), (x, y) the centre of mass.
 //   T = m/2 (xd^2 + yd^2) + Ic/2 thetad^2, V = 0,
 //   A(q) = (-sin theta, cos theta, -b)   (v_p . e2' = 0).
-// Reduced dynamics (seed 000, after eq. 2.18): u' = b w^2, w' = -beta u w, beta = m b / (m b^2 + Ic),
+// Reduced dynamics [seed-000, after eq. 2.18]: u' = b w^2, w' = -beta u w, beta = m b / (m b^2 + Ic),
 // with u = xd cos(theta) + yd sin(theta) and w = thetad.
 #pragma once
 
@@ -19,10 +19,15 @@ struct ChaplyginSleigh {
   static constexpr const char* kDescription =
       "rigid body with a knife edge at distance b behind the centre of mass; q = (x, y, theta)";
   static constexpr int kDof = 3;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"x", "y", "theta"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "m", "rad"};
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
-  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): yd (divides by cos(theta): the chart is singular at theta = pi/2 mod pi).
+  // Velocities the `substituted` formulation solves A qd = 0 for ([seed-002]'s mistake): yd (divides by cos(theta): the chart is singular at theta = pi/2 mod pi).
   static constexpr std::array kEliminated = {1};
+  // det A_D of that chart, for the substituted formulation's chart-singularity message.
+  static constexpr const char* kChartCondition = "cos(theta)";
 
   double m = 1.0;
   double Ic = 0.5;
@@ -60,7 +65,7 @@ struct ChaplyginSleigh {
     A(0, 1) = cos(q[2]);
     A(0, 2) = T(-b);
   }
-  // Translation along the blade and rotation about the blade point (seed 000, after eq. 2.18).
+  // Translation along the blade and rotation about the blade point [seed-000, after eq. 2.18].
   // Transversal frame for fernandez_bloch: the sideways direction of the blade, (-sin, cos, 0), A X = 1.
   template <class T>
   void transversal_frame(const VecN<T, 3>& q, MatN<T, 3, 1>& X) const {
@@ -92,6 +97,14 @@ struct ChaplyginSleigh {
   // (1/|s|, 1/max|w|): the integrand is analytic, so this is accurate to rounding (~1e-14 relative).
   // w0 = 0: uniform straight motion. b = 0 (beta = 0): u and w constant, a circle (line if w0 = 0).
   bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
+    return closed_form_from(0.0, q0, t, q0, qd0, q, qd);
+  }
+  // The same motion, with x, y integrated over [t_prev, t] only, from the position q_prev at t_prev: a
+  // sampled reference then costs O(t_end) in all (issue 9: from 0 at every sample it was O(t_end^2)). The
+  // reduced solution (u, w, theta) stays parameterized from t = 0: re-deriving tau0 = atanh(u/c) from a
+  // later state loses digits as u -> c (2e-4 at t = 200).
+  bool closed_form_from(double t_prev, const Vec& q_prev, double t, const Vec& q0, const Vec& qd0, Vec& q,
+                        Vec& qd) const {
     const double th0 = q0[2], w0 = qd0[2];
     const double u0 = qd0[0] * std::cos(th0) + qd0[1] * std::sin(th0);
     const double K = m * b * b + Ic, beta = m * b / K;
@@ -122,11 +135,11 @@ struct ChaplyginSleigh {
         {0.67940956829902444, 0.21908636251598201}, {0.86506336668898454, 0.14945134915058036},
         {0.97390652851717174, 0.066671344308688069}};
     const double rate = std::max(std::abs(s), w_peak);
-    const long panels = std::max(1L, static_cast<long>(std::ceil(std::abs(t) * rate / 0.5)));
-    const double h = t / panels;
-    double x = q0[0], y = q0[1];
+    const long panels = std::max(1L, static_cast<long>(std::ceil(std::abs(t - t_prev) * rate / 0.5)));
+    const double h = (t - t_prev) / panels;
+    double x = q_prev[0], y = q_prev[1];
     for (long p = 0; p < panels; ++p) {
-      const double mid = (p + 0.5) * h;
+      const double mid = t_prev + (p + 0.5) * h;
       for (const auto& [node, weight] : kNodes) {
         for (double sign : {-1.0, 1.0}) {
           double u, w, th;
@@ -144,7 +157,7 @@ struct ChaplyginSleigh {
     return true;
   }
   // Multiplier under M qdd = A^T lambda: Ic wd = -b lambda and wd = -beta u w give
-  // lambda = + m Ic/(m b^2 + Ic) thetad (xd cos theta + yd sin theta) (seed 000 prints the opposite sign;
+  // lambda = + m Ic/(m b^2 + Ic) thetad (xd cos theta + yd sin theta) ([seed-000] prints the opposite sign;
   // for b = 0 it is the centripetal m u w).
   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
     const double u = qd[0] * std::cos(q[2]) + qd[1] * std::sin(q[2]);

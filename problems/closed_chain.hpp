@@ -51,6 +51,13 @@ struct ClosedChain {
 
   // Runtime size; a stand-in of 2 for an invalid n, which validate() refuses before anything is sized by it.
   int dof() const { return valid_count() ? static_cast<int>(n) : 2; }
+  // Names and units of q (HDF5 column names; tools/plot.py labels): the absolute bar angles.
+  std::vector<std::string> coordinate_names() const {
+    std::vector<std::string> names;
+    for (int i = 1; i <= dof(); ++i) names.push_back("theta_" + std::to_string(i));
+    return names;
+  }
+  std::vector<std::string> coordinate_units() const { return std::vector<std::string>(dof(), "rad"); }
   int constraints() const { return 2; }
   bool valid_count() const { return n >= 2 && n <= kMaxBars && n == std::floor(n); }
   void validate() const {

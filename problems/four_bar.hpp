@@ -1,4 +1,4 @@
-// Grounded four-bar linkage in body coordinates (seed 000, first example: 3 free bars x 3 coordinates,
+// Grounded four-bar linkage in body coordinates ([seed-000], first example: 3 free bars x 3 coordinates,
 // 4 pins x 2 constraints, 9 - 8 = 1 DOF). q = (x1, y1, theta1, x2, y2, theta2, x3, y3, theta3): centre of
 // mass and angle of each uniform bar, e(a) = (cos a, sin a), gravity along -y.
 //   bar 1 (crank):    ground pin O = (0, 0) -> joint P1,  O  = c1 - L1/2 e(theta1), P1 = c1 + L1/2 e(theta1)
@@ -21,6 +21,9 @@ struct FourBar {
   static constexpr const char* kDescription =
       "grounded four-bar linkage, 3 free uniform bars in body coordinates (x_i, y_i, theta_i), 8 pin constraints";
   static constexpr int kDof = 9;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"x1", "y1", "theta1", "x2", "y2", "theta2", "x3", "y3", "theta3"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "m", "rad", "m", "m", "rad", "m", "m", "rad"};
   static constexpr int kConstraints = 8;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
 

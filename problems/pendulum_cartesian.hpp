@@ -19,6 +19,9 @@ struct PendulumCartesian {
   static constexpr const char* kDescription =
       "planar pendulum in Cartesian coordinates q = (x, y), y up, h = (x^2 + y^2 - L^2)/2";
   static constexpr int kDof = 2;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"x", "y"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "m"};
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
 

@@ -1,4 +1,4 @@
-// Planar pendulum in polar coordinates (seed 000, "2D pendulum"): q = (r, theta), theta from the downward
+// Planar pendulum in polar coordinates [seed-000, "2D pendulum"]: q = (r, theta), theta from the downward
 // vertical, holonomic h = r - L, a constant horizontal force fx on the bob.
 //   T = m/2 (rd^2 + r^2 thetad^2), V = -m g r cos(theta), F = (fx sin(theta), fx r cos(theta)).
 // Closed-form multiplier on the constraint: lambda = -m L thetad^2 - m g cos(theta) - fx sin(theta).
@@ -16,9 +16,12 @@ struct PendulumPolar {
   static constexpr const char* kDescription =
       "planar pendulum in polar coordinates q = (r, theta), h = r - L, horizontal force fx";
   static constexpr int kDof = 2;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"r", "theta"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "rad"};
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
-  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): rd (legitimate: the constraint is holonomic, r = L, rd = 0).
+  // Velocities the `substituted` formulation solves A qd = 0 for ([seed-002]'s mistake): rd (legitimate: the constraint is holonomic, r = L, rd = 0).
   static constexpr std::array kEliminated = {0};
 
   double m = 1.0;
@@ -60,7 +63,7 @@ struct PendulumPolar {
     F[0] = fx * std::sin(q[1]);
     F[1] = fx * q[0] * std::cos(q[1]);
   }
-  // seed 000: lambda = -m L thetad^2 - m g cos(theta) - fx sin(theta), on r = L, rd = 0.
+  // [seed-000]: lambda = -m L thetad^2 - m g cos(theta) - fx sin(theta), on r = L, rd = 0.
   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
     lambda[0] = -m * L * qd[1] * qd[1] - m * g * std::cos(q[1]) - fx * std::sin(q[1]);
   }

@@ -1,4 +1,4 @@
-// Vertical rolling disk (seed 003, sections 1-2): q = (x, y, theta, phi), (x, y) the contact point,
+// Vertical rolling disk [seed-003, sections 1-2]: q = (x, y, theta, phi), (x, y) the contact point,
 // theta the rolling angle, phi the heading. Rolling without slipping:
 //   xd = R cos(phi) thetad,  yd = R sin(phi) thetad   (A rows (1, 0, -R cos phi, 0), (0, 1, -R sin phi, 0)),
 //   L = M/2 (xd^2 + yd^2) + I/2 thetad^2 + J/2 phid^2.
@@ -21,9 +21,12 @@ struct RollingDisk {
   static constexpr const char* kDescription =
       "vertical disk rolling without slipping (seed 003); q = (x, y, theta rolling angle, phi heading)";
   static constexpr int kDof = 4;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"x", "y", "theta", "phi"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "m", "rad", "rad"};
   static constexpr int kConstraints = 2;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
-  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): xd and yd.
+  // Velocities the `substituted` formulation solves A qd = 0 for ([seed-002]'s mistake): xd and yd.
   static constexpr std::array kEliminated = {0, 1};
 
   double M = 1.0;
@@ -76,7 +79,7 @@ struct RollingDisk {
     A(1, 3) = T(0.0);
   }
   // Rolling (qd = (R cos phi, R sin phi, 1, 0) thetad) and turning (qd = (0, 0, 0, 1) phid).
-  // Transversal frame for fernandez_bloch (seed 003, section 5): X_a = d/dx, d/dy, so Phi_a = dL/dxd, dL/dyd.
+  // Transversal frame for fernandez_bloch [seed-003, section 5]: X_a = d/dx, d/dy, so Phi_a = dL/dxd, dL/dyd.
   template <class T>
   void transversal_frame(const VecN<T, 4>&, MatN<T, 4, 2>& X) const {
     X.setZero();

@@ -1,4 +1,4 @@
-// Chaplygin skate on an inclined plane (seed 004): q = (x, y, phi) of the blade point, x downhill,
+// Chaplygin skate on an inclined plane [seed-004]: q = (x, y, phi) of the blade point, x downhill,
 // g the downhill component of gravity,
 //   L = m/2 (xd^2 + yd^2) + J/2 phid^2 + m g x,   constraint xd sin(phi) - yd cos(phi) = 0
 // (no velocity across the blade). Equations (M qdd + dV/dq = A^T lambda, A = (sin phi, -cos phi, 0)):
@@ -9,7 +9,7 @@
 //   v = a + g sin(phi)/w,
 //   x = x0 + a (sin phi - sin phi0)/w + g (cos 2phi0 - cos 2phi)/(4 w^2),
 //   y = y0 - a (cos phi - cos phi0)/w + (g/w) (t/2 - (sin 2phi - sin 2phi0)/(4 w)),
-// from rest with phi0 = 0: x = g sin^2(w t)/(2 w^2), y = g (w t - sin(2 w t)/2)/(2 w^2) (DESIGN.md); the skate
+// from rest with phi0 = 0: x = g sin^2(w t)/(2 w^2), y = g (w t - sin(2 w t)/2)/(2 w^2) (docs/design.md); the skate
 // drifts sideways at mean speed g/(2w) and does not slide down on average. For w = 0 it accelerates
 // uniformly along the fixed line of the blade: v = v0 + g cos(phi0) t.
 #pragma once
@@ -27,9 +27,12 @@ struct SkateIncline {
   static constexpr const char* kDescription =
       "Chaplygin skate on an inclined plane (seed 004), x downhill; q = (x, y, phi)";
   static constexpr int kDof = 3;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"x", "y", "phi"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "m", "rad"};
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
-  // Velocities the `substituted` formulation solves A qd = 0 for (seed 002's mistake): yd (divides by cos(phi)).
+  // Velocities the `substituted` formulation solves A qd = 0 for ([seed-002]'s mistake): yd (divides by cos(phi)).
   static constexpr std::array kEliminated = {1};
 
   double m = 1.0;
@@ -134,7 +137,7 @@ struct SkateIncline {
     const double v = qd[0] * std::cos(q[2]) + qd[1] * std::sin(q[2]);
     lambda[0] = -m * (v * qd[2] + g * std::sin(q[2]));
   }
-  // From rest, blade pointing downhill, turning at 2 rad/s (the DESIGN.md special case).
+  // From rest, blade pointing downhill, turning at 2 rad/s (the docs/design.md special case).
   void default_initial(Vec& q0, Vec& qd0) const {
     q0 << 0, 0, 0;
     qd0 << 0, 0, 2.0;

@@ -1,10 +1,10 @@
-// Slider-crank mechanism (seed 000, "Example: Slider-crank mechanism"), q = (theta, phi, x):
+// Slider-crank mechanism [seed-000, "Example: Slider-crank mechanism"], q = (theta, phi, x):
 // a crank of length 2 L1 pinned at the origin (centre of mass at L1 e(theta)), a connecting rod of length
 // 2 L2 from the crank pin 2 L1 e(theta) to the slider pin P = 2 L1 e(theta) - 2 L2 e(phi) (centre of mass
 // at 2 L1 e(theta) - L2 e(phi)), and a slider of mass m3 at x e1. e(a) = (cos a, sin a), gravity along -e2.
 //   T = 1/2 (m1 L1^2 + I1) thetad^2 + 1/2 m2 |d/dt(2 L1 e(theta) - L2 e(phi))|^2 + 1/2 I2 phid^2 + 1/2 m3 xd^2
 //   V = m1 g L1 sin(theta) + m2 g (2 L1 sin(theta) - L2 sin(phi))
-//   h = (2 L1 cos(theta) - 2 L2 cos(phi) - x, 2 L1 sin(theta) - 2 L2 sin(phi))     (seed 000: r_P - x e1)
+//   h = (2 L1 cos(theta) - 2 L2 cos(phi) - x, 2 L1 sin(theta) - 2 L2 sin(phi))     ([seed-000]: r_P - x e1)
 //   F = (tau, 0, f)   (crank torque, force on the slider)
 // M is written from the kinetic energy of the bodies; c comes from autodiff (the seed's hand-derived G and
 // B have slips: G_phi lacks g, B_phi has cos for sin).
@@ -23,6 +23,9 @@ struct SliderCrank {
   static constexpr const char* kDescription =
       "slider-crank (seed 000): crank 2 L1, rod 2 L2, slider on the x axis; q = (theta, phi, x)";
   static constexpr int kDof = 3;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"theta", "phi", "x"};
+  static constexpr const char* kCoordinateUnits[] = {"rad", "rad", "m"};
   static constexpr int kConstraints = 2;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
 

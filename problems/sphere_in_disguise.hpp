@@ -21,6 +21,9 @@ struct SphereInDisguise {
   static constexpr const char* kDescription =
       "particle in space with the Pfaffian constraint q . qd = 0 (the sphere |q| = R in disguise); q = (x, y, z)";
   static constexpr int kDof = 3;
+  // Names and units of q (HDF5 column names; tools/plot.py labels); qd is in units per second.
+  static constexpr const char* kCoordinateNames[] = {"x", "y", "z"};
+  static constexpr const char* kCoordinateUnits[] = {"m", "m", "m"};
   static constexpr int kConstraints = 1;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
 

@@ -10,12 +10,20 @@
 
 namespace clm::testing {
 
+// False in a sanitizer build: malloc belongs to the sanitizer, nothing is counted.
+bool allocation_counting_available();
+// Marks the running GoogleTest test as skipped, saying why (tests/allocation_skip.cpp).
+void skip_without_allocation_counting();
+
 void start_counting_allocations();
 std::size_t stop_counting_allocations();  // returns the number of allocations since start
 
 class AllocationScope {
  public:
-  AllocationScope() { start_counting_allocations(); }
+  AllocationScope() {
+    if (!allocation_counting_available()) skip_without_allocation_counting();
+    start_counting_allocations();
+  }
   ~AllocationScope() {
     if (!stopped_) stop_counting_allocations();
   }

@@ -1,4 +1,4 @@
-// Constraint analysis (core/constraint_analysis.hpp, `clmbench analyze`): rank and DOF bookkeeping, the
+// Constraint analysis (experiments/constraint_analysis.hpp, `clmbench analyze`): rank and DOF bookkeeping, the
 // Frobenius verdict (nonholonomic sleigh, disk, skate vs the integrable sphere in disguise), accessibility by
 // iterated brackets, the coordinate-partition basis, the sphere's closed form against kkt, and the CLI.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "clmbench_process.hpp"
-#include "core/constraint_analysis.hpp"
+#include "experiments/constraint_analysis.hpp"
 #include "core/problem_registry.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
@@ -23,7 +23,7 @@ namespace {
 
 ConstraintAnalysis analyze(const std::string& problem, const std::map<std::string, double>& params = {},
                            const std::optional<Vec>& q = std::nullopt) {
-  return problem_registry().get(problem).analyze(params, q);
+  return analyze_problem(problem, params, q);
 }
 
 Vec random_q(std::mt19937& rng, int n, double lo, double hi) {

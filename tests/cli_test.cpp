@@ -1,4 +1,4 @@
-// The clmbench command line and config handling (DESIGN.md section 4): every kind of bad input gives
+// The clmbench command line and config handling (docs/design.md section 4): every kind of bad input gives
 // exit code 1 (2 for output errors) and exactly one stderr line naming the offending item; good input
 // resolves to exactly the numbers written.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "clmbench_process.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/run_spec.hpp"
+#include "experiments/run_config.hpp"
 #include "experiments/value_parsing.hpp"
 
 using namespace clm;
@@ -195,7 +195,7 @@ TEST(CliHelp, DocumentsOptionsKeysAndExitCodes) {
 // --- config resolution (no process) ---
 
 TEST(Config, DesignDocumentExampleResolves) {
-  // DESIGN.md section 4 verbatim, inline ';' comments included.
+  // docs/design.md section 4 verbatim, inline ';' comments included.
   const RunConfig c = resolve(R"([run]
 problem = chaplygin_sleigh
 formulation = kkt

@@ -1,5 +1,5 @@
-// fernandez_bloch (seed 003): the restricted Lagrangian L~ = L - Phi_a v^a integrated unconstrained, and the
-// residuals of the theorem's two conditions (seed 003, eq. 4.1).
+// fernandez_bloch [seed-003]: the restricted Lagrangian L~ = L - Phi_a v^a integrated unconstrained, and the
+// residuals of the theorem's two conditions [seed-003, eq. 4.1].
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include "core/autodiff_model.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "experiments/problem_capabilities.hpp"
 #include "formulations/fernandez_bloch_formulation.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 
@@ -59,7 +60,7 @@ void disk_initial(double R, double phi, double thd, double w, Vec& q0, Vec& qd0)
 
 }  // namespace
 
-// Seed 003, section 2 and 5: for the disk the restricted flow IS the nonholonomic one (all R^b_{a beta} = 0
+// [seed-003, section 2 and 5]: for the disk the restricted flow IS the nonholonomic one (all R^b_{a beta} = 0
 // and phi_a R^a_{alpha beta} v^beta = 0 on C), at default and other parameters and initial data.
 TEST(FernandezBloch, RollingDiskMatchesKktAndConditionsHold) {
   const std::vector<std::pair<std::map<std::string, double>, Vec>> cases = {
@@ -138,7 +139,7 @@ TEST(FernandezBloch, ResidualsAreTheDefectOfTheRestrictedEquations) {
     f.condition_residuals(0.0, c.q, qd, c1, c2, d);
     const Mat P_D = Mat::Identity(model->n(), model->n()) -
                     t.A.transpose() * (t.A * t.A.transpose()).ldlt().solve(t.A);
-    auto rl = model->make_restricted_lagrangian();
+    auto rl = model->capability<RestrictedLagrangianFactory>()->make();
     RestrictedTerms rt = rl->make_terms();
     rl->evaluate(c.q, qd, rt);
     EXPECT_LT((rt.X.transpose() * d + c2).norm(), 1e-12) << c.problem;
@@ -197,7 +198,7 @@ struct MasslessSlider {
 }  // namespace
 
 TEST(FernandezBloch, RefusesSingularRestrictedMassMatrix) {
-  auto model = std::make_shared<AutoDiffModel<MasslessSlider>>(MasslessSlider{});
+  auto model = make_model_with_capabilities(MasslessSlider{});
   Vec q0(3), qd0(3), y;
   model->default_initial(q0, qd0);
   FernandezBlochFormulation f(model, {});

@@ -81,7 +81,7 @@ reference_atol = 1e-14
 
 }  // namespace
 
-// Theorem 1 (seed 004) through the CLI: penalty -> kkt with error O(1/N); the file holds /kozlov/<study>
+// Theorem 1 [seed-004] through the CLI: penalty -> kkt with error O(1/N); the file holds /kozlov/<study>
 // with every dataset and attribute, the attributes agree with a fit recomputed from the datasets, and
 // every run is under /runs.
 TEST(KozlovStudy, Theorem1SleighSlopeAndLayout) {
@@ -113,9 +113,11 @@ TEST(KozlovStudy, Theorem1SleighSlopeAndLayout) {
       EXPECT_LT(cv[i], 0.2 * cv[i - 1]) << i;
     }
   }
+  // Theorem 1 gives error O(1/N): slope -1. Measured -0.9994 with fit residual 4.3e-4 over N = 1e2..1e5
+  // (the asymptotic regime: every decade gains a decade); the bands are a few times that scatter.
   const double slope = number_attr(g, "slope");
-  EXPECT_GE(slope, -1.15);
-  EXPECT_LE(slope, -0.85);
+  EXPECT_NEAR(slope, -1.0, 0.01);
+  EXPECT_LT(number_attr(g, "fit_residual"), 2e-3);
   EXPECT_EQ(text_attr(g, "fitted_error"), "error_q");
   EXPECT_EQ(text_attr(g, "limit_formulation"), "penalty");
   EXPECT_EQ(text_attr(g, "reference_formulation"), "kkt");

@@ -1,4 +1,4 @@
-// Kozlov's limit formulations (seed 004; issue 3): penalty (Theorem 1, anisotropic friction -> nonholonomic),
+// Kozlov's limit formulations ([seed-004]; issue 3): penalty (Theorem 1, anisotropic friction -> nonholonomic),
 // added_mass in its direct and multiplier forms (Theorem 2, added masses -> vakonomic), vakonomic, and the
 // model term they rest on, the constraint curvature C = [Phi] of Phi = A(q) qd.
 #include <gtest/gtest.h>
@@ -205,7 +205,7 @@ TEST(LimitFormulations, VakonomicEqualsKktOnSliderCrank) {
                               "slider_crank lambda0 = -0.8");
 }
 
-// Seed 004: the vakonomic skate is a different motion. For the default data (from rest, phi0 = 0, w = 2) and
+// [seed-004]: the vakonomic skate is a different motion. For the default data (from rest, phi0 = 0, w = 2) and
 // for the non-default case the two differ by more than 1e-2 by t = 5.
 TEST(LimitFormulations, VakonomicSkateDiffersFromNonholonomic) {
   std::vector<Case> cases = {skate_case()};
@@ -290,22 +290,25 @@ Study limit_study(const Case& c, const std::string& formulation, FormulationOpti
 }
 
 const std::vector<double> kTheoremN = {1e2, 1e3, 1e4, 1e5};
+// Both theorems give error O(1/N), slope -1. Measured over N = 1e2..1e5 (every decade gains a decade there):
+// penalty -1.000 / -1.001 / -0.997 (sleigh, skate, disk), added_mass -0.999 / -0.998 / -0.999 in both
+// forms. The band is about three times the largest deviation.
+constexpr double kSlopeBand = 0.01;
 
 }  // namespace
 
-// Theorem 1 (seed 004): viscous anisotropic friction N/2 (a, qd)^2, started on the constraint, converges to
+// Theorem 1 [seed-004]: viscous anisotropic friction N/2 (a, qd)^2, started on the constraint, converges to
 // the nonholonomic motion (kkt at tight tolerance) with error O(1/N).
 TEST(LimitFormulations, Theorem1PenaltyConvergesToNonholonomic) {
   for (const auto& [c, t_end, label] : {std::tuple{sleigh_case(), 5.0, "sleigh"}, std::tuple{skate_case(), 5.0, "skate"},
                                          std::tuple{disk_case(), 5.0, "rolling_disk"}}) {
     const LimitRun ref = run(c.model, "kkt", {}, c.q0, c.qd0, t_end, 1e-12, 1e-14);
     const Study s = limit_study(c, "penalty", {}, ref, t_end, kTheoremN, std::string("penalty -> kkt, ") + label);
-    EXPECT_GE(s.slope, -1.15) << label;
-    EXPECT_LE(s.slope, -0.85) << label;
+    EXPECT_NEAR(s.slope, -1.0, kSlopeBand) << label;
   }
 }
 
-// Theorem 2 (seed 004): added masses N/2 (a, qd)^2, started on the constraint, converge to the vakonomic
+// Theorem 2 [seed-004]: added masses N/2 (a, qd)^2, started on the constraint, converge to the vakonomic
 // motion with lambda(0) = 0, in both forms of added_mass.
 TEST(LimitFormulations, Theorem2AddedMassConvergesToVakonomic) {
   for (const auto& [c, t_end, label] : {std::tuple{sleigh_case(), 5.0, "sleigh"}, std::tuple{skate_case(), 5.0, "skate"},
@@ -316,8 +319,7 @@ TEST(LimitFormulations, Theorem2AddedMassConvergesToVakonomic) {
       o.added_mass_form = form;
       const Study s =
           limit_study(c, "added_mass", o, ref, t_end, kTheoremN, "added_mass (" + form + ") -> vakonomic, " + label);
-      EXPECT_GE(s.slope, -1.15) << label << " " << form;
-      EXPECT_LE(s.slope, -0.85) << label << " " << form;
+      EXPECT_NEAR(s.slope, -1.0, kSlopeBand) << label << " " << form;
     }
   }
 }

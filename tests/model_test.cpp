@@ -9,6 +9,7 @@
 
 #include "allocation_counter.hpp"
 #include "core/problem_registry.hpp"
+#include "formulations/velocity_basis.hpp"
 #include "problems/closed_chain.hpp"
 
 using namespace clm;
@@ -34,7 +35,7 @@ Vec random_vec(std::mt19937& rng, int n, double lo, double hi) {
 
 }  // namespace
 
-// Slider-crank (seed 000), reference derived by hand from
+// Slider-crank [seed-000], reference derived by hand from
 //   T = 1/2 a thd^2 + 1/2 b phd^2 - k cos(th - ph) thd phd + 1/2 m3 xd^2,
 //   a = I1 + m1 L1^2 + 4 m2 L1^2, b = I2 + m2 L2^2, k = 2 m2 L1 L2,
 //   V = m1 g L1 sin th + m2 g (2 L1 sin th - L2 sin ph):
@@ -73,7 +74,7 @@ TEST(ModelReference, SliderCrankMassBiasGravityForceEnergy) {
     const double V = m1 * g * L1 * std::sin(th) + m2 * g * (2 * L1 * std::sin(th) - L2 * std::sin(ph));
     EXPECT_NEAR(full.energy(), T + V, 1e-12 * (1 + std::abs(T) + std::abs(V)));
 
-    // Constraint Jacobian by hand: W = dh/dq (seed 000).
+    // Constraint Jacobian by hand: W = dh/dq [seed-000].
     Mat A_ref(2, 3);
     A_ref << -2 * L1 * std::sin(th), 2 * L2 * std::sin(ph), -1, 2 * L1 * std::cos(th), -2 * L2 * std::cos(ph), 0;
     EXPECT_LT(max_abs(full.A - A_ref), 1e-14);
@@ -348,7 +349,7 @@ TEST(ProblemRegistry, ListsEveryDesignProblemWithDofBookkeeping) {
   EXPECT_EQ(chain64->m(), 2);
   auto chain1000 = make_model("closed_chain", {{"n", 1000}, {"L", 0.01}, {"gx", 7}});
   EXPECT_EQ(chain1000->n(), 1000);
-  // Parameter listing order is the DESIGN.md order.
+  // Parameter listing order is the docs/design.md order.
   const auto& sc = problem_registry().get("slider_crank").parameters;
   std::vector<std::string> order;
   for (const auto& p : sc) order.push_back(p.name);
@@ -407,24 +408,26 @@ TEST(VelocityBasis, AnnihilatedByConstraintsAndSdotMatchesFiniteDifferences) {
   int checked = 0;
   for (const ProblemEntry* entry : problem_registry().all()) {
     auto model = entry->make({}, true);
-    if (!model->has_velocity_basis()) continue;
+    const auto* basis = model->capability<VelocityBasis>();
+    if (!basis) continue;
     SCOPED_TRACE(entry->name);
     ++checked;
     const int n = model->n(), k = n - model->m();
     auto ws = model->make_workspace();
+    auto bws = basis->make_workspace();
     ModelTerms t = model->make_terms();
     Mat S(n, k), Sp(n, k), Sm(n, k);
     Vec Sdot_v(n), tmp(n);
     for (int trial = 0; trial < 5; ++trial) {
       const Vec q = random_vec(rng, n, -3, 3), v = random_vec(rng, k, -2, 2);
-      model->velocity_basis(q, v, *ws, S, Sdot_v);
+      basis->evaluate(q, v, *bws, S, Sdot_v);
       model->evaluate(0, q, S * v, kConstraintJacobian, *ws, t);
       EXPECT_LT(max_abs(t.A * S), 1e-15);
       EXPECT_EQ(Eigen::FullPivLU<Mat>(S).rank(), k);
       const Vec qd = S * v;
       const double h = 1e-5;
-      model->velocity_basis(q + h * qd, v, *ws, Sp, tmp);
-      model->velocity_basis(q - h * qd, v, *ws, Sm, tmp);
+      basis->evaluate(q + h * qd, v, *bws, Sp, tmp);
+      basis->evaluate(q - h * qd, v, *bws, Sm, tmp);
       EXPECT_LT(max_abs((Sp - Sm) * v / (2 * h) - Sdot_v), 1e-8);
     }
   }

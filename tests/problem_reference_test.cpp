@@ -121,7 +121,7 @@ TEST(ClosedForm, RollingDiskStraightLine) {
   EXPECT_NEAR(q[0], 0.3 * 2.5 * 3.0 * std::cos(-0.4), 1e-13);
 }
 
-// The special case of DESIGN.md (from rest, phi0 = 0): x = g sin^2(w t)/(2 w^2), y = g (w t - sin(2 w t)/2)/(2 w^2).
+// The special case of docs/design.md (from rest, phi0 = 0): x = g sin^2(w t)/(2 w^2), y = g (w t - sin(2 w t)/2)/(2 w^2).
 TEST(ClosedForm, SkateFromRestMatchesDesignFormula) {
   const double g = 3.1, w = 1.7;
   auto model = make_model("skate_incline", {{"g", g}, {"m", 2.0}, {"J", 0.2}});
@@ -206,7 +206,7 @@ TEST(ClosedForm, SleighMatchesKkt) {
     Vec q0(3), qd0(3);
     const double th0 = 0.7;
     q0 << 0.3, -0.2, th0;
-    // qd = u e1 + b w e2 (seed 000's velocity basis).
+    // qd = u e1 + b w e2 ([seed-000]'s velocity basis).
     qd0 << c.u0 * std::cos(th0) - c.b * c.w0 * std::sin(th0), c.u0 * std::sin(th0) + c.b * c.w0 * std::cos(th0), c.w0;
     const auto run = integrate_kkt(model, q0, qd0, 8.0, 1e-3, 0.5);
     const Errors e = compare_with_closed_form(*model, q0, qd0, run, true);
@@ -217,7 +217,7 @@ TEST(ClosedForm, SleighMatchesKkt) {
   }
 }
 
-// The reduced dynamics u' = b w^2, w' = -beta u w (seed 000) and the energy hold along the closed form;
+// The reduced dynamics u' = b w^2, w' = -beta u w [seed-000] and the energy hold along the closed form;
 // w0 = 0 is uniform straight motion; forward motion settles to u -> c, w -> 0 (stable).
 TEST(ClosedForm, SleighClosedFormProperties) {
   const double m = 1.3, Ic = 0.45, b = 0.35, K = m * b * b + Ic, beta = m * b / K;

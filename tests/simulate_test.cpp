@@ -325,3 +325,49 @@ TEST(Simulate, NoAllocationPerStep) {
     EXPECT_EQ(counts[0], counts[1]) << name;
   }
 }
+
+// The progress hook: called every kProgressEvery attempted steps with the time reached (monotone, within
+// [t0, t_end]) and once at the end with finished = true, the final time and the steps attempted.
+TEST(Simulate, ProgressHookSeesTheRunAdvance) {
+  HopfOscillator sys(2.3, 0.4, 0.3);
+  auto integ = integrator_registry().get("rk4").make();
+  IntegratorSettings s;
+  s.dt = 0.001;
+  SimulationSettings sim;
+  sim.t0 = 1.0;
+  sim.t_end = 3.0;
+  Samples out;
+  std::vector<SimulationProgress> seen;
+  auto r = simulate(sys, *integ, sys.initial(), sim, s, out.callback(),
+                    [&](const SimulationProgress& p) { seen.push_back(p); });
+  ASSERT_EQ(r.status, "ok");
+  ASSERT_EQ(r.stats.steps, 2000);
+  ASSERT_EQ(seen.size(), 2000 / kProgressEvery + 1 + 1);  // attempts 0, 64, ..., 1984 and the final call
+  for (size_t i = 0; i + 1 < seen.size(); ++i) {
+    EXPECT_FALSE(seen[i].finished);
+    EXPECT_EQ(seen[i].steps, static_cast<long>(i) * kProgressEvery);
+    EXPECT_NEAR(seen[i].t, 1.0 + 0.001 * seen[i].steps, 1e-12);
+    EXPECT_NEAR(seen[i].fraction(), 0.0005 * seen[i].steps, 1e-12);
+  }
+  EXPECT_TRUE(seen.back().finished);
+  EXPECT_EQ(seen.back().steps, 2000);
+  EXPECT_DOUBLE_EQ(seen.back().t, 3.0);
+  EXPECT_DOUBLE_EQ(seen.back().fraction(), 1.0);
+}
+
+// A run that hits the step limit reports the fraction it reached, not 100 %.
+TEST(Simulate, ProgressOfAStoppedRunIsWhereItStopped) {
+  HopfOscillator sys(2.3, 0.4, 0.3);
+  auto integ = integrator_registry().get("rk4").make();
+  IntegratorSettings s;
+  s.dt = 0.01;
+  SimulationSettings sim;
+  sim.t_end = 1.0;
+  sim.max_steps = 25;
+  Samples out;
+  SimulationProgress last;
+  simulate(sys, *integ, sys.initial(), sim, s, out.callback(), [&](const SimulationProgress& p) { last = p; });
+  EXPECT_TRUE(last.finished);
+  EXPECT_EQ(last.steps, 25);
+  EXPECT_NEAR(last.fraction(), 0.25, 1e-12);
+}

@@ -1,4 +1,4 @@
-// The `substituted` formulation (seed 002's "Common Mistake", formulations/substituted_formulation.hpp):
+// The `substituted` formulation ([seed-002]'s "Common Mistake", formulations/substituted_formulation.hpp):
 // right for a holonomic constraint, wrong for the nonholonomic sleigh, and failing cleanly at the chart
 // singularity of the elimination.
 #include <H5Cpp.h>
@@ -66,7 +66,7 @@ void sleigh_initial(double x, double y, double theta, double u, double w, double
   qd0 << u * std::cos(theta) - b * w * std::sin(theta), u * std::sin(theta) + b * w * std::cos(theta), w;
 }
 
-// The substituted sleigh derived by hand (independently of core/substitution.hpp). Eliminating yd from
+// The substituted sleigh derived by hand (independently of formulations/substitution.hpp). Eliminating yd from
 // A qd = -sin(th) xd + cos(th) yd - b thd = 0 gives yd = t xd + b s thd (t = tan th, s = sec th), and
 //   L_c = m/2 (xd^2 + (t xd + b s thd)^2) + Ic/2 thd^2 = 1/2 v^T Mc v,  v = (xd, thd),
 //   Mc = [[m s^2, m b t s], [m b t s, m b^2 s^2 + Ic]].
@@ -106,7 +106,7 @@ std::vector<double> read_doubles(const H5::H5File& f, const std::string& path) {
 }  // namespace
 
 // Holonomic constraint: eliminating rd from r = L is Lagrange's method in the independent coordinate theta,
-// so substituted and kkt compute the same motion (seed 002: "in the special case that the constraint is
+// so substituted and kkt compute the same motion ([seed-002]: "in the special case that the constraint is
 // integrable, these equations agree"). Non-default parameters and a nonzero horizontal force.
 TEST(Substituted, EqualsKktForPendulumPolar) {
   auto model = make_model("pendulum_polar", {{"m", 1.7}, {"L", 1.3}, {"g", 9.3}, {"fx", 0.8}});

@@ -1,33 +1,145 @@
 #!/usr/bin/python3
-"""Plots a clmbench results file (DESIGN.md section 5b).
+"""Plots a clmbench results file (docs/design.md section 5b).
 
-    /usr/bin/python3 tools/plot.py results/quickstart.h5 [more.h5 ...]
+    tools/plot.py results/quickstart.h5 [more.h5 ...]
 
-For each file, one PNG per quantity beside it, one curve per run labelled problem/formulation/integrator:
-    <stem>_drift.png    constraint drift |h(q)| and |A(q) qd| against time (log scale)
-    <stem>_energy.png   relative energy error |E - E0| / |E0| against time (log scale)
-    <stem>_lambda.png   multipliers lambda against time
-When the file has /kozlov (clmbench kozlov), also one PNG per study:
-    <stem>_kozlov_<study>.png   error_q, error_qd and max |A qd| against N (log-log), the fitted line
-                                log10(error) = slope log10(N) + intercept and the slope in the legend
-Zeros on log axes are floored at 1e-17 (exact conservation shows as a flat line at the floor); runs
-that diverged or failed are drawn up to where they stopped, dashed, with their status in the legend.
+Run it directly: the shebang names the system interpreter /usr/bin/python3, which has the Debian packages
+python3-h5py, python3-matplotlib and python3-numpy that tools/setup.sh installs. (`python3 tools/plot.py`
+runs whichever python3 comes first on PATH, e.g. a pyenv or virtualenv one without them.)
+
+For each file, PNGs beside it (<stem> is the file name without .h5):
+    <stem>_drift.png            constraint drift |h(q)| and |A(q) qd| against time (log scale)
+    <stem>_energy.png           relative energy error |E - E0| / |E0| against time (log scale)
+    <stem>_lambda.png           multipliers lambda against time, per problem; many multipliers are grouped
+                                in panels (four_bar: one panel per pin), one panel per run when several runs
+    <stem>_q.png, <stem>_qd.png coordinates and velocities against time, per problem: one panel per
+                                coordinate (more than 6: one panel per kind, e.g. x1 x2 x3, per run)
+    <stem>_trajectory.png       planar mechanisms: the x-y path of named points, equal axis scaling (sleigh:
+                                centre of mass and blade; skate, disk: contact point; pendulums: the bob;
+                                four_bar: bar centres; closed_chain: joints; slider_crank: crank pin, slider)
+    <stem>_body_velocities.png  nonholonomic problems: sleigh u1 = xd cos(theta) + yd sin(theta) and
+                                omega = thetad; skate forward speed xd cos(phi) + yd sin(phi) and phid;
+                                rolling disk rolling rate thetad and heading rate phid
+    <stem>_error.png            where runs of one problem start from the same parameters and initial data:
+                                max |q_i - q_ref,i| over the coordinates of one unit (m, rad) against time,
+                                the reference being the study's reference run for `clmbench kozlov` files,
+                                else the first run that finished ok (a difference, not an error, unless that
+                                run is accurate); not drawn when no two runs share their initial data
+    <stem>_extras.png           formulation diagnostics (extras/)
+    <stem>_kozlov_<study>.png   files with /kozlov: error_q, error_qd and max |A qd| against N (log-log), the
+                                fitted line log10(error) = slope log10(N) + intercept and its slope
+A figure holds at most 6 panels; more make further pages <name>_2.png, <name>_3.png, ...
+Series longer than 5000 samples are drawn as exact envelopes over about 1500 windows (min-max bands for
+signed quantities; the window maximum and the running maximum for drift, energy error and differences),
+said in the panel title. Zeros on log axes are floored at 1e-17; runs that diverged or failed are drawn
+up to where they stopped, dotted, with a cross there and their status in the legend; a run that cannot be
+drawn is skipped with one line. Units come from the datasets' `units` attributes, else from the tables
+below keyed by the run's problem, else "[-]".
 """
+import math
 import os
 import sys
 
-import matplotlib
+try:
+    import numpy as np
+    import matplotlib
 
-matplotlib.use("Agg")
-import h5py  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import h5py
+except ImportError as error:  # one line, not a traceback
+    print(f"plot.py: error: Python module '{error.name}' is missing for {sys.executable}; run tools/setup.sh "
+          "(installs python3-h5py python3-matplotlib python3-numpy) and call tools/plot.py directly",
+          file=sys.stderr)
+    sys.exit(1)
 
 FLOOR = 1e-17
+MAX_PANELS = 6          # panels per figure; more go to further pages
+LONG = 5000             # samples above which a series is drawn as an envelope
+WINDOWS = 1500          # envelope windows
+MAX_PATH_POINTS = 40000  # trajectory points drawn (every k-th sample beyond)
+PANEL_HEIGHT = 2.5      # inches
+FIG_WIDTH = 8.5
+
+# Fallbacks for files without `columns` / `units` attributes (docs/design.md section 3).
+COORDINATES = {
+    "pendulum_polar": (["r", "theta"], ["m", "rad"]),
+    "pendulum_cartesian": (["x", "y"], ["m", "m"]),
+    "slider_crank": (["theta", "phi", "x"], ["rad", "rad", "m"]),
+    "four_bar": (["x1", "y1", "theta1", "x2", "y2", "theta2", "x3", "y3", "theta3"],
+                 ["m", "m", "rad"] * 3),
+    "chaplygin_sleigh": (["x", "y", "theta"], ["m", "m", "rad"]),
+    "rolling_disk": (["x", "y", "theta", "phi"], ["m", "m", "rad", "rad"]),
+    "skate_incline": (["x", "y", "phi"], ["m", "m", "rad"]),
+    "sphere_in_disguise": (["x", "y", "z"], ["m", "m", "m"]),
+}
+# Units of h(q) (holonomic) or of A qd times seconds (Pfaffian): the unit of one constraint.
+CONSTRAINT_UNITS = {"pendulum_polar": "m", "pendulum_cartesian": "m^2", "slider_crank": "m", "four_bar": "m",
+                    "closed_chain": "m", "chaplygin_sleigh": "m", "rolling_disk": "m", "skate_incline": "m",
+                    "sphere_in_disguise": "m^2"}
+# A^T lambda is a generalized force (N on a length, N m on an angle): lambda is a force per unit of
+# constraint. The vakonomic and added-mass multipliers multiply A qd in the Lagrangian: one more second.
+LAMBDA_UNITS = {"pendulum_polar": "N", "pendulum_cartesian": "N/m", "slider_crank": "N", "four_bar": "N",
+                "closed_chain": "N", "chaplygin_sleigh": "N", "rolling_disk": "N", "skate_incline": "N",
+                "sphere_in_disguise": "N/m"}
+LAMBDA_UNKNOWN = "N or N m per unit of constraint"
+EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energy": "J", "chart_rcond": "-",
+               "fb_condition_1": "units of seed-003 eq. 4.1", "fb_condition_2": "units of seed-003 eq. 4.1",
+               "invariant_residual": "units of the invariant"}
+PLANAR = {"chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
+          "four_bar", "closed_chain", "slider_crank"}
+NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk"}
+ADAPTIVE = {"dopri5", "radau5"}
 
 
 def text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def strings(attrs, key):
+    if key not in attrs:
+        return None
+    v = attrs[key]
+    if isinstance(v, (bytes, str)):
+        return [text(v)]
+    return [text(x) for x in np.asarray(v).ravel()]
+
+
+def note(message):
+    print(f"plot.py: note: {message}")
+
+
+def matrix(g, key, k):
+    if key not in g:
+        return np.zeros((k, 0))
+    v = np.asarray(g[key][()], dtype=float)
+    if v.ndim == 1:
+        v = v.reshape(len(v), -1) if len(v) == k and k else v.reshape(k, -1) if k else np.zeros((0, 0))
+    return v
+
+
+def columns_and_units(g, key, problem, n, velocity=False):
+    attrs = g[key].attrs if key in g else {}
+    names, units = strings(attrs, "columns"), strings(attrs, "units")
+    fallback = COORDINATES.get(problem)
+    if problem == "closed_chain":
+        fallback = ([f"theta_{i + 1}" for i in range(n)], ["rad"] * n)
+    if fallback and len(fallback[0]) != n:
+        fallback = None
+    if not names or len(names) != n:
+        names = fallback[0] if fallback else [f"q[{i}]" for i in range(n)]
+    if not units or len(units) != n:
+        units = ([u + "/s" for u in fallback[1]] if velocity else list(fallback[1])) if fallback else ["-"] * n
+    return names, units
+
+
+def lambda_unit(problem, formulation):
+    base = LAMBDA_UNITS.get(problem)
+    if base is None:
+        return LAMBDA_UNKNOWN
+    if formulation in ("vakonomic", "added_mass"):
+        return base.replace("N", "N s", 1)
+    return base
 
 
 def load_runs(path):
@@ -39,30 +151,69 @@ def load_runs(path):
         order = [text(x) for x in f["summary/run_id"][()]] if "summary/run_id" in f else []
         order = [r for r in order if r in f["runs"]] + sorted(r for r in f["runs"] if r not in order)
         for run_id in order:
-            g = f["runs"][run_id]
-            a = g.attrs
-            run = {
-                "id": run_id,
-                "label": f"{text(a['problem'])}/{text(a['formulation'])}/{text(a['integrator'])}",
-                "status": text(a.get("status", "?")),
-                "t": g["t"][()],
-                "energy": g["energy"][()],
-                "lambda": g["lambda"][()],
-                "drift_velocity": g["drift_velocity"][()],
-                "drift_position": g["drift_position"][()] if "drift_position" in g else None,
-                # Formulation diagnostics (Fernandez-Bloch condition residuals, nullspace re-partitions, ...).
-                "extras": {k: g["extras"][k][()] for k in g["extras"]} if "extras" in g else {},
-            }
-            if run["status"] != "ok":
-                run["label"] += f" [{run['status']} at t = {run['t'][-1] if len(run['t']) else 0:g}]"
+            try:
+                run = load_run(f["runs"][run_id], run_id)
+            except Exception as e:  # a damaged or foreign group: skip it, keep the others
+                note(f"{path}: run '{run_id}' skipped ({type(e).__name__}: {e})")
+                continue
             run["index"] = len(runs)
             runs.append(run)
-    # Same problem/formulation/integrator twice (e.g. two parameter sets): tell them apart by run id.
+    # Same label twice (e.g. two parameter sets): tell them apart by run id.
     labels = [r["label"] for r in runs]
     for r in runs:
         if labels.count(r["label"]) > 1:
             r["label"] += f" ({r['id']})"
+            r["short"] += f" ({r['id']})"
     return runs
+
+
+def load_run(g, run_id):
+    a = g.attrs
+    t = np.asarray(g["t"][()], dtype=float) if "t" in g else np.zeros(0)
+    k = len(t)
+    problem, formulation, integrator = (text(a.get(x, "?")) for x in ("problem", "formulation", "integrator"))
+    q, qd, lam = matrix(g, "q", k), matrix(g, "qd", k), matrix(g, "lambda", k)
+    for name, v in (("q", q), ("qd", qd), ("lambda", lam)):
+        if v.shape[0] != k:
+            raise ValueError(f"{name} has {v.shape[0]} rows, t has {k}")
+    n = q.shape[1]
+    short = f"{formulation}"
+    if formulation in ("penalty", "added_mass") and "formulation.N" in a:
+        short += f" N={float(a['formulation.N']):.0e}"
+    short += f"/{integrator}"
+    status = text(a.get("status", "?"))
+    run = {
+        "id": run_id, "problem": problem, "formulation": formulation, "integrator": integrator,
+        "status": status, "short": short, "label": f"{problem}/{short}",
+        "t": t, "q": q, "qd": qd, "lambda": lam, "k": k, "n": n,
+        "energy": np.asarray(g["energy"][()], dtype=float) if "energy" in g else np.full(k, np.nan),
+        "drift_velocity": np.asarray(g["drift_velocity"][()], dtype=float) if "drift_velocity" in g else None,
+        "drift_position": np.asarray(g["drift_position"][()], dtype=float) if "drift_position" in g else None,
+        # Formulation diagnostics (Fernandez-Bloch condition residuals, nullspace re-partitions, ...).
+        "extras": {x: np.asarray(g["extras"][x][()], dtype=float) for x in g["extras"]} if "extras" in g else {},
+        "params": {x[6:]: float(a[x]) for x in a if x.startswith("param.")},
+        "q0": np.asarray(a.get("q0", []), dtype=float).ravel(), "qd0": np.asarray(a.get("qd0", []), dtype=float).ravel(),
+        "rtol": float(a.get("rtol", np.nan)), "dt": float(a.get("dt", np.nan)),
+        "options": {x: a[x] for x in a if x.startswith("formulation.")},
+    }
+    run["q_names"], run["q_units"] = columns_and_units(g, "q", problem, n)
+    run["qd_names"], run["qd_units"] = columns_and_units(g, "qd", problem, n, velocity=True)
+    m = lam.shape[1]
+    lam_names = strings(g["lambda"].attrs, "columns") if "lambda" in g else None
+    run["lambda_names"] = lam_names if lam_names and len(lam_names) == m else [f"lambda{j + 1}" for j in range(m)]
+    lam_units = strings(g["lambda"].attrs, "units") if "lambda" in g else None
+    unit = lambda_unit(problem, formulation)
+    run["lambda_units"] = lam_units if lam_units and len(lam_units) == m else [unit] * m
+    run["t_unit"] = (strings(g["t"].attrs, "units") or ["s"])[0] if "t" in g else "s"
+    run["energy_unit"] = (strings(g["energy"].attrs, "units") or ["J"])[0] if "energy" in g else "J"
+    if status != "ok":
+        end = f" at t = {t[-1]:g}" if k else ", no samples"
+        run["short"] += f" [{status}{end}]"
+        run["label"] += f" [{status}{end}]"
+    return run
+
+
+# ---------------------------------------------------------------------------------------------- drawing
 
 
 def floored(values):
@@ -73,140 +224,577 @@ def floored(values):
 LINESTYLES = ["-", "--", "-.", ":"]
 
 
-def style(run):
+def color(i, count):
+    if count <= 10:
+        return f"C{i % 10}"
+    return plt.get_cmap("viridis")(i / max(count - 1, 1))
+
+
+def style(run, i=None, count=1):
     # Formulations often agree to the last bit (kkt and schur), so curves lie on top of each other:
     # later runs are drawn thinner and in another dash pattern, so every one stays visible.
-    i = run["index"]
-    s = {"linestyle": LINESTYLES[i % len(LINESTYLES)], "linewidth": max(2.8 - 0.5 * i, 1.3), "color": f"C{i % 10}"}
+    i = run["index"] if i is None else i
+    s = {"linestyle": LINESTYLES[i % len(LINESTYLES)], "linewidth": max(2.6 - 0.45 * i, 1.1),
+         "color": color(i, count)}
+    if count > 10:
+        s["linestyle"], s["linewidth"] = "-", 1.2
     if run["status"] != "ok":
         s["linestyle"] = (0, (1, 1))
     return s
 
 
-def mark_end(ax, run, y):
-    """A cross where a diverged or failed run stopped."""
-    if run["status"] != "ok" and len(run["t"]):
-        ax.plot(run["t"][-1], y[-1], marker="x", markersize=9, color=style(run)["color"])
+def windows(k):
+    edges = np.unique(np.linspace(0, k, min(WINDOWS, k) + 1).astype(int))
+    return edges[:-1], edges[1:] - 1
 
 
-def place_legend(ax):
-    """Inside the axes for a few curves; outside on the right for many, so it never hides the data."""
-    handles, _ = ax.get_legend_handles_labels()
-    if not handles:
+def is_long(t):
+    return len(t) > LONG
+
+
+def draw_signed(ax, t, y, label, st):
+    """A signed series: a line, or for long series the exact min-max band over windows."""
+    y = np.asarray(y, dtype=float)
+    if len(t) == 0:
         return
-    if len(handles) > 5:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    else:
-        ax.legend(fontsize=8, loc="best")
+    if not is_long(t):
+        ax.plot(t, y, label=label, **st)
+        return
+    starts, ends = windows(len(t))
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.fmin.reduceat(y, starts), np.fmax.reduceat(y, starts)
+    tt = np.column_stack([t[starts], t[ends]]).ravel()
+    ax.fill_between(tt, np.repeat(lo, 2), np.repeat(hi, 2), color=st["color"], alpha=0.35, linewidth=0,
+                    label=label + " (min-max)")
+    ax.plot(tt, np.repeat(hi, 2), color=st["color"], linewidth=0.6)
+    ax.plot(tt, np.repeat(lo, 2), color=st["color"], linewidth=0.6)
 
 
-def finish(fig, ax, title, path):
-    ax.set_title(title)
-    ax.grid(True, which="major", alpha=0.3)
-    place_legend(ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    print(f"plot.py: wrote {path}")
+def draw_magnitude(ax, t, y, label, st):
+    """|y| on a log axis: a line, or for long series the window maximum and the running maximum (exact)."""
+    y = floored(y)
+    if len(t) == 0:
+        return y
+    if not is_long(t):
+        ax.semilogy(t, y, label=label, **st)
+        return y
+    starts, ends = windows(len(t))
+    with np.errstate(invalid="ignore"):
+        hi = np.fmax.reduceat(y, starts)
+        running = np.fmax.accumulate(np.where(np.isnan(y), -np.inf, y))[ends]
+    running = np.where(np.isfinite(running), running, np.nan)
+    tt = np.column_stack([t[starts], t[ends]]).ravel()
+    ax.semilogy(tt, np.repeat(hi, 2), color=st["color"], linewidth=0.7, alpha=0.6, label=label + " (window max)")
+    ax.semilogy(t[ends], running, color=st["color"], linewidth=2.0, linestyle="--", label=label + " (running max)")
+    return y
+
+
+def mark_end(ax, run, t, y, st):
+    """A cross where a diverged or failed run stopped."""
+    if run["status"] != "ok" and len(t) and len(y):
+        ax.plot(t[-1], y[-1], marker="x", markersize=9, color=st["color"])
+
+
+def envelope_note(runs):
+    ks = [r["k"] for r in runs if is_long(r["t"])]
+    return f"; runs of up to {max(ks)} samples drawn as envelopes over {WINDOWS} windows" if ks else ""
+
+
+class Panel:
+    """One axes: a title, labels, and a function that draws into it."""
+
+    def __init__(self, title, ylabel, draw, xlabel="time t [s]", equal=False, legend_key=None):
+        self.title, self.ylabel, self.draw, self.xlabel = title, ylabel, draw, xlabel
+        self.equal, self.legend_key = equal, legend_key
+
+
+def legend_fits(fig, legend):
+    """Height and width of a legend as fractions of the figure's (for tests and the fitting loop)."""
+    renderer = fig.canvas.get_renderer()
+    box = legend.get_window_extent(renderer)
+    return box.height / fig.bbox.height, box.width / fig.bbox.width
+
+
+def place_legend(fig, ax, room):
+    """Outside on the right of the axes, in as many columns (and as small a font) as it takes to fit in
+    `room` (a fraction of the figure height); omitted, with a note in the title, if it cannot fit."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    for fontsize in (8, 7, 6):
+        for ncol in (1, 2, 3):
+            leg = ax.legend(handles, labels, fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                            borderaxespad=0.0, ncol=ncol, handlelength=2.2)
+            height, width = legend_fits(fig, leg)
+            if height <= room and width <= 1.2:
+                return leg
+    leg.remove()
+    ax.set_title(ax.get_title() + f"\n({len(handles)} curves: legend omitted, colours in run order)", fontsize=9)
+    return None
+
+
+def render(panels, suptitle, path, sharex=True):
+    """Pages of at most MAX_PANELS stacked panels: [(path, figure)]."""
+    figures = []
+    pages = [panels[i:i + MAX_PANELS] for i in range(0, len(panels), MAX_PANELS)]
+    for p, page in enumerate(pages):
+        out = path if p == 0 else path.replace(".png", f"_{p + 1}.png")
+        equal = any(x.equal for x in page)
+        height = (4.2 if equal else PANEL_HEIGHT) * len(page) + 0.9
+        fig, axes = plt.subplots(len(page), 1, figsize=(FIG_WIDTH if not equal else 7.5, height),
+                                 sharex=sharex and not equal, squeeze=False)
+        axes = axes[:, 0]
+        for ax, panel in zip(axes, page):
+            panel.draw(ax)
+            ax.set_title(panel.title, fontsize=10)
+            ax.set_ylabel(panel.ylabel, fontsize=9)
+            if panel.equal:
+                ax.set_aspect("equal", adjustable="datalim")
+                ax.set_xlabel(panel.xlabel, fontsize=9)
+            ax.grid(True, which="major", alpha=0.3)
+        if not equal:
+            axes[-1].set_xlabel(page[-1].xlabel)
+        title = suptitle + (f" (page {p + 1} of {len(pages)})" if len(pages) > 1 else "")
+        fig.suptitle(title, fontsize=11)
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))  # room for the suptitle
+        # One legend per run of panels with the same curves, on the first of them: it may use their height.
+        keys = [x.legend_key if x.legend_key is not None else id(x) for x in page]
+        for i, ax in enumerate(axes):
+            if i and keys[i] == keys[i - 1]:
+                continue
+            span = 1
+            while i + span < len(page) and keys[i + span] == keys[i]:
+                span += 1
+            top = ax.get_position().y1
+            bottom = axes[i + span - 1].get_position().y0
+            place_legend(fig, ax, min(top - bottom + 0.02, top))
+        figures.append((out, fig))
+    return figures
+
+
+def by_problem(runs):
+    groups = {}
+    for r in runs:
+        groups.setdefault(r["problem"], []).append(r)
+    return groups
+
+
+def plottable(runs, what):
+    keep = []
+    for r in runs:
+        if r["k"] == 0:
+            if not r.get("noted"):
+                note(f"run '{r['id']}' has no samples ({r['status']}): skipped in every plot")
+                r["noted"] = True
+        else:
+            keep.append(r)
+    return keep
+
+
+# ------------------------------------------------------------------------------------------ the plots
 
 
 def plot_drift(runs, stem, name):
-    holonomic = [r for r in runs if r["drift_position"] is not None]
-    panels = 2 if holonomic else 1
-    fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), sharex=True, squeeze=False)
-    axes = axes[:, 0]
-    if holonomic:
-        ax = axes[0]
-        for r in holonomic:
-            y = floored(r["drift_position"])
-            zero = " (exactly 0)" if len(y) and np.all(r["drift_position"] == 0) else ""
-            ax.semilogy(r["t"], y, label=r["label"] + zero, **style(r))
-            mark_end(ax, r, y)
-        ax.set_ylabel("position drift |h(q)|")
-        ax.set_title(f"{name}: position-level constraint drift (holonomic runs; floor {FLOOR:g})")
-        ax.grid(True, alpha=0.3)
-        place_legend(ax)
-    ax = axes[-1]
-    for r in runs:
-        y = floored(r["drift_velocity"])
-        zero = " (exactly 0)" if len(y) and np.all(r["drift_velocity"] == 0) else ""
-        ax.semilogy(r["t"], y, label=r["label"] + zero, **style(r))
-        mark_end(ax, r, y)
-    ax.set_xlabel("time t [s]")
-    ax.set_ylabel("velocity drift |A(q) qd|")
-    finish(fig, ax, f"{name}: velocity-level constraint drift (floor {FLOOR:g})", f"{stem}_drift.png")
+    runs = plottable(runs, "drift")
+    if not runs:
+        return []
+
+    def unit_label(r, velocity):
+        u = CONSTRAINT_UNITS.get(r["problem"])
+        return f"{u}/s" if (u and velocity) else (u or "constraint unit" + ("/s" if velocity else ""))
+
+    def panel(key, velocity, title, ylabel):
+        chosen = [r for r in runs if r[key] is not None]
+        units = {unit_label(r, velocity) for r in chosen}
+        unit = units.pop() if len(units) == 1 else None
+
+        def draw(ax):
+            for r in chosen:
+                st = style(r, count=len(runs))
+                zero = " (exactly 0)" if len(r[key]) and np.all(r[key] == 0) else ""
+                label = r["label"] + zero + ("" if unit else f" [{unit_label(r, velocity)}]")
+                y = draw_magnitude(ax, r["t"], r[key], label, st)
+                mark_end(ax, r, r["t"], y, st)
+        return Panel(title, f"{ylabel} [{unit or 'per problem, see legend'}]", draw) if chosen else None
+
+    panels = [panel("drift_position", False, f"position-level drift (holonomic runs; floor {FLOOR:g})",
+                    "|h(q)|"),
+              panel("drift_velocity", True, f"velocity-level drift (floor {FLOOR:g})", "|A(q) qd|")]
+    panels = [p for p in panels if p]
+    if not panels:
+        return []
+    return render(panels, f"{name}: constraint drift{envelope_note(runs)}", f"{stem}_drift.png")
 
 
 def plot_energy(runs, stem, name):
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    for r in runs:
-        e = r["energy"]
-        if len(e) == 0:
-            continue
-        scale = max(abs(e[0]), np.finfo(float).eps)
-        y = floored((e - e[0]) / scale)
-        ax.semilogy(r["t"], y, label=r["label"], **style(r))
-        mark_end(ax, r, y)
-    ax.set_xlabel("time t [s]")
-    ax.set_ylabel("relative energy error |E - E0| / |E0|")
-    finish(fig, ax, f"{name}: energy error of the original Lagrangian (floor {FLOOR:g})", f"{stem}_energy.png")
+    runs = [r for r in plottable(runs, "energy") if np.isfinite(r["energy"][0])]
+    if not runs:
+        return []
 
-
-def plot_lambda(runs, stem, name):
-    # One panel per problem: multipliers of different mechanisms differ by orders of magnitude.
-    problems = []
-    for r in runs:
-        p = r["label"].split("/")[0]
-        if p not in problems:
-            problems.append(p)
-    fig, axes = plt.subplots(len(problems), 1, figsize=(8, 3.4 * len(problems) + 0.6), sharex=True, squeeze=False)
-    axes = axes[:, 0]
-    for ax, problem in zip(axes, problems):
+    def draw(ax):
         for r in runs:
-            if r["label"].split("/")[0] != problem:
-                continue
-            lam = r["lambda"].reshape(len(r["t"]), -1)
-            for j in range(lam.shape[1]):
-                suffix = f" lambda[{j}]" if lam.shape[1] > 1 else ""
-                st = style(r)
-                if lam.shape[1] > 1:
-                    st["color"] = f"C{(r['index'] + j) % 10}"
-                ax.plot(r["t"], lam[:, j], label=r["label"] + suffix, **st)
-                mark_end(ax, r, lam[:, j])
-        ax.set_ylabel("lambda [N]")
-        ax.set_title(problem)
-        ax.grid(True, alpha=0.3)
-        place_legend(ax)
-    axes[-1].set_xlabel("time t [s]")
-    fig.suptitle(f"{name}: constraint multipliers (M qdd + c = F + A^T lambda)")
-    fig.tight_layout()
-    path = f"{stem}_lambda.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    print(f"plot.py: wrote {path}")
+            e = r["energy"]
+            scale = max(abs(e[0]), np.finfo(float).eps)
+            st = style(r, count=len(runs))
+            y = draw_magnitude(ax, r["t"], (e - e[0]) / scale, r["label"], st)
+            mark_end(ax, r, r["t"], y, st)
+    unit = runs[0]["energy_unit"]
+    p = Panel(f"energy error of the original Lagrangian (E in {unit}; floor {FLOOR:g})",
+              "|E - E0| / |E0| [-]", draw)
+    return render([p], f"{name}: relative energy error{envelope_note(runs)}", f"{stem}_energy.png")
+
+
+def coordinate_groups(names, units, limit=8):
+    """Columns to put in one panel each: every column if at most MAX_PANELS, else by kind (the name
+    without its index: x1 x2 x3 -> x) and unit, at most `limit` per panel (evenly chosen, said in the title),
+    a kind with more than MAX_PANELS members split into chunks."""
+    n = len(names)
+    if n <= MAX_PANELS:
+        return [([i], "") for i in range(n)]
+    kinds = {}
+    for i, (nm, u) in enumerate(zip(names, units)):
+        kinds.setdefault((nm.rstrip("0123456789").rstrip("_[]"), u), []).append(i)
+    if len(kinds) == 1 or len(kinds) > MAX_PANELS:  # no structure: plain chunks
+        size = max(2, math.ceil(n / 4))
+        chunks = [list(range(i, min(i + size, n))) for i in range(0, n, size)]
+    else:
+        chunks = list(kinds.values())
+    groups = []
+    for c in chunks:
+        if len(c) > limit:
+            pick = sorted({c[int(round(x))] for x in np.linspace(0, len(c) - 1, limit)})
+            groups.append((pick, f" ({len(pick)} of {len(c)} shown)"))
+        else:
+            groups.append((c, ""))
+    return groups
+
+
+def pin_groups(run):
+    if run["problem"] == "four_bar" and run["lambda"].shape[1] == 8:
+        pins = ["pin O (crank at the origin)", "pin P1 (crank-coupler)", "pin P2 (coupler-rocker)",
+                "pin Q (rocker at (L0, 0))"]
+        return [([2 * i, 2 * i + 1], f": {pins[i]}, x and y") for i in range(4)]
+    return None
+
+
+def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_groups):
+    """Panels of q, qd or lambda: per problem, per column group; runs overlaid when a panel holds one
+    column, one panel per run when it holds several columns and there are several runs."""
+    panels = []
+    for problem, group in by_problem(runs).items():
+        group = [r for r in group if r[key].shape[1] > 0]
+        if not group:
+            continue
+        if all(not np.any(np.isfinite(r[key])) for r in group):
+            note(f"{problem}: {what} is NaN throughout in every run (e.g. substituted): no {what} panel")
+            continue
+        ref = max(group, key=lambda r: r[key].shape[1])
+        names, units = ref[names_key], ref[units_key]
+        groups = (pin_groups(ref) if key == "lambda" else None) or grouping(names, units)
+        facets = [None] if all(len(c) == 1 for c, _ in groups) or len(group) == 1 else group
+        for facet in facets:
+            for cols, extra in groups:
+                chosen = group if facet is None else [facet]
+                # Units per run (vakonomic multipliers are in N s where kkt's are in N): all of them.
+                unit_set = sorted({r[units_key][c] for r in chosen for c in cols if c < len(r[units_key])})
+                unit = unit_set[0] if len(unit_set) == 1 else ", ".join(unit_set)
+                colnames = ", ".join(names[c] for c in cols)
+                title = f"{problem}: {colnames}{extra}" if len(cols) <= 4 else f"{problem}{extra}"
+                if facet is not None:
+                    title += f"  [{facet['short']}]"
+                nan_runs = [r["id"] for r in chosen if not np.any(np.isfinite(r[key]))]
+                if nan_runs:
+                    title += f"  (NaN: {', '.join(nan_runs)})"
+                if len(unit_set) > 1:
+                    ylabel = f"{what} [{' or '.join(unit_set)}, see legend]"
+                else:
+                    ylabel = f"{colnames if len(cols) == 1 else what} [{unit}]"
+
+                def draw(ax, cols=cols, chosen=chosen, names=names, unit_set=unit_set):
+                    for i, r in enumerate(chosen):
+                        for j, c in enumerate(cols):
+                            if c >= r[key].shape[1] or not np.any(np.isfinite(r[key][:, c])):
+                                continue
+                            if len(cols) == 1:
+                                st, label = style(r, i, len(chosen)), r["short"]
+                                if len(unit_set) > 1:
+                                    label += f" [{r[units_key][c]}]"
+                            else:
+                                st = {"color": f"C{j % 10}", "linewidth": 1.4, "linestyle": "-"}
+                                if r["status"] != "ok":
+                                    st["linestyle"] = (0, (1, 1))
+                                label = names[c]
+                            draw_signed(ax, r["t"], r[key][:, c], label, st)
+                            mark_end(ax, r, r["t"], r[key][:, c], st)
+                legend_key = (problem, "runs") if len(cols) == 1 else (problem, facet and facet["id"], tuple(cols))
+                panels.append(Panel(title, ylabel, draw, legend_key=legend_key))
+    return panels
+
+
+def plot_series(runs, stem, name, key):
+    runs = plottable(runs, key)
+    what = {"q": "coordinates q", "qd": "velocities qd", "lambda": "multipliers lambda"}[key]
+    panels = series_panels(runs, key, f"{key}_names", f"{key}_units", key)
+    if not panels:
+        if key == "lambda" and runs:
+            note(f"{name}: no multipliers to plot (m = 0 or NaN throughout)")
+        return []
+    suffix = " (M qdd + c = F + A^T lambda)" if key == "lambda" else ""
+    return render(panels, f"{name}: {what} against time{suffix}{envelope_note(runs)}", f"{stem}_{key}.png")
+
+
+def trajectory_points(r):
+    """Named planar points of a run: [(name, x, y)], or None when the problem is not planar."""
+    q, p = r["q"], r["params"]
+    n = q.shape[1]
+    problem = r["problem"]
+    if problem == "chaplygin_sleigh" and n == 3:
+        b = p.get("b", 0.3)
+        return [("centre of mass (x, y)", q[:, 0], q[:, 1]),
+                (f"blade (x - b cos theta, y - b sin theta), b = {b:g}",
+                 q[:, 0] - b * np.cos(q[:, 2]), q[:, 1] - b * np.sin(q[:, 2]))]
+    if problem == "skate_incline" and n == 3:
+        return [("blade point (x, y), x downhill", q[:, 0], q[:, 1])]
+    if problem == "rolling_disk" and n == 4:
+        return [("contact point (x, y)", q[:, 0], q[:, 1])]
+    if problem == "pendulum_cartesian" and n == 2:
+        return [("bob (x, y)", q[:, 0], q[:, 1])]
+    if problem == "pendulum_polar" and n == 2:
+        return [("bob (r sin theta, -r cos theta)", q[:, 0] * np.sin(q[:, 1]), -q[:, 0] * np.cos(q[:, 1]))]
+    if problem == "four_bar" and n == 9:
+        return [(f"centre of bar {i + 1} (x{i + 1}, y{i + 1})", q[:, 3 * i], q[:, 3 * i + 1]) for i in range(3)]
+    if problem == "slider_crank" and n == 3:
+        L1 = p.get("L1", np.nan)
+        pts = [("slider (x, 0)", q[:, 2], np.zeros(len(q)))]
+        if np.isfinite(L1):
+            pts.insert(0, ("crank pin (2 L1 cos theta, 2 L1 sin theta)", 2 * L1 * np.cos(q[:, 0]),
+                           2 * L1 * np.sin(q[:, 0])))
+        return pts
+    if problem == "closed_chain" and n >= 2 and "L" in p:
+        L = p["L"]
+        # Joint k (between bars k and k+1) at sum_{j<=k} L (cos theta_j, sin theta_j); at most 5 joints.
+        picks = sorted({int(round(x)) for x in np.linspace(0, n - 2, min(5, n - 1))})
+        out = []
+        for k in picks:
+            out.append((f"joint {k + 1} (end of bar {k + 1})", L * np.cos(q[:, :k + 1]).sum(axis=1),
+                        L * np.sin(q[:, :k + 1]).sum(axis=1)))
+        return out
+    return None
+
+
+def plot_trajectory(runs, stem, name):
+    panels = []
+    for problem, group in by_problem(plottable(runs, "trajectory")).items():
+        if problem not in PLANAR:
+            continue
+        pts = [(r, trajectory_points(r)) for r in group]
+        pts = [(r, x) for r, x in pts if x]
+        if not pts:
+            note(f"{problem}: coordinates do not match the problem's planar layout: no trajectory")
+            continue
+        npts = max(len(x) for _, x in pts)
+        facets = [pts] if npts * len(pts) <= 16 else [[x] for x in pts]
+
+        def draw(ax, items):
+            for i, (r, points) in enumerate(items):
+                stride = max(1, math.ceil(r["k"] / MAX_PATH_POINTS))
+                for j, (pname, x, y) in enumerate(points):
+                    st = style(r, i, len(items)) if len(points) == 1 else {
+                        "color": f"C{(j + (i * len(points) if len(items) > 1 else 0)) % 10}",
+                        "linewidth": max(2.2 - 0.4 * i, 0.9), "linestyle": LINESTYLES[i % 4]}
+                    if r["status"] != "ok":
+                        st["linestyle"] = (0, (1, 1))
+                    label = pname if len(items) == 1 else f"{pname}, {r['short']}"
+                    if is_long(r["t"]) and len(items) == 1 and len(points) == 1:
+                        # A long path retraced many times is a solid band as a line: dots coloured by time
+                        # show where the motion went when.
+                        sc = ax.scatter(x[::stride], y[::stride], c=r["t"][::stride], s=0.4, cmap="viridis",
+                                        label=label + " (colour: time)", rasterized=True)
+                        ax.figure.colorbar(sc, ax=ax, orientation="horizontal", pad=0.15, fraction=0.05,
+                                            aspect=40).set_label("time t [s]")
+                    else:
+                        ax.plot(x[::stride], y[::stride], label=label, **st)
+                    ax.plot(x[0], y[0], marker="o", color=st["color"], markersize=5)
+                    ax.plot(x[-1], y[-1], marker="s" if r["status"] == "ok" else "x", color=st["color"],
+                            markersize=6)
+                if r["problem"] == "four_bar" and i == 0:
+                    draw_four_bar(ax, r)
+            ax.plot([], [], "ko", markersize=4, label="start (o), end (square)")
+
+        for facet in facets:
+            title = f"{problem}: path in the plane"
+            if len(facet) == 1:
+                title += f"  [{facet[0][0]['short']}]"
+            longest = max(r["k"] for r, _ in facet)
+            if longest > MAX_PATH_POINTS:
+                title += f"\n(every {math.ceil(longest / MAX_PATH_POINTS)}th of {longest} samples)"
+            panels.append(Panel(title, "y [m]", lambda ax, items=facet: draw(ax, items=items), xlabel="x [m]",
+                                equal=True))
+    if not panels:
+        return []
+    return render(panels, f"{name}: trajectories", f"{stem}_trajectory.png", sharex=False)
+
+
+def draw_four_bar(ax, r):
+    """The linkage at t = 0 in grey (bars from their centres, angles and lengths)."""
+    q, p = r["q"][0], r["params"]
+    for i, L in enumerate((p.get("L1"), p.get("L2"), p.get("L3"))):
+        if L is None:
+            return
+        x, y, th = q[3 * i:3 * i + 3]
+        dx, dy = 0.5 * L * np.cos(th), 0.5 * L * np.sin(th)
+        ax.plot([x - dx, x + dx], [y - dy, y + dy], color="0.55", linewidth=3, solid_capstyle="round",
+                label="linkage at t = 0" if i == 0 else None, zorder=0)
+
+
+def body_velocities(r):
+    q, qd = r["q"], r["qd"]
+    problem = r["problem"]
+    if problem == "chaplygin_sleigh" and q.shape[1] == 3:
+        th = q[:, 2]
+        return [("u1 = xd cos(theta) + yd sin(theta) (forward speed)", "m/s",
+                 qd[:, 0] * np.cos(th) + qd[:, 1] * np.sin(th)),
+                ("omega = thetad (turning rate)", "rad/s", qd[:, 2])]
+    if problem == "skate_incline" and q.shape[1] == 3:
+        ph = q[:, 2]
+        return [("v = xd cos(phi) + yd sin(phi) (forward speed)", "m/s", qd[:, 0] * np.cos(ph) + qd[:, 1] * np.sin(ph)),
+                ("phid (turning rate)", "rad/s", qd[:, 2])]
+    if problem == "rolling_disk" and q.shape[1] == 4:
+        return [("thetad (rolling rate)", "rad/s", qd[:, 2]), ("phid (heading rate)", "rad/s", qd[:, 3])]
+    return None
+
+
+def plot_body_velocities(runs, stem, name):
+    panels = []
+    for problem, group in by_problem(plottable(runs, "body velocity")).items():
+        if problem not in NONHOLONOMIC:
+            continue
+        series = [(r, body_velocities(r)) for r in group]
+        series = [(r, s) for r, s in series if s]
+        if not series:
+            continue
+        for j, (label, unit, _) in enumerate(series[0][1]):
+            def draw(ax, j=j, series=series):
+                for i, (r, s) in enumerate(series):
+                    st = style(r, i, len(series))
+                    draw_signed(ax, r["t"], s[j][2], r["short"], st)
+                    mark_end(ax, r, r["t"], s[j][2], st)
+            panels.append(Panel(f"{problem}: {label}", f"{label.split(' ')[0]} [{unit}]", draw,
+                                legend_key=(problem,)))
+    if not panels:
+        return []
+    return render(panels, f"{name}: body-frame velocities of the nonholonomic problems{envelope_note(runs)}",
+                  f"{stem}_body_velocities.png")
+
+
+def comparison_groups(runs, kozlov_refs):
+    """[(reference, [other runs], why)]: runs of one problem with the same parameters and initial data."""
+    ok = [r for r in runs if r["k"] > 0]
+    groups = []
+    for r in ok:
+        for g in groups:
+            s = g[0]
+            if (s["problem"] == r["problem"] and s["params"] == r["params"] and len(s["q0"]) == len(r["q0"])
+                    and len(s["qd0"]) == len(r["qd0"]) and s["n"] == r["n"]
+                    and np.allclose(s["q0"], r["q0"], rtol=1e-12, atol=1e-14)
+                    and np.allclose(s["qd0"], r["qd0"], rtol=1e-12, atol=1e-14)):
+                g.append(r)
+                break
+        else:
+            groups.append([r])
+    out = []
+    for g in groups:
+        if len(g) < 2:
+            continue
+        ref = next((r for r in g if r["id"] in kozlov_refs), None)
+        why = "the study's reference run" if ref else "the first run that finished ok"
+        if ref is None:
+            ref = next((r for r in g if r["status"] == "ok"), None)
+        if ref is None:
+            note(f"{g[0]['problem']}: no run finished ok: no difference plot")
+            continue
+        out.append((ref, [r for r in g if r is not ref], why))
+    return out
+
+
+def plot_error(runs, stem, name, path):
+    refs = set()
+    with h5py.File(path, "r") as f:
+        if "kozlov" in f:
+            refs = {text(f["kozlov"][s].attrs.get("reference_run", "")) for s in f["kozlov"]}
+    panels = []
+    for ref, others, why in comparison_groups(runs, refs):
+        units = []
+        for u in ref["q_units"]:
+            if u not in units:
+                units.append(u)
+        rinfo = f"{ref['id']} ({ref['formulation']}/{ref['integrator']}"
+        rinfo += f", rtol {ref['rtol']:g})" if ref["integrator"] in ADAPTIVE else f", dt {ref['dt']:g})"
+        for unit in units:
+            cols = [i for i, u in enumerate(ref["q_units"]) if u == unit]
+            colnames = ", ".join(ref["q_names"][i] for i in cols)
+
+            def draw(ax, cols=cols, ref=ref, others=others):
+                for i, r in enumerate(others):
+                    t = r["t"]
+                    inside = t <= ref["t"][-1] * (1 + 1e-12) + 1e-300
+                    t = t[inside]
+                    same = len(t) <= len(ref["t"]) and np.allclose(t, ref["t"][:len(t)], rtol=1e-9, atol=1e-12)
+                    d = np.zeros(len(t))
+                    for c in cols:
+                        qr = ref["q"][:len(t), c] if same else np.interp(t, ref["t"], ref["q"][:, c])
+                        d = np.fmax(d, np.abs(r["q"][:len(t), c] - qr))
+                    # Differences are noisy: solid lines, told apart by colour.
+                    st = dict(style(r, i + 1, len(others) + 1), linewidth=1.3)
+                    if r["status"] == "ok":
+                        st["linestyle"] = "-"
+                    label = r["short"] + ("" if same else " (reference interpolated)")
+                    if len(d) and np.all(d == 0):
+                        label += " (identical)"
+                    y = draw_magnitude(ax, t, d, label, st)
+                    mark_end(ax, r, t, y, st)
+            panels.append(Panel(f"{ref['problem']}: max over {colnames} of |q_i - q_i,ref|\n"
+                                f"against {rinfo}, {why}",
+                                f"|q - q_ref| [{unit}]", draw, legend_key=(ref["id"], "error")))
+    if not panels:
+        note(f"{name}: no two runs share problem, parameters and initial data: no error plot")
+        return []
+    what = "error against the Kozlov study's reference run" if refs else "difference to a reference run"
+    return render(panels, f"{name}: {what} (floor {FLOOR:g}){envelope_note(runs)}",
+                  f"{stem}_error.png")
 
 
 def plot_kozlov(path, stem):
     """Error against N on log-log axes for each /kozlov/<study>, with the least-squares line."""
+    figures = []
     with h5py.File(path, "r") as f:
         if "kozlov" not in f:
-            return
+            return []
         for study in f["kozlov"]:
             g = f["kozlov"][study]
             a = g.attrs
-            N = g["N"][()]
-            status = [text(x) for x in g["status"][()]] if "status" in g else ["ok"] * len(N)
-            fitted = text(a.get("fitted_error", "error_q"))
-            slope, intercept, resid = float(a["slope"]), float(a["intercept"]), float(a["fit_residual"])
-            lo, hi = float(a.get("fit_N_min", 0)), float(a.get("fit_N_max", np.inf))
+            try:
+                N = np.asarray(g["N"][()], dtype=float)
+                status = [text(x) for x in g["status"][()]] if "status" in g else ["ok"] * len(N)
+                fitted = text(a.get("fitted_error", "error_q"))
+                slope, intercept = float(a.get("slope", np.nan)), float(a.get("intercept", np.nan))
+                resid = float(a.get("fit_residual", np.nan))
+                lo, hi = float(a.get("fit_N_min", 0)), float(a.get("fit_N_max", np.inf))
+            except (KeyError, ValueError, TypeError) as e:
+                note(f"kozlov study '{study}' skipped ({e})")
+                continue
+            theorem = int(a.get("theorem", 0))
             fig, ax = plt.subplots(figsize=(7.5, 5.2))
-            series = [("error_q", "max |q_N - q_ref|", "o", "C0"), ("error_qd", "max |qd_N - qd_ref|", "s", "C1"),
-                      ("constraint_violation", "max |A qd_N|", "^", "C2")]
-            for key, label, marker, color in series:
+            series = [("error_q", "max_t |q_N - q_ref| (Euclidean over q: m and rad)", "o", "C0"),
+                      ("error_qd", "max_t |qd_N - qd_ref| (over qd: m/s and rad/s)", "s", "C1"),
+                      ("constraint_violation", "max_t |A qd_N| [m/s]", "^", "C2")]
+            for key, label, marker, col in series:
+                if key not in g:
+                    continue
                 y = np.asarray(g[key][()], dtype=float)
                 ok = np.isfinite(y) & (y > 0)
                 mark = " (fitted)" if key == fitted else ""
-                ax.loglog(N[ok], y[ok], marker=marker, linestyle="-" if key == fitted else ":", color=color,
+                ax.loglog(N[ok], y[ok], marker=marker, linestyle="-" if key == fitted else ":", color=col,
                           linewidth=1.8 if key == fitted else 1.0, markersize=7, label=label + mark)
             bad = [n for n, s in zip(N, status) if s != "ok"]
             for n in bad:
@@ -214,59 +802,75 @@ def plot_kozlov(path, stem):
             if bad:
                 ax.plot([], [], color="red", linestyle="--", label="diverged/failed (excluded): N = "
                         + ", ".join(f"{n:.0e}" for n in bad))
-            if np.isfinite(slope):
+            if np.isfinite(slope) and fitted in g:
                 y = np.asarray(g[fitted][()], dtype=float)
                 inside = (N >= lo) & (N <= hi) & np.isfinite(y) & (y > 0)
-                xs = np.logspace(np.log10(N[inside].min()), np.log10(N[inside].max()), 50)
-                ax.loglog(xs, 10 ** (intercept + slope * np.log10(xs)), color="black", linestyle="--", linewidth=1.2,
-                          label=f"fit to {fitted}: slope {slope:.3f} (residual {resid:.2g})")
-            ax.set_xlabel("N (penalty / added-mass coefficient)")
-            ax.set_ylabel("max over [0, T] of the error")
-            theorem = int(a.get("theorem", 0))
-            ax.set_title(f"{study}: Theorem {theorem}, {text(a['problem'])}\n"
-                         f"{text(a['limit_formulation'])} ({text(a.get('limit_integrator', '?'))}) -> "
-                         f"{text(a['reference_formulation'])}, T = {float(a.get('t_end', np.nan)):g}", fontsize=10)
+                if np.any(inside):
+                    xs = np.logspace(np.log10(N[inside].min()), np.log10(N[inside].max()), 50)
+                    ax.loglog(xs, 10 ** (intercept + slope * np.log10(xs)), color="black", linestyle="--",
+                              linewidth=1.2, label=f"fit to {fitted}: slope {slope:.3f} (residual {resid:.2g})")
+            # Theorem 1: friction R = N/2 |A qd|^2 with A qd in m/s, so N in kg/s; Theorem 2: added mass, kg.
+            unit = {1: "kg/s: viscous friction coefficient", 2: "kg: added mass"}.get(theorem, "-")
+            ax.set_xlabel(f"N [{unit}]")
+            ax.set_ylabel("max over [0, T] of the error [m, rad; m/s, rad/s]")
+            ax.set_title(f"{study}: Theorem {theorem}, {text(a.get('problem', '?'))}\n"
+                         f"{text(a.get('limit_formulation', '?'))} ({text(a.get('limit_integrator', '?'))}) -> "
+                         f"{text(a.get('reference_formulation', '?'))} (run {text(a.get('reference_run', '?'))}), "
+                         f"T = {float(a.get('t_end', np.nan)):g} s", fontsize=10)
             ax.grid(True, which="both", alpha=0.25)
             ax.legend(fontsize=8, loc="lower left")
             fig.tight_layout()
-            out = f"{stem}_kozlov_{study}.png"
-            fig.savefig(out, dpi=120)
-            plt.close(fig)
-            print(f"plot.py: wrote {out}")
+            figures.append((f"{stem}_kozlov_{study}.png", fig))
+    return figures
 
 
 def plot_extras(runs, stem, name):
     """One panel per formulation diagnostic (absolute value, log scale), one curve per run that has it."""
+    runs = [r for r in runs if r["k"] > 0]
     names = sorted({k for r in runs for k in r["extras"]})
-    if not names:
-        return
-    fig, axes = plt.subplots(len(names), 1, figsize=(8, 3.2 * len(names) + 0.4), sharex=True, squeeze=False)
-    for ax, extra in zip(axes[:, 0], names):
-        series = [(r, np.asarray(r["extras"][extra], dtype=float)) for r in runs
-                  if extra in r["extras"] and len(r["extras"][extra]) == len(r["t"])]
+    panels = []
+    for extra in names:
+        series = [(r, r["extras"][extra]) for r in runs if extra in r["extras"] and len(r["extras"][extra]) == r["k"]]
+        if not series:
+            continue
         # Counters (e.g. nullspace re-partitions) are whole numbers: a linear step plot, not a log scale.
         counter = all(np.all(np.isfinite(v) & (v == np.round(v)) & (v >= 0)) for _, v in series)
-        for r, v in series:
-            label = r["label"] + f" ({r['id']})" * (r["id"] not in r["label"])
+        unit = EXTRA_UNITS.get(extra, "as defined by the formulation")
+
+        def draw(ax, series=series, counter=counter):
+            for i, (r, v) in enumerate(series):
+                label = r["label"] + f" ({r['id']})" * (r["id"] not in r["label"])
+                st = style(r, i, len(series))
+                if counter:
+                    ax.step(r["t"], v, where="post", label=label + (" (0 throughout)" if not np.any(v) else ""), **st)
+                else:
+                    y = draw_magnitude(ax, r["t"], v, label, st)
+                    mark_end(ax, r, r["t"], y, st)
             if counter:
-                ax.step(r["t"], v, where="post", label=label + (" (0 throughout)" if not np.any(v) else ""), **style(r))
-            else:
-                y = floored(v)
-                ax.semilogy(r["t"], y, label=label, **style(r))
-                mark_end(ax, r, y)
-        if counter:
-            ax.set_ylim(bottom=-0.5, top=max(1.0, max(float(np.max(v)) for _, v in series) * 1.1 + 0.5))
-        ax.set_ylabel(extra if counter else f"|{extra}|")
-        ax.set_title(extra)
-        ax.grid(True, alpha=0.3)
-        place_legend(ax)
-    axes[-1, 0].set_xlabel("time t [s]")
-    fig.suptitle(f"{name}: formulation diagnostics (extras/, floor {FLOOR:g})")
-    fig.tight_layout()
-    path = f"{stem}_extras.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    print(f"plot.py: wrote {path}")
+                ax.set_ylim(bottom=-0.5, top=max(1.0, max(float(np.max(v)) for _, v in series) * 1.1 + 0.5))
+        panels.append(Panel(extra, f"{extra if counter else '|' + extra + '|'} [{unit}]", draw))
+    if not panels:
+        return []
+    return render(panels, f"{name}: formulation diagnostics (extras/, floor {FLOOR:g})", f"{stem}_extras.png")
+
+
+def build_figures(path):
+    """Every figure for one results file, unsaved: [(png path, matplotlib figure)] (tests inspect them)."""
+    runs = load_runs(path)
+    stem = os.path.splitext(path)[0]
+    name = os.path.basename(stem)
+    if not runs:
+        note(f"{path}: no runs")
+    figures = []
+    for make in (plot_drift, plot_energy, lambda r, s, n: plot_series(r, s, n, "lambda"),
+                 lambda r, s, n: plot_series(r, s, n, "q"), lambda r, s, n: plot_series(r, s, n, "qd"),
+                 plot_trajectory, plot_body_velocities, lambda r, s, n: plot_error(r, s, n, path), plot_extras):
+        try:
+            figures += make(runs, stem, name)
+        except Exception as e:  # one plot failing must not cost the others
+            note(f"{name}: a plot failed ({type(e).__name__}: {e})")
+    figures += plot_kozlov(path, stem)
+    return figures
 
 
 def main(argv):
@@ -277,14 +881,15 @@ def main(argv):
         if not os.path.exists(path):
             print(f"plot.py: error: no such file '{path}'", file=sys.stderr)
             return 1
-        runs = load_runs(path)
-        stem = os.path.splitext(path)[0]
-        name = os.path.basename(stem)
-        plot_drift(runs, stem, name)
-        plot_energy(runs, stem, name)
-        plot_lambda(runs, stem, name)
-        plot_extras(runs, stem, name)
-        plot_kozlov(path, stem)
+        try:
+            figures = build_figures(path)
+        except OSError as e:
+            print(f"plot.py: error: cannot read '{path}': {e}", file=sys.stderr)
+            return 2
+        for out, fig in figures:
+            fig.savefig(out, dpi=110, bbox_inches="tight")
+            plt.close(fig)
+            print(f"plot.py: wrote {out}")
     return 0
 
 

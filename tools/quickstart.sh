@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 ./tools/setup.sh
 ./tools/build.sh --target clmbench
 build/clmbench run experiments/quickstart.ini
-/usr/bin/python3 tools/plot.py results/quickstart.h5
+tools/plot.py results/quickstart.h5
 echo
 build/clmbench info results/quickstart.h5

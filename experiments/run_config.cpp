@@ -1,4 +1,4 @@
-#include "experiments/run_spec.hpp"
+#include "experiments/run_config.hpp"
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
@@ -11,45 +11,20 @@
 
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
+#include "experiments/run_options.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
 
 namespace {
 
-const FormulationOptions kDefaultOptions{};
-const RunSpec kDefaultSpec{};
-
-// Numeric [run] keys and where they land.
-struct NumericRunKey {
-  const char* key;
-  double RunSpec::*member;
-};
-constexpr NumericRunKey kNumericRunKeys[] = {
-    {"t_end", &RunSpec::t_end},   {"dt", &RunSpec::dt},
-    {"rtol", &RunSpec::rtol},     {"atol", &RunSpec::atol},
-    {"output_every", &RunSpec::output_every}, {"divergence_threshold", &RunSpec::divergence_threshold},
-};
-
-struct OptionKey {
-  const char* key;
-  double FormulationOptions::*member;
-};
-constexpr OptionKey kOptionKeys[] = {
-    {"N", &FormulationOptions::N},
-    {"baumgarte_alpha", &FormulationOptions::baumgarte_alpha},
-    {"baumgarte_beta", &FormulationOptions::baumgarte_beta},
-    {"k", &FormulationOptions::k},
-    {"repartition_threshold", &FormulationOptions::repartition_threshold},
-    {"initial_offset", &FormulationOptions::initial_offset},
-};
+constexpr double kMaxSamples = 1e12;
 
 const std::vector<std::string> kSectionKinds = {"run", "param", "initial", "formulation"};
 
 std::vector<std::string> keys_of(const std::string& section) {
-  std::vector<std::string> keys;
-  for (const auto& info : config_keys())
-    if (info.section == section) keys.push_back(info.key);
+  std::vector<std::string> keys = run_option_keys(section);
+  if (section == "run") keys.push_back("out");
   return keys;
 }
 
@@ -100,7 +75,7 @@ void validate_section(const std::string& section, const std::map<std::string, Co
   const std::vector<std::string> known = keys_of(kind);
   for (const auto& [key, value] : keys) {
     if (!contains(known, key)) {
-      throw InputError("unknown config key '" + section + "." + key + "' in " + value.origin + " (known keys of [" +
+      throw InputError("unknown config key '" + echo_value(section + "." + key) + "' in " + value.origin + " (known keys of [" +
                        kind + "]: " + join(known) + ")");
     }
     if (kind == "run" && dot != std::string::npos && key == "out") {
@@ -111,9 +86,11 @@ void validate_section(const std::string& section, const std::map<std::string, Co
 }
 
 void validate_sweep(const std::map<std::string, ConfigValue>& keys, std::vector<SweepAxis>& axes) {
-  std::vector<std::string> sweepable = {"problem", "formulation", "integrator"};
-  for (const auto& k : kNumericRunKeys) sweepable.push_back(k.key);
-  for (const auto& k : kOptionKeys) sweepable.push_back(k.key);
+  std::vector<std::string> sweepable;
+  for (const auto& o : run_options())
+    if (o.section == "run" || (o.section == "formulation" && o.type != OptionType::kNumberList &&
+                               o.type != OptionType::kChoice))
+      if (o.type != OptionType::kBool) sweepable.push_back(o.key);
   for (const auto& [key, value] : keys) {
     const bool is_param = key.rfind("param.", 0) == 0 && key.size() > 6;
     if (!is_param && !contains(sweepable, key)) {
@@ -170,74 +147,37 @@ struct Lookup {
   }
 };
 
-void require(bool ok, const std::string& what, const std::string& condition, double value) {
-  if (!ok) throw InputError(what + " must be " + condition + " (got " + format_number(value) + ")");
-}
-
 RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
   RunSpec spec;
   spec.named = !lookup.name.empty();
   const std::string where = source.empty() ? std::string("the command line") : source;
   const std::string run_label = spec.named ? "run '" + lookup.name + "'" : std::string("the run");
 
-  auto text = [&](const char* key, const char* flag) -> std::string {
+  // The registry names first: the other keys are checked against the problem, formulation and integrator.
+  for (const char* key : {"problem", "formulation", "integrator"}) {
     std::string section;
     const ConfigValue* v = lookup.find("run", key, &section);
     if (!v || trim(v->text).empty()) {
       throw InputError(run_label + ": no " + key + " given (set " + key + " in [run" +
-                       (spec.named ? "." + lookup.name : std::string()) + "] of " + where + " or pass " + flag + ")");
+                       (spec.named ? "." + lookup.name : std::string()) + "] of " + where + " or pass --" + key + ")");
     }
-    return trim(v->text);
-  };
-  spec.problem = text("problem", "--problem");
-  spec.formulation = text("formulation", "--formulation");
-  spec.integrator = text("integrator", "--integrator");
+  }
+  for (const auto& o : run_options()) {
+    if (o.section == "initial") continue;  // needs the problem's n; below
+    std::string section;
+    if (const ConfigValue* v = lookup.find(o.section, o.key, &section)) o.assign(spec, v->text, describe(section, o.key, *v));
+  }
   const ProblemEntry& problem = problem_registry().get(spec.problem);
-  formulation_registry().get(spec.formulation);
-  integrator_registry().get(spec.integrator);
   spec.run_id = spec.named ? lookup.name : spec.problem + "_" + spec.formulation + "_" + spec.integrator;
-
-  for (const auto& k : kNumericRunKeys) {
-    std::string section;
-    if (const ConfigValue* v = lookup.find("run", k.key, &section))
-      spec.*(k.member) = parse_number(v->text, describe(section, k.key, *v));
+  if (spec.dt > spec.t_end) {
+    throw InputError(run_label + ": run.dt = " + format_number(spec.dt) + " is larger than run.t_end = " +
+                     format_number(spec.t_end) + " (the run would be one clipped step; make dt <= t_end)");
   }
-  {
-    std::string section;
-    if (const ConfigValue* v = lookup.find("run", "strict_initial", &section))
-      spec.strict_initial = parse_bool(v->text, describe(section, "strict_initial", *v));
+  // t_end / output_every must be a sample count that exists (it overflowed a long for 1e-310).
+  if (spec.output_every > 0 && !(spec.t_end / spec.output_every <= kMaxSamples)) {
+    throw InputError(run_label + ": run.t_end / run.output_every = " + format_number(spec.t_end / spec.output_every) +
+                     " samples (at most " + format_number(kMaxSamples) + "; raise output_every)");
   }
-  auto what_of = [&](const char* kind, const char* key) {
-    std::string section;
-    const ConfigValue* v = lookup.find(kind, key, &section);
-    return v ? describe(section, key, *v) : std::string(kind) + "." + key;
-  };
-  require(spec.t_end > 0, what_of("run", "t_end"), "> 0", spec.t_end);
-  require(spec.dt > 0, what_of("run", "dt"), "> 0", spec.dt);
-  require(spec.rtol > 0, what_of("run", "rtol"), "> 0", spec.rtol);
-  require(spec.atol >= 0, what_of("run", "atol"), ">= 0", spec.atol);
-  require(spec.output_every >= 0, what_of("run", "output_every"), ">= 0", spec.output_every);
-  require(spec.divergence_threshold > 0, what_of("run", "divergence_threshold"), "> 0", spec.divergence_threshold);
-
-  for (const auto& k : kOptionKeys) {
-    std::string section;
-    if (const ConfigValue* v = lookup.find("formulation", k.key, &section))
-      spec.options.*(k.member) = parse_number(v->text, describe(section, k.key, *v));
-  }
-  {
-    std::string section;
-    if (const ConfigValue* v = lookup.find("formulation", "added_mass_form", &section)) {
-      const std::string form = trim(v->text);
-      if (form != "direct" && form != "multiplier")
-        throw InputError("bad value '" + form + "' for " + describe(section, "added_mass_form", *v) +
-                         " (expected direct or multiplier)");
-      spec.options.added_mass_form = form;
-    }
-    if (const ConfigValue* v = lookup.find("formulation", "lambda0", &section))
-      spec.options.lambda0 = parse_number_list(v->text, describe(section, "lambda0", *v));
-  }
-  require(spec.options.N >= 0, what_of("formulation", "N"), ">= 0", spec.options.N);
-  require(spec.options.k >= 0, what_of("formulation", "k"), ">= 0", spec.options.k);
 
   std::vector<std::string> known;
   for (const auto& p : problem.parameters) {
@@ -247,7 +187,7 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
   for (const auto& [key, entry] : lookup.all("param")) {
     const auto& [section, value] = entry;
     if (!spec.params.count(key)) {
-      throw InputError("unknown parameter '" + key + "' for problem " + spec.problem + " (" +
+      throw InputError("unknown parameter '" + echo_value(key) + "' for problem " + spec.problem + " (" +
                        describe(section, key, value) + "; known: " + join(known) + ")");
     }
     spec.params[key] = parse_number(value.text, describe(section, key, value));
@@ -260,12 +200,12 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
     const ConfigValue* v = lookup.find("initial", key, &section);
     if (!v) continue;
     const std::string what = describe(section, key, *v);
-    std::vector<double> values = parse_number_list(v->text, what);
+    find_run_option("initial", key)->assign(spec, v->text, what);
+    const auto& values = *(std::string(key) == "q0" ? spec.q0 : spec.qd0);
     if (static_cast<int>(values.size()) != model->n()) {
       throw InputError(what + " has " + std::to_string(values.size()) + " values but problem " + spec.problem +
                        " has " + std::to_string(model->n()) + " coordinates");
     }
-    (std::string(key) == "q0" ? spec.q0 : spec.qd0) = std::move(values);
   }
   return spec;
 }
@@ -274,40 +214,18 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
 
 const std::vector<ConfigKeyInfo>& config_keys() {
   static const std::vector<ConfigKeyInfo> keys = [] {
-    auto num = [](double v) { return format_number(v); };
-    return std::vector<ConfigKeyInfo>{
-        {"run", "problem", "(required)", "problem name (clmbench list problems)"},
-        {"run", "formulation", "(required)", "formulation name (clmbench list formulations)"},
-        {"run", "integrator", "(required)", "integrator name (clmbench list integrators)"},
-        {"run", "t_end", num(kDefaultSpec.t_end), "end time [s]; runs start at t = 0"},
-        {"run", "dt", num(kDefaultSpec.dt), "fixed step, or the initial step of an adaptive integrator [s]"},
-        {"run", "rtol", num(kDefaultSpec.rtol), "relative tolerance (adaptive integrators)"},
-        {"run", "atol", num(kDefaultSpec.atol), "absolute tolerance (adaptive integrators)"},
-        {"run", "output_every", num(kDefaultSpec.output_every),
-         "sample spacing written to HDF5 [s]; 0 = one sample per accepted step"},
-        {"run", "divergence_threshold", num(kDefaultSpec.divergence_threshold),
-         "a state entry above it in magnitude ends the run with status \"diverged\""},
-        {"run", "strict_initial", "false", "refuse given q0/qd0 that are off the constraints by more than 1e-12"},
-        {"run", "out", "results/<problem>_<formulation>_<integrator>.h5",
-         "output file ([run] only; a multi-run config defaults to results/<config name>.h5)"},
-        {"param", "<name>", "problem default", "problem parameter override (clmbench list problems)"},
-        {"initial", "q0", "problem default", "initial coordinates, n numbers (projected onto the constraints)"},
-        {"initial", "qd0", "problem default", "initial velocities, n numbers (projected onto A(q) qd = 0)"},
-        {"formulation", "N", num(kDefaultOptions.N), "penalty / added-mass coefficient"},
-        {"formulation", "baumgarte_alpha", num(kDefaultOptions.baumgarte_alpha),
-         "Baumgarte velocity gain (kkt, schur): -2 alpha A qd"},
-        {"formulation", "baumgarte_beta", num(kDefaultOptions.baumgarte_beta),
-         "Baumgarte position gain (kkt, schur; holonomic): -beta^2 h"},
-        {"formulation", "k", num(kDefaultOptions.k), "penalty position spring k/2 |h|^2 (holonomic problems)"},
-        {"formulation", "added_mass_form", kDefaultOptions.added_mass_form,
-         "added_mass: direct (state q, qd; mass matrix M + N A^T A) or multiplier (state q, qd, lambda = -N A qd; "
-         "recommended for large N: step count independent of N)"},
-        {"formulation", "lambda0", "zeros", "vakonomic / added_mass multiplier form: initial multipliers, m numbers"},
-        {"formulation", "repartition_threshold", num(kDefaultOptions.repartition_threshold),
-         "nullspace: re-pick independent coordinates when cond(A_D) exceeds it"},
-        {"formulation", "initial_offset", num(kDefaultOptions.initial_offset),
-         "fernandez_bloch: start |A qd0| = offset off the constraint, along the transversal frame X"},
-    };
+    std::vector<ConfigKeyInfo> out;
+    for (const auto& o : run_options()) {
+      std::string description = o.description;
+      if (!o.unit.empty()) description += " [" + o.unit + "]";
+      out.push_back({o.section, o.key, o.default_text(), description});
+      if (o.key == "strict_initial") {
+        out.push_back({"run", "out", "results/<problem>_<formulation>_<integrator>.h5",
+                       "output file ([run] only; a multi-run config defaults to results/<config name>.h5)"});
+        out.push_back({"param", "<name>", "problem default", "problem parameter override (clmbench list problems)"});
+      }
+    }
+    return out;
   }();
   return keys;
 }
@@ -318,11 +236,24 @@ ConfigLayer read_config_file(const std::string& path, const std::vector<std::str
   std::ifstream file(path);
   if (!file) throw InputError("cannot open config file '" + path + "': " + std::strerror(errno));
   if (std::filesystem::is_directory(path)) throw InputError("config file '" + path + "' is a directory");
-  // Boost treats only '#' as a comment; INI files also use ';', inline as in DESIGN.md's example.
+  // Boost treats only '#' as a comment; INI files also use ';', inline as in docs/design.md's example.
   std::ostringstream cleaned;
+  // Section headers, with the number of key lines before them (their place among the keys).
+  std::vector<std::pair<std::string, long>> headers;
+  long key_lines = 0;
+  bool first_line = true;
   for (std::string line; std::getline(file, line);) {
+    if (first_line && line.rfind("\xEF\xBB\xBF", 0) == 0) line = line.substr(3);  // a UTF-8 byte order mark
+    first_line = false;
     const auto cut = line.find_first_of(";#");
-    cleaned << (cut == std::string::npos ? line : line.substr(0, cut)) << '\n';
+    const std::string content = cut == std::string::npos ? line : line.substr(0, cut);
+    const std::string t = trim(content);
+    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') {
+      headers.push_back({trim(t.substr(1, t.size() - 2)), key_lines});
+    } else if (!t.empty()) {
+      ++key_lines;
+    }
+    cleaned << content << '\n';
   }
   std::istringstream in(cleaned.str());
   namespace po = boost::program_options;
@@ -334,14 +265,20 @@ ConfigLayer read_config_file(const std::string& path, const std::vector<std::str
     throw InputError("config file '" + path + "': " + e.what());
   }
   ConfigLayer layer;
-  long order = 0;
+  // Keys get the odd places 1, 3, 5, ...; a header before the i-th key line the even place 2 i.
+  for (const auto& [section, keys_before] : headers) {
+    if (!layer.section_order.count(section)) layer.section_order[section] = 2 * keys_before;
+    layer[section];
+  }
+  long order = 1;
   for (const auto& option : parsed.options) {
     const auto [section, key] = split_name(option.string_key);
     if (section.empty()) throw InputError("config key '" + key + "' in " + path + " is outside any [section]");
     const std::string value = option.value.empty() ? std::string() : trim(option.value.front());
     auto& keys = layer[section];
     if (keys.count(key)) throw InputError("config key '" + section + "." + key + "' is given twice in " + path);
-    keys[key] = {value, path, order++};
+    keys[key] = {value, path, order};
+    order += 2;
   }
   for (const auto& [section, keys] : layer)
     if (!contains(extra_sections, section)) validate_section(section, keys);
@@ -353,7 +290,7 @@ void apply_set(ConfigLayer& layer, const std::string& assignment) {
   const std::string name = eq == std::string::npos ? std::string() : trim(assignment.substr(0, eq));
   const auto [section, key] = split_name(name);
   if (eq == std::string::npos || section.empty() || key.empty()) {
-    throw InputError("malformed --set '" + assignment + "' (expected section.key=value, e.g. run.dt=1e-4)");
+    throw InputError("malformed --set '" + echo_value(assignment) + "' (expected section.key=value, e.g. run.dt=1e-4)");
   }
   std::map<std::string, ConfigValue> one{{key, {trim(assignment.substr(eq + 1)), "--set", 1L << 40}}};
   validate_section(section, one);
@@ -370,6 +307,7 @@ RunConfig resolve_run_config(const std::string& source, const ConfigLayer& file,
     const auto dot = section.find('.');
     if (dot == std::string::npos || section.substr(0, dot) != "run") continue;
     long first = 1L << 41;
+    if (auto o = file.section_order.find(section); o != file.section_order.end()) first = o->second;
     for (const auto& [key, value] : keys) first = std::min(first, value.order);
     first_seen[section.substr(dot + 1)] = first;
   }
@@ -380,7 +318,8 @@ RunConfig resolve_run_config(const std::string& source, const ConfigLayer& file,
   for (const auto& [section, keys] : file) {
     const auto dot = section.find('.');
     if (dot != std::string::npos && !first_seen.count(section.substr(dot + 1))) {
-      throw InputError("config section [" + section + "] in " + keys.begin()->second.origin + " has no [run." +
+      throw InputError("config section [" + section + "] in " + (keys.empty() ? source : keys.begin()->second.origin) +
+                       " has no [run." +
                        section.substr(dot + 1) + "] section");
     }
   }
@@ -423,29 +362,21 @@ std::string to_config_text(const RunConfig& config) {
   for (const RunSpec& r : config.runs) {
     const std::string suffix = single ? "" : "." + r.run_id;
     s << "\n[run" << suffix << "]\n";
-    s << "problem = " << r.problem << "\nformulation = " << r.formulation << "\nintegrator = " << r.integrator << "\n";
-    for (const auto& k : kNumericRunKeys) s << k.key << " = " << format_number(r.*(k.member)) << "\n";
-    s << "strict_initial = " << (r.strict_initial ? "true" : "false") << "\n";
+    auto section_rows = [&](const std::string& section) {
+      for (const auto& o : run_options())
+        if (o.section == section)
+          if (const auto text = o.text(r)) s << o.key << " = " << *text << "\n";
+    };
+    section_rows("run");
     if (single) s << "out = " << config.out << "\n";
     s << "[param" << suffix << "]\n";
     for (const auto& [name, value] : r.params) s << name << " = " << format_number(value) << "\n";
     if (r.q0 || r.qd0) {
       s << "[initial" << suffix << "]\n";
-      for (const auto& [key, values] : {std::pair{"q0", &r.q0}, std::pair{"qd0", &r.qd0}}) {
-        if (!*values) continue;
-        s << key << " =";
-        for (double v : **values) s << " " << format_number(v);
-        s << "\n";
-      }
+      section_rows("initial");
     }
     s << "[formulation" << suffix << "]\n";
-    for (const auto& k : kOptionKeys) s << k.key << " = " << format_number(r.options.*(k.member)) << "\n";
-    s << "added_mass_form = " << r.options.added_mass_form << "\n";
-    if (!r.options.lambda0.empty()) {
-      s << "lambda0 =";
-      for (double v : r.options.lambda0) s << " " << format_number(v);
-      s << "\n";
-    }
+    section_rows("formulation");
   }
   if (!config.sweep.empty()) {
     s << "\n# [sweep] as given (expanded only by a sweep command):\n";

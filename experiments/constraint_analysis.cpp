@@ -1,6 +1,8 @@
 // Constraint analysis: rank, involutivity (Frobenius) and accessibility (iterated Lie brackets); see the
 // header for the method, the accuracy of each step and the tolerances.
-#include "core/constraint_analysis.hpp"
+#include "experiments/constraint_analysis.hpp"
+
+#include "core/problem_registry.hpp"
 
 #include <Eigen/SVD>
 #include <cmath>
@@ -216,6 +218,14 @@ std::string format_constraint_analysis(const ConstraintAnalysis& a) {
   }
   s << "verdict            " << a.verdict << "\n";
   return s.str();
+}
+
+ConstraintAnalysis analyze_problem(const std::string& problem, const std::map<std::string, double>& overrides,
+                                   const std::optional<Vec>& q) {
+  const auto model = make_model(problem, overrides, /*use_analytic=*/false);
+  const auto* analyzer = model->capability<ConstraintAnalyzer>();
+  if (!analyzer) throw InputError("problem " + problem + " was registered without a constraint analysis");
+  return analyzer->analyze(q);
 }
 
 }  // namespace clm

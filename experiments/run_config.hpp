@@ -1,11 +1,11 @@
-// The resolved description of one run, and how it is read from an INI config (DESIGN.md section 4) plus
+// The resolved description of one run, and how it is read from an INI config (docs/design.md section 4) plus
 // command-line overrides. Everything a user can get wrong is reported here, before anything runs, as an
 // InputError with one line naming the offending key, value or file.
 //
 // Config sections: [run], [param], [initial], [formulation], [sweep]. Several runs in one file: each
 // section [run.NAME] declares a run called NAME; it reads its keys from [run.NAME], [param.NAME],
 // [initial.NAME], [formulation.NAME], each key falling back to the unsuffixed section. Without any
-// [run.NAME] section the file describes a single run (the DESIGN.md format, unchanged).
+// [run.NAME] section the file describes a single run (the docs/design.md format, unchanged).
 //
 // Precedence, highest first: command-line flags (--dt, --param, ...; they apply to every run),
 // the file as edited by --set section.key=value, built-in defaults.
@@ -17,23 +17,37 @@
 #include <vector>
 
 #include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "core/simulate.hpp"
 
 namespace clm {
 
+// One run's settings. The defaults of the integrator and driver settings are those of IntegratorSettings
+// and SimulationSettings (core), so they are stated once; t_end is the command line's own default.
+// Every field a user can set is a row of run_options() (experiments/run_options.hpp).
 struct RunSpec {
   std::string run_id;  // NAME of [run.NAME], or problem_formulation_integrator for a single run
   bool named = false;  // came from a [run.NAME] section
   std::string problem, formulation, integrator;
   double t_end = 10;
-  double dt = 1e-3;  // fixed step, or the initial step of an adaptive integrator
-  double rtol = 1e-10;
-  double atol = 1e-12;
-  double output_every = 0.01;  // sample spacing; 0: one sample per accepted step
-  double divergence_threshold = 1e12;  // |y|_inf above it ends the run as "diverged"
+  double dt = IntegratorSettings{}.dt;  // fixed step, or the initial step of an adaptive integrator
+  double rtol = IntegratorSettings{}.rtol;
+  double atol = IntegratorSettings{}.atol;
+  double dt_min = IntegratorSettings{}.dt_min;
+  double dt_max = IntegratorSettings{}.dt_max;
+  bool fixed_step = IntegratorSettings{}.fixed_step;
+  std::string jacobian = IntegratorSettings{}.jacobian;  // implicit integrators: finite_difference | autodiff
+  double output_every = SimulationSettings{}.output_every;  // sample spacing; 0: one sample per accepted step
+  double divergence_threshold = SimulationSettings{}.divergence_threshold;  // |y|_inf above it: "diverged"
+  long max_steps = SimulationSettings{}.max_steps;  // attempted steps (accepted + rejected) before "failed"
+  double max_output_gb = 10;  // estimated uncompressed samples above it: refused before the run (0: no limit)
   bool strict_initial = false;  // given q0/qd0 must already be consistent (to 1e-12)
   std::map<std::string, double> params;  // every parameter of the problem: defaults overlaid by the config
   std::optional<std::vector<double>> q0, qd0;  // given initial data (projected onto the constraints)
   FormulationOptions options;
+
+  IntegratorSettings integrator_settings() const;
+  SimulationSettings simulation_settings() const;
 };
 
 // One [sweep] list: key (a [run] or [formulation] key, or param.NAME) and its values as written.
@@ -56,7 +70,11 @@ struct ConfigValue {
   long order = 1L << 40;  // position in the file (runs execute in the order their sections appear)
 };
 // section ("run", "run.sleigh_kkt", "param", ...) -> key -> value
-using ConfigLayer = std::map<std::string, std::map<std::string, ConfigValue>>;
+struct ConfigLayer : std::map<std::string, std::map<std::string, ConfigValue>> {
+  // Where each [section] header stands in the file (same scale as ConfigValue::order), so that a section
+  // without keys still exists and has its place: an empty [run.NAME] is a run with every key inherited.
+  std::map<std::string, long> section_order;
+};
 
 // Reads an INI file with Boost.Program_options (';' and '#' start comments). Throws InputError for a
 // missing file, a syntax error, a key outside a section or a key given twice.
@@ -81,7 +99,9 @@ RunConfig load_run_config(const std::optional<std::string>& path, const std::vec
 // with load_run_config gives the same runs. Stored in every HDF5 file (root attribute "config").
 std::string to_config_text(const RunConfig& config);
 
-// Keys of each section, with defaults and meaning, for --help and for validation.
+
+// Every config key with its default and meaning (--help, the CLI test), made from run_options() plus the
+// file-level key run.out and the problem parameters [param] <name>.
 struct ConfigKeyInfo {
   std::string section;
   std::string key;

@@ -1,7 +1,7 @@
 // Constraint analysis at a configuration q (issue 4, item 3; `clmbench analyze`):
 //   n, m, rank A(q) (SVD), degrees of freedom n - rank, and for Pfaffian problems
 //   - integrability (Frobenius): the distribution D = ker A(q) is involutive iff every Lie bracket
-//     [X_i, X_j] = DX_j X_i - DX_i X_j of a basis X_1..X_k of D lies in D again. Seeds 000 and 002 leave this
+//     [X_i, X_j] = DX_j X_i - DX_i X_j of a basis X_1..X_k of D lies in D again. [seed-000] and [seed-002] leave this
 //     test "beyond the scope"; here the Jacobians DX come from ceres::Jet over the problem's templated
 //     velocity_basis<T> (where it has one) or over pfaffian<T> through the coordinate partition
 //     S = [I; -A_D^-1 A_I] (dependent coordinates D chosen at q by column-pivoted QR of A(q)).
@@ -30,12 +30,15 @@
 #include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/autodiff_model.hpp"
+#include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/types.hpp"
 
@@ -244,5 +247,34 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
   }
   return out;
 }
+
+// The capability through which `clmbench analyze` reaches the typed analysis of a registered problem
+// (attached at registration by add_constraint_analyzer; every problem has it).
+class ConstraintAnalyzer : public Capability {
+ public:
+  virtual ConstraintAnalysis analyze(const std::optional<Vec>& q, const ConstraintAnalysisOptions& options = {}) const = 0;
+};
+
+template <Problem P>
+class ProblemConstraintAnalyzer final : public ConstraintAnalyzer {
+ public:
+  explicit ProblemConstraintAnalyzer(const P& p) : p_(p) {}
+  ConstraintAnalysis analyze(const std::optional<Vec>& q, const ConstraintAnalysisOptions& options) const override {
+    return analyze_constraints(p_, q, options);
+  }
+
+ private:
+  P p_;
+};
+
+template <Problem P>
+void add_constraint_analyzer(Model& model, const P& p) {
+  model.add_capability<ConstraintAnalyzer>(std::make_shared<ProblemConstraintAnalyzer<P>>(p));
+}
+
+// The analysis of the registered problem `problem` with parameter overrides (same rules as make_model) at q,
+// the default q0 when q is empty: the public entry of `clmbench analyze`.
+ConstraintAnalysis analyze_problem(const std::string& problem, const std::map<std::string, double>& overrides,
+                                   const std::optional<Vec>& q);
 
 }  // namespace clm

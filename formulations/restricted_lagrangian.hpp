@@ -1,10 +1,10 @@
-// The Fernandez-Bloch restricted Lagrangian (seed 003, eq. 2.6 and section 4) in double-valued form, and
+// The Fernandez-Bloch restricted Lagrangian [seed-003, eq. 2.6 and section 4] in double-valued form, and
 // its automatic-differentiation implementation for a Problem.
 //
 // A transversal frame X (n x m, columns X_a, A X = I) completes a basis of the constraint distribution
 // D = ker A to a frame {X_a, S_alpha} of the configuration space; the quasi-velocities along X_a are then
-// v^a = A_a qd (seed 003, section 3: "the condition for it to lie in C is simply v^a = 0"). With the
-// natural choice Phi_a = (dL/dqd) . X_a = qd^T M X_a (seed 003, section 5: Phi_a = dL/dxd, dL/dyd for the
+// v^a = A_a qd ([seed-003, section 3]: "the condition for it to lie in C is simply v^a = 0"). With the
+// natural choice Phi_a = (dL/dqd) . X_a = qd^T M X_a ([seed-003, section 5]: Phi_a = dL/dxd, dL/dyd for the
 // disk), the restricted Lagrangian
 //
 //   L~ = L - Phi_a v^a = 1/2 qd^T M~ qd - V,     M~ = M - (M X A + A^T X^T M),
@@ -16,6 +16,9 @@
 // Optional problem member (detected at compile time):
 //   template <class T> void transversal_frame(const VecN<T,kDof>& q, MatN<T,kDof,kConstraints>& X) const;
 // Default when absent: the pseudo-inverse frame X = A^T (A A^T)^-1, templated like the rest.
+//
+// Reached through Model::capability<RestrictedLagrangianFactory>() (null for holonomic problems), attached
+// at registration by add_restricted_lagrangian below.
 #pragma once
 
 #include <ceres/jet.h>
@@ -24,6 +27,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/quadratic_lagrangian.hpp"
 #include "core/types.hpp"
@@ -99,7 +103,8 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
     return t;
   }
 
-  void evaluate(const Vec& q, const Vec& qd, RestrictedTerms& out) override {
+  // flatten: see Substitution<P>::terms (formulations/substitution.hpp).
+  [[gnu::flatten]] void evaluate(const Vec& q, const Vec& qd, RestrictedTerms& out) override {
     q_ = q;
     qd_ = qd;
     derivatives_.evaluate(
@@ -167,5 +172,30 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   Scratch<JetC> sc_;
   VecN<double, N> q_, qd_, grad_;
 };
+
+// The capability: a fresh evaluator (it owns its buffers) per formulation.
+class RestrictedLagrangianFactory : public Capability {
+ public:
+  virtual std::shared_ptr<RestrictedLagrangian> make() const = 0;
+};
+
+template <Problem P>
+class ProblemRestrictedLagrangianFactory final : public RestrictedLagrangianFactory {
+ public:
+  explicit ProblemRestrictedLagrangianFactory(const P& p) : p_(p) {}
+  std::shared_ptr<RestrictedLagrangian> make() const override {
+    return std::make_shared<AutoDiffRestrictedLagrangian<P>>(p_);
+  }
+
+ private:
+  P p_;
+};
+
+// Registration: Pfaffian problems get the capability (holonomic ones would need nested Jets).
+template <Problem P>
+void add_restricted_lagrangian(Model& model, const P& p) {
+  if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian)
+    model.add_capability<RestrictedLagrangianFactory>(std::make_shared<ProblemRestrictedLagrangianFactory<P>>(p));
+}
 
 }  // namespace clm

@@ -1,0 +1,28 @@
+# Fails when a source file includes a header of a layer it must not see:
+#   experiments -> problems / formulations / integrators -> core
+# (core sees only core; problems, formulations and integrators see core and themselves).
+# Run by the clm_layering target on every build: cmake -DSOURCE_DIR=... -P cmake/check_layering.cmake
+set(allowed_core core)
+set(allowed_problems core problems)
+set(allowed_formulations core formulations)
+set(allowed_integrators core integrators)
+set(violations "")
+foreach(layer core problems formulations integrators)
+  file(GLOB files ${SOURCE_DIR}/${layer}/*.hpp ${SOURCE_DIR}/${layer}/*.cpp ${SOURCE_DIR}/${layer}/*.hpp.in)
+  foreach(f ${files})
+    file(STRINGS ${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"[a-z_]+/")
+    foreach(line ${lines})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([a-z_]+)/.*" "\\1" dir "${line}")
+      if(dir MATCHES "^(core|problems|formulations|integrators|experiments)$")
+        list(FIND allowed_${layer} ${dir} ok)
+        if(ok EQUAL -1)
+          file(RELATIVE_PATH rel ${SOURCE_DIR} ${f})
+          string(APPEND violations "  ${rel}: ${line}  (${layer} must not see ${dir})\n")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "include layering violated (experiments -> problems / formulations / integrators -> core):\n${violations}")
+endif()

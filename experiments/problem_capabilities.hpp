@@ -1,0 +1,35 @@
+// Where a problem's typed capabilities (core/model.hpp) are built: the templated builders of the
+// formulations that use them (velocity basis, substitution, restricted Lagrangian with its transversal
+// frame) and of `clmbench analyze` (constraint analysis), instantiated for the problem type P. This header
+// sits in the experiments layer because it is the one that may see problems, formulations and its own
+// commands; the registry (experiments/problem_registry.cpp) and tests with test-only problems use it.
+#pragma once
+
+#include <memory>
+
+#include "core/autodiff_model.hpp"
+#include "experiments/constraint_analysis.hpp"
+#include "formulations/restricted_lagrangian.hpp"
+#include "formulations/substitution.hpp"
+#include "formulations/velocity_basis.hpp"
+
+namespace clm {
+
+template <Problem P>
+void add_capabilities(Model& model, const P& p) {
+  add_velocity_basis(model, p);
+  add_substitution(model, p);
+  add_restricted_lagrangian(model, p);
+  add_constraint_analyzer(model, p);
+}
+
+// An AutoDiffModel<P> with every capability P supports, as the registry makes them (for problems that are
+// not registered, e.g. test-only ones).
+template <Problem P>
+std::shared_ptr<const Model> make_model_with_capabilities(P p, bool use_analytic = true) {
+  auto model = std::make_shared<AutoDiffModel<P>>(std::move(p), use_analytic);
+  add_capabilities(*model, model->problem());
+  return model;
+}
+
+}  // namespace clm

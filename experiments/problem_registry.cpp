@@ -1,0 +1,47 @@
+// One line per problem (docs/design.md section 3). Registration lives in the experiments layer: it instantiates
+// each problem's capability builders (experiments/problem_capabilities.hpp), which come from formulations
+// and experiments, so problems/ stays free of them (problems, formulations and integrators are siblings).
+#include "core/problem_registry.hpp"
+#include "experiments/problem_capabilities.hpp"
+#include "problems/chaplygin_sleigh.hpp"
+#include "problems/closed_chain.hpp"
+#include "problems/four_bar.hpp"
+#include "problems/pendulum_cartesian.hpp"
+#include "problems/pendulum_polar.hpp"
+#include "problems/rolling_disk.hpp"
+#include "problems/skate_incline.hpp"
+#include "problems/slider_crank.hpp"
+#include "problems/sphere_in_disguise.hpp"
+
+namespace clm {
+
+namespace {
+template <Problem P>
+ProblemEntry registered() {
+  return problem_entry<P>([](Model& model, const P& p) { add_capabilities(model, p); });
+}
+}  // namespace
+
+Registry<ProblemEntry>& problem_registry() {
+  static Registry<ProblemEntry> registry = [] {
+    Registry<ProblemEntry> r("problem");
+    r.add(registered<PendulumPolar>());
+    r.add(registered<PendulumCartesian>());
+    r.add(registered<SliderCrank>());
+    r.add(registered<FourBar>());
+    r.add(registered<ClosedChain>());
+    r.add(registered<ChaplyginSleigh>());
+    r.add(registered<RollingDisk>());
+    r.add(registered<SkateIncline>());
+    r.add(registered<SphereInDisguise>());
+    return r;
+  }();
+  return registry;
+}
+
+std::shared_ptr<const Model> make_model(const std::string& problem, const std::map<std::string, double>& overrides,
+                                        bool use_analytic) {
+  return problem_registry().get(problem).make(overrides, use_analytic);
+}
+
+}  // namespace clm

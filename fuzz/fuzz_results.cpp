@@ -1,0 +1,30 @@
+// libFuzzer target: the results reader of `clmbench info` (experiments/results_info.cpp) on arbitrary
+// bytes written as a file. Every input must be read or refused with an InputError / OutputError.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "core/types.hpp"
+#include "experiments/hdf5_writer.hpp"
+#include "experiments/results_info.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string path = "/tmp/clmbench_fuzz_results_" + std::to_string(getpid()) + ".h5";
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(data, 1, size, f);
+    std::fclose(f);
+  }
+  try {
+    (void)clm::format_results_table(clm::read_results_info(path));
+  } catch (const clm::InputError&) {
+  } catch (const clm::OutputError&) {
+  }
+  try {
+    (void)clm::format_run_options(clm::read_run_options(path, "a"));
+  } catch (const clm::InputError&) {
+  } catch (const clm::OutputError&) {
+  }
+  return 0;
+}

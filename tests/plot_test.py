@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+"""Tests of tools/plot.py against result files made by the clmbench binary.
+
+    /usr/bin/python3 tests/plot_test.py build/clmbench
+
+Makes small results files in a temporary directory, runs tools/plot.py on them (directly, through its
+shebang, with a broken python3 first on PATH), and checks: the expected PNGs exist, are not trivial and
+not blank; every axis label carries a unit; every legend fits in its figure; the column grouping keeps
+panels readable; damaged or degenerate runs (no samples, NaN, m = 0, diverged) are skipped, not fatal; a
+missing module gives one line naming it and tools/setup.sh. Prints "N passed, M failed"; exit 1 on failure.
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLOT = os.path.join(ROOT, "tools", "plot.py")
+results = {"passed": 0, "failed": 0}
+
+
+def check(condition, what):
+    if condition:
+        results["passed"] += 1
+    else:
+        results["failed"] += 1
+        print(f"FAIL: {what}")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def make(binary, tmp, args, out):
+    p = run([binary] + args + ["--out", os.path.join(tmp, out)], cwd=tmp)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"clmbench {' '.join(args)} -> {out}")
+    return os.path.join(tmp, out)
+
+
+def png_ok(path):
+    """Exists, > 10 kB, and not blank (pixel values vary)."""
+    import matplotlib.image as mpimg
+    import numpy as np
+    if not os.path.exists(path):
+        return False, "missing"
+    size = os.path.getsize(path)
+    if size <= 10_000:
+        return False, f"only {size} bytes"
+    img = mpimg.imread(path)
+    if float(np.std(img[..., :3])) < 0.02:
+        return False, "blank"
+    return True, ""
+
+
+def load_plot_module():
+    spec = importlib.util.spec_from_file_location("clm_plot", PLOT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def synthetic_file(path):
+    """A file with the degenerate runs a plotter meets: no samples, NaN values, m = 0, diverged, and a
+    problem without a unit table and without column attributes."""
+    import h5py
+    import numpy as np
+    with h5py.File(path, "w") as f:
+        runs = f.create_group("runs")
+
+        def add(name, problem, k, n, m, status="ok", nan=False, attrs=True):
+            g = runs.create_group(name)
+            for key, value in (("problem", problem), ("formulation", "kkt"), ("integrator", "rk4"),
+                               ("status", status)):
+                g.attrs[key] = value
+            t = np.linspace(0, 1, k)
+            q = np.column_stack([np.sin(t * (i + 1)) for i in range(n)]) if k else np.zeros((0, n))
+            if nan and k:
+                q[k // 2:, 0] = np.nan
+            g["t"] = t
+            g["q"] = q
+            g["qd"] = q.copy()
+            g["lambda"] = np.ones((k, m))
+            g["energy"] = 1 + 1e-9 * t
+            g["drift_velocity"] = 1e-12 * t
+            g.create_group("extras")
+            g.attrs["q0"] = q[0] if k else np.zeros(n)
+            g.attrs["qd0"] = q[0] if k else np.zeros(n)
+            if attrs:
+                g["t"].attrs["units"] = "s"
+        add("empty", "chaplygin_sleigh", 0, 3, 1, status="failed")
+        add("nan", "chaplygin_sleigh", 50, 3, 1, nan=True, attrs=False)
+        add("diverged", "chaplygin_sleigh", 30, 3, 1, status="diverged")
+        add("m0", "mystery_problem", 40, 2, 0)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    binary = os.path.abspath(argv[1])
+    with tempfile.TemporaryDirectory(prefix="clm_plot_test_") as tmp:
+        files = {
+            "quickstart": make(binary, tmp, ["run", os.path.join(ROOT, "experiments", "quickstart.ini"),
+                                             "--t-end", "3"], "quickstart.h5"),
+            "four_bar": make(binary, tmp, ["run", "--problem", "four_bar", "--formulation", "kkt", "--integrator",
+                                           "dopri5", "--t-end", "3"], "four_bar.h5"),
+            "kozlov": make(binary, tmp, ["kozlov", os.path.join(ROOT, "experiments", "kozlov_friction_sleigh.ini"),
+                                         "--set", "run.t_end=1"], "kozlov.h5"),
+            "long": make(binary, tmp, ["run", "--problem", "pendulum_cartesian", "--formulation", "kkt",
+                                       "--integrator", "rk4", "--dt", "0.01", "--t-end", "100",
+                                       "--output-every", "0.01"], "long.h5"),
+        }
+        synthetic = os.path.join(tmp, "degenerate.h5")
+        synthetic_file(synthetic)
+
+        # A python3 first on PATH that cannot plot: the shebang must not care.
+        fakebin = os.path.join(tmp, "fakebin")
+        os.makedirs(fakebin)
+        with open(os.path.join(fakebin, "python3"), "w") as fh:
+            fh.write("#!/bin/sh\necho 'fake python3 without matplotlib' >&2\nexit 1\n")
+        os.chmod(os.path.join(fakebin, "python3"), 0o755)
+        env = dict(os.environ, PATH=fakebin + os.pathsep + os.environ.get("PATH", ""))
+        check(os.access(PLOT, os.X_OK), "tools/plot.py is executable")
+        with open(PLOT) as fh:
+            check(fh.readline().strip() == "#!/usr/bin/python3", "tools/plot.py's shebang is /usr/bin/python3")
+        for key, path in list(files.items()) + [("degenerate", synthetic)]:
+            p = run([PLOT, path], env=env, cwd=tmp)
+            check(p.returncode == 0, f"tools/plot.py {key}.h5 with a broken python3 first on PATH: exit "
+                  f"{p.returncode}: {p.stderr.strip()[-400:]}")
+
+        expected = {
+            "quickstart": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error"],
+            "four_bar": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
+            "kozlov": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error",
+                       "kozlov_friction_sleigh"],
+            "long": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
+            "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
+        }
+        for key, kinds in expected.items():
+            for kind in kinds:
+                png = os.path.join(tmp, f"{key}_{kind}.png")
+                ok, why = png_ok(png)
+                check(ok, f"{os.path.basename(png)}: {why}")
+        # No reference, no fake one: a single run gets no error plot.
+        check(not os.path.exists(os.path.join(tmp, "four_bar_error.png")), "four_bar (one run) has no error plot")
+
+        # The figures themselves: units on every axis, legends inside the figure height.
+        mod = load_plot_module()
+        import matplotlib.pyplot as plt
+        for key, path in list(files.items()) + [("degenerate", synthetic)]:
+            figures = mod.build_figures(path)
+            check(len(figures) > 0, f"{key}: build_figures returns figures")
+            for out, fig in figures:
+                name = os.path.basename(out)
+                for ax in fig.axes:
+                    if ax.get_label() == "<colorbar>":
+                        continue
+                    check("[" in ax.get_ylabel() and "]" in ax.get_ylabel(),
+                          f"{name}: y label '{ax.get_ylabel()}' has a unit")
+                    if ax.get_xlabel():
+                        check("[" in ax.get_xlabel(), f"{name}: x label '{ax.get_xlabel()}' has a unit")
+                bottom = fig.axes[-1] if fig.axes else None
+                check(bottom is not None and any("[" in a.get_xlabel() for a in fig.axes),
+                      f"{name}: the x axis is labelled with a unit")
+                check(len([a for a in fig.axes if a.get_label() != "<colorbar>"]) <= mod.MAX_PANELS,
+                      f"{name}: at most {mod.MAX_PANELS} panels")
+                for ax in fig.axes:
+                    leg = ax.get_legend()
+                    if leg is not None:
+                        height, _ = mod.legend_fits(fig, leg)
+                        check(height <= 1.0, f"{name}: legend is {height:.2f} of the figure height")
+                plt.close(fig)
+        # four_bar: 8 multipliers in 4 pin panels of 2 curves; 9 coordinates in 3 panels (x, y, theta).
+        fb = dict(mod.build_figures(files["four_bar"]))
+        lam = fb[os.path.join(tmp, "four_bar_lambda.png")]
+        check(len(lam.axes) == 4 and all(len(a.get_legend().get_texts()) == 2 for a in lam.axes),
+              "four_bar lambda: 4 panels of 2 multipliers with their own legends")
+        q = fb[os.path.join(tmp, "four_bar_q.png")]
+        check(len(q.axes) == 3, "four_bar q: 3 panels (x, y, theta)")
+        plt.close("all")
+        # Grouping: a 1000-bar chain still gives a handful of readable panels.
+        names = [f"theta_{i + 1}" for i in range(1000)]
+        groups = mod.coordinate_groups(names, ["rad"] * 1000)
+        check(len(groups) <= mod.MAX_PANELS and all(len(c) <= 8 for c, _ in groups),
+              f"closed_chain n = 1000: {len(groups)} panels of at most 8 curves")
+        groups = mod.coordinate_groups(["x", "y", "theta"], ["m", "m", "rad"])
+        check(len(groups) == 3, "three coordinates: one panel each")
+        # Long run: envelopes, said in the title.
+        figs = mod.build_figures(files["long"])
+        titles = " ".join(fig._suptitle.get_text() for _, fig in figs if fig._suptitle)
+        check("envelope" in titles, "long run: the titles say the series are envelopes")
+        plt.close("all")
+
+        # A missing module: one line naming it and tools/setup.sh, exit 1.
+        stub = os.path.join(tmp, "stub")
+        os.makedirs(stub)
+        with open(os.path.join(stub, "h5py.py"), "w") as fh:
+            fh.write("raise ModuleNotFoundError(\"No module named 'h5py'\", name='h5py')\n")
+        p = run([PLOT, files["four_bar"]], env=dict(env, PYTHONPATH=stub), cwd=tmp)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 1 and len(lines) == 1 and "h5py" in p.stderr and "tools/setup.sh" in p.stderr,
+              f"missing h5py: exit {p.returncode}, stderr {p.stderr!r}")
+        p = run([PLOT, os.path.join(tmp, "nonexistent.h5")], cwd=tmp)
+        check(p.returncode == 1 and "no such file" in p.stderr, "a missing results file: exit 1 with one line")
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
