@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "../tests/allocation_counter.hpp"
+#include "../tests/test_odes.hpp"
 #include "core/autodiff_ode.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
@@ -55,28 +56,10 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
   state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / double(st.steps + st.rejected_steps));
 }
 
-// The same penalty sleigh written out with a generic-scalar rhs (as in tests/stiff_integrator_test.cpp), so
-// that radau5 can take its Jacobian by ceres::Jet (IntegratorSettings::jacobian = "autodiff") instead of
-// finite differences. One iteration is a whole run to T = 5 at rtol = atol = 1e-8 (m 1.7, Ic 0.35, b 0.45).
-class PenaltySleighAutoDiff final : public AutoDiffOdeSystem<PenaltySleighAutoDiff, 6> {
- public:
-  template <class T>
-  void evaluate(double, const Eigen::Matrix<T, 6, 1>& y, Eigen::Matrix<T, 6, 1>& dy) const {
-    using std::cos;
-    using std::sin;
-    const T s = sin(y[2]), c = cos(y[2]);
-    const T aqd = -s * y[3] + c * y[4] - b_ * y[5];
-    dy[0] = y[3];
-    dy[1] = y[4];
-    dy[2] = y[5];
-    dy[3] = -N_ * (-s) * aqd / m_;
-    dy[4] = -N_ * c * aqd / m_;
-    dy[5] = -N_ * (-b_) * aqd / Ic_;
-  }
-
- private:
-  double m_ = 1.7, Ic_ = 0.35, b_ = 0.45, N_ = 1e6;
-};
+// The penalty sleigh with a generic-scalar rhs (tests/test_odes.hpp), so that radau5 can take its Jacobian
+// by ceres::Jet (IntegratorSettings::jacobian = "autodiff") instead of finite differences. One iteration is
+// a whole run to T = 5 at rtol = atol = 1e-8 (m 1.7, Ic 0.35, b 0.45, N = 1e6).
+using clm::testing::PenaltySleighAutoDiff;
 
 void BM_Radau5PenaltySleighRun(benchmark::State& state, const std::string& jacobian) {
   PenaltySleighAutoDiff sys;

@@ -26,6 +26,7 @@
 
 using namespace clm;
 using clm::testing::HopfOscillator;
+using clm::testing::PenaltySleighAutoDiff;
 
 namespace {
 
@@ -60,30 +61,6 @@ class PenaltySleigh final : public OdeSystem {
   void rhs(double, const Vec& y, Vec& dy) override {
     const double s = std::sin(y[2]), c = std::cos(y[2]);
     const double aqd = -s * y[3] + c * y[4] - b_ * y[5];
-    dy[0] = y[3];
-    dy[1] = y[4];
-    dy[2] = y[5];
-    dy[3] = -N_ * (-s) * aqd / m_;
-    dy[4] = -N_ * c * aqd / m_;
-    dy[5] = -N_ * (-b_) * aqd / Ic_;
-  }
-
- private:
-  double m_, Ic_, b_, N_;
-};
-
-// The same system with its rhs written once for a generic scalar (core/autodiff_ode.hpp), so that its
-// Jacobian comes from ceres::Jet in one evaluation (IntegratorSettings::jacobian = "autodiff"); with
-// doubles it is the same arithmetic as PenaltySleigh::rhs.
-class PenaltySleighAutoDiff final : public AutoDiffOdeSystem<PenaltySleighAutoDiff, 6> {
- public:
-  PenaltySleighAutoDiff(double m, double Ic, double b, double N) : m_(m), Ic_(Ic), b_(b), N_(N) {}
-  template <class T>
-  void evaluate(double, const Eigen::Matrix<T, 6, 1>& y, Eigen::Matrix<T, 6, 1>& dy) const {
-    using std::cos;
-    using std::sin;
-    const T s = sin(y[2]), c = cos(y[2]);
-    const T aqd = -s * y[3] + c * y[4] - b_ * y[5];
     dy[0] = y[3];
     dy[1] = y[4];
     dy[2] = y[5];

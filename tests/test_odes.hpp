@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/autodiff_ode.hpp"
 #include "core/ode.hpp"
 
 namespace clm::testing {
@@ -73,6 +74,33 @@ class Quadratic final : public OdeSystem {
  public:
   int dimension() const override { return 1; }
   void rhs(double, const Vec& y, Vec& dy) override { dy[0] = y[0] * y[0]; }
+};
+
+// Kozlov's Theorem 1 system for the Chaplygin sleigh (see PenaltySleigh in tests/stiff_integrator_test.cpp),
+// with its rhs written once for a generic scalar (core/autodiff_ode.hpp), so that its Jacobian comes from
+// ceres::Jet in one evaluation (IntegratorSettings::jacobian = "autodiff"); with doubles it is the same
+// arithmetic as PenaltySleigh::rhs. Shared by the stiff-integrator tests and bench/bench_integrators.cpp;
+// the defaults are the parameters both use (m 1.7, Ic 0.35, b 0.45, N = 1e6).
+class PenaltySleighAutoDiff final : public AutoDiffOdeSystem<PenaltySleighAutoDiff, 6> {
+ public:
+  explicit PenaltySleighAutoDiff(double m = 1.7, double Ic = 0.35, double b = 0.45, double N = 1e6)
+      : m_(m), Ic_(Ic), b_(b), N_(N) {}
+  template <class T>
+  void evaluate(double, const Eigen::Matrix<T, 6, 1>& y, Eigen::Matrix<T, 6, 1>& dy) const {
+    using std::cos;
+    using std::sin;
+    const T s = sin(y[2]), c = cos(y[2]);
+    const T aqd = -s * y[3] + c * y[4] - b_ * y[5];
+    dy[0] = y[3];
+    dy[1] = y[4];
+    dy[2] = y[5];
+    dy[3] = -N_ * (-s) * aqd / m_;
+    dy[4] = -N_ * c * aqd / m_;
+    dy[5] = -N_ * (-b_) * aqd / Ic_;
+  }
+
+ private:
+  double m_, Ic_, b_, N_;
 };
 
 }  // namespace clm::testing
