@@ -132,7 +132,7 @@ def main(argv):
                   f"{p.returncode}: {p.stderr.strip()[-400:]}")
 
         expected = {
-            "quickstart": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error"],
+            "quickstart": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "difference"],
             "four_bar": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
             "kozlov": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error",
                        "kozlov_friction_sleigh"],
@@ -145,7 +145,9 @@ def main(argv):
                 ok, why = png_ok(png)
                 check(ok, f"{os.path.basename(png)}: {why}")
         # No reference, no fake one: a single run gets no error plot.
-        check(not os.path.exists(os.path.join(tmp, "four_bar_error.png")), "four_bar (one run) has no error plot")
+        check(not os.path.exists(os.path.join(tmp, "four_bar_difference.png")), "four_bar (one run) has no difference plot")
+        # A difference between runs is not named an error (the quickstart has no reference run).
+        check(not os.path.exists(os.path.join(tmp, "quickstart_error.png")), "quickstart has no *_error.png")
 
         # The figures themselves: units on every axis, legends inside the figure height.
         mod = load_plot_module()

@@ -20,11 +20,11 @@ For each file, PNGs beside it (<stem> is the file name without .h5):
     <stem>_body_velocities.png  nonholonomic problems: sleigh u1 = xd cos(theta) + yd sin(theta) and
                                 omega = thetad; skate forward speed xd cos(phi) + yd sin(phi) and phid;
                                 rolling disk rolling rate thetad and heading rate phid
-    <stem>_error.png            where runs of one problem start from the same parameters and initial data:
-                                max |q_i - q_ref,i| over the coordinates of one unit (m, rad) against time,
-                                the reference being the study's reference run for `clmbench kozlov` files,
-                                else the first run that finished ok (a difference, not an error, unless that
-                                run is accurate); not drawn when no two runs share their initial data
+    <stem>_error.png            `clmbench kozlov` files: max |q_i - q_ref,i| over the coordinates of one
+                                unit (m, rad) against time, against the study's reference run
+    <stem>_difference.png       other files where runs of one problem start from the same parameters and
+                                initial data: the same against the first run that finished ok (a difference
+                                between runs, not an error); not drawn when no two runs share initial data
     <stem>_extras.png           formulation diagnostics (extras/)
     <stem>_kozlov_<study>.png   files with /kozlov: error_q, error_qd and max |A qd| against N (log-log), the
                                 fitted line log10(error) = slope log10(N) + intercept and its slope
@@ -757,11 +757,13 @@ def plot_error(runs, stem, name, path):
                                 f"against {rinfo}, {why}",
                                 f"|q - q_ref| [{unit}]", draw, legend_key=(ref["id"], "error")))
     if not panels:
-        note(f"{name}: no two runs share problem, parameters and initial data: no error plot")
+        note(f"{name}: no two runs share problem, parameters and initial data: no difference plot")
         return []
+    # Named for what it measures: against a Kozlov study's reference run (an accurate run of the limit system)
+    # it is an error; against the first run that finished ok it is only a difference between runs.
     what = "error against the Kozlov study's reference run" if refs else "difference to a reference run"
     return render(panels, f"{name}: {what} (floor {FLOOR:g}){envelope_note(runs)}",
-                  f"{stem}_error.png")
+                  f"{stem}_error.png" if refs else f"{stem}_difference.png")
 
 
 def plot_kozlov(path, stem):
