@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Tests of tools/report.py against results files made by the clmbench binary.
+
+    /usr/bin/python3 tests/report_test.py build/clmbench
+
+Runs the shipped quickstart, one Kozlov study, the vakonomic comparison and the Fernandez-Bloch runs into a
+temporary directory, makes the report from them and checks that its tables carry the numbers of the files
+(formatted, not retyped), "-" for a figure that cannot be computed (NaN), a note for each missing file, and
+that a damaged file does not stop the report. Prints "N passed, M failed"; exit 1 on failure.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPORT = os.path.join(ROOT, "tools", "report.py")
+results = {"passed": 0, "failed": 0}
+
+
+def check(condition, what):
+    if condition:
+        results["passed"] += 1
+    else:
+        results["failed"] += 1
+        print(f"FAIL: {what}")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def row_of(report, first_cell):
+    for line in report.splitlines():
+        if line.startswith(f"| {first_cell} |"):
+            return [c.strip() for c in line.strip().strip("|").split("|")]
+    return None
+
+
+def main(binary):
+    with tempfile.TemporaryDirectory() as tmp:
+        for args, out in [(["run", "experiments/quickstart.ini"], "quickstart.h5"),
+                          (["kozlov", "experiments/kozlov_friction_sleigh.ini"], "kozlov_friction_sleigh.h5"),
+                          (["run", "experiments/vakonomic_vs_nonholonomic.ini"], "vakonomic_vs_nonholonomic.h5"),
+                          (["run", "experiments/fernandez_bloch.ini"], "fernandez_bloch.h5")]:
+            p = run([binary] + args + ["--out", os.path.join(tmp, out)], cwd=ROOT)
+            check(p.returncode == 0, f"clmbench {' '.join(args)}: {p.stderr.strip()}")
+
+        p = run([REPORT, "--results", tmp])
+        check(p.returncode == 0, f"report.py exit {p.returncode}: {p.stderr.strip()[-300:]}")
+        report = open(os.path.join(tmp, "REPORT.md")).read()
+
+        # Quickstart: every /summary row, numbers as in the file, "-" where there is no closed form.
+        with h5py.File(os.path.join(tmp, "quickstart.h5")) as f:
+            ids = [x.decode() for x in f["summary/run_id"][()]]
+            err = f["summary/error_vs_reference"][()]
+            energy = f["summary/max_rel_energy_error"][()]
+        for i, rid in enumerate(ids):
+            row = row_of(report, rid)
+            check(row is not None, f"quickstart row {rid}")
+            if row is None:
+                continue
+            check(row[7] == f"{energy[i]:.2e}", f"{rid}: energy error {row[7]} vs {energy[i]:.2e}")
+            want = "-" if not np.isfinite(err[i]) else f"{err[i]:.2e}"
+            check(row[8] == want, f"{rid}: error vs reference {row[8]} vs {want}")
+        check(row_of(report, "pendulum_kkt") is not None and row_of(report, "pendulum_kkt")[8] == "-",
+              "the pendulum has no closed-form motion: its error column is '-'")
+
+        # Kozlov: the fitted slope of the file, to 4 decimals; the other studies are missing, with a note.
+        with h5py.File(os.path.join(tmp, "kozlov_friction_sleigh.h5")) as f:
+            slope = float(f["kozlov/friction_sleigh"].attrs["slope"])
+        row = row_of(report, "friction_sleigh")
+        check(row is not None and row[2] == f"{slope:.4f}", f"kozlov slope {row and row[2]} vs {slope:.4f}")
+        check("kozlov_friction_skate.h5 is missing" in report, "a missing study is named")
+        check("within" in report and "of -1" in report, "the slope verdict is stated")
+
+        # Vakonomic vs nonholonomic: the holonomic pendulum never separates, the sleigh does.
+        row = row_of(report, "pendulum_polar")
+        check(row is not None and row[4] == "never", f"pendulum row {row}")
+        row = row_of(report, "chaplygin_sleigh")
+        check(row is not None and float(row[2]) > 1, f"sleigh separates: {row}")
+
+        # Fernandez-Bloch: the disk's restricted flow is the nonholonomic one to the tolerance.
+        row = row_of(report, "rolling_disk")
+        check(row is not None and all(float(x) < 1e-8 for x in row[1].split(" / ")), f"disk row {row}")
+
+        # No sweep files: the work-precision section says so instead of an empty table.
+        check("No results/wp_*.h5" in report, "work-precision section without files")
+
+        # A NaN in the file is "-" in the report, and a damaged file is a note, not a crash.
+        q = os.path.join(tmp, "quickstart.h5")
+        with h5py.File(q, "r+") as f:
+            d = f["summary/max_rel_energy_error"]
+            v = d[()]
+            v[0] = np.nan
+            d[...] = v
+        shutil.copy(os.path.join(ROOT, "tests", "data", "damaged_global_heap.h5"),
+                    os.path.join(tmp, "fernandez_bloch.h5"))
+        p = run([REPORT, "--results", tmp, "--out", os.path.join(tmp, "R2.md")])
+        check(p.returncode == 0, f"report.py with a NaN and a damaged file: exit {p.returncode}: {p.stderr[-300:]}")
+        if p.returncode == 0:
+            r2 = open(os.path.join(tmp, "R2.md")).read()
+            row = row_of(r2, ids[0])
+            check(row is not None and row[7] == "-", f"NaN energy error shown as '-': {row}")
+            check("fernandez_bloch.h5 cannot be read" in r2, "the damaged file is named")
+            check("No results/wp_*.h5" in r2, "the section after it is still made")
+
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: tests/report_test.py CLMBENCH_BINARY", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(os.path.abspath(sys.argv[1])))
