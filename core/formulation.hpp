@@ -36,6 +36,9 @@ struct FormulationOptions {
   // fernandez_bloch: start this far off the constraint on purpose, qd0 += offset X (1,..,1)/sqrt(m) after
   // the projection onto A qd = 0, so |A qd0| = offset (drift study of the restricted flow, issue 4).
   double initial_offset = 0;
+  // Coordinate projection after every accepted step: none | position | velocity | both (position applies to
+  // holonomic problems; formulations/coordinate_projection.hpp). Applied by the runner, not the formulation.
+  std::string projection = "none";
 };
 
 // What a run records at one sample time.
@@ -63,7 +66,13 @@ class Formulation : public OdeSystem {
   // [seed-004]). A problem's closed form is the nonholonomic motion, so it is a reference only for the former.
   virtual bool vakonomic_motion() const { return false; }
 
+  // The state y starts with (q, qd) (kkt, schur, penalty, added_mass, vakonomic, fernandez_bloch): what
+  // coordinate projection needs (formulations/coordinate_projection.hpp). nullspace and substituted
+  // integrate other velocity coordinates.
+  virtual bool state_starts_with_q_qd() const { return false; }
+
   const Model& model() const { return *model_; }
+  std::shared_ptr<const Model> model_ptr() const { return model_; }
   const FormulationOptions& options() const { return options_; }
 
  protected:

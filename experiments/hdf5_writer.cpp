@@ -478,6 +478,12 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
   set_attr(g, "newton_iterations", r.stats.newton_iterations);
   set_attr(g, "stiffness_detected_at", r.stats.stiffness_detected_at);
+  // Coordinate projection ([formulation] projection): steps projected, Gauss-Newton iterations, and the
+  // largest corrections |dq|_inf, |dqd|_inf (all 0 without projection).
+  set_attr(g, "projection_steps", r.projection_stats.projections);
+  set_attr(g, "projection_iterations", r.projection_stats.iterations);
+  set_attr(g, "projection_max_position_correction", r.projection_stats.max_position_correction);
+  set_attr(g, "projection_max_velocity_correction", r.projection_stats.max_velocity_correction);
   set_attr(g, "t_reached", r.t_reached);
   set_attr(g, "wall_time_s", r.wall_time_s);
   for (auto& d : datasets) d->close();

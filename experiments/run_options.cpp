@@ -155,6 +155,12 @@ const std::vector<Option<RunSpec>>& run_options() {
       return "formulation " + s.formulation + " does not read it (read by vakonomic and added_mass with "
              "added_mass_form = multiplier)";
     };
+    r.push_back(o::choice<RunSpec>("formulation", "projection", [](auto& s) -> auto& { return s.options.projection; },
+                                   {"none", "position", "velocity", "both"},
+                                   "after every accepted step project q onto h(q) = 0 (position, holonomic problems) "
+                                   "and/or qd onto A(q) qd = 0 (velocity), in the mass-matrix metric; formulations "
+                                   "with state (q, qd): kkt, schur, penalty, added_mass, vakonomic, fernandez_bloch",
+                                   "projection", "formulation.projection"));
     r.push_back(o::number<RunSpec>("formulation", "repartition_threshold",
                                    [](auto& s) -> auto& { return s.options.repartition_threshold; }, NumberRule{1, true},
                                    "", "nullspace: re-pick independent coordinates when cond(A_D) exceeds it",

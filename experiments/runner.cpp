@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <ostream>
 
 #include "core/problem_registry.hpp"
@@ -62,6 +63,10 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
       throw InputError("formulation " + spec.formulation + " cannot run problem " + spec.problem + ": " + reason);
   }
   run.formulation = fe.make(run.model, spec.options);
+  if (const std::string why = projection_refusal(*run.formulation, projection_mode(spec.options.projection));
+      !why.empty()) {
+    throw InputError(label + ": " + why);
+  }
   // The samples' size, estimated before anything runs (output_every = 0 samples every step: unknown).
   if (spec.output_every > 0 && spec.max_output_gb > 0) {
     const double samples = std::floor(spec.t_end / spec.output_every) + 2;
@@ -163,7 +168,13 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
 
   const auto wall_start = std::chrono::steady_clock::now();
   try {
-    const SimulationResult result = simulate(f, *run.integrator, run.y0, sim, settings, record_sample, on_progress);
+    // Projection wraps the formulation: the driver sees it as the system's after_step.
+    const ProjectionMode projection = projection_mode(run.spec.options.projection);
+    std::optional<ProjectedSystem> projected;
+    if (projection != ProjectionMode::kNone) projected.emplace(f, projection);
+    OdeSystem& system = projected ? static_cast<OdeSystem&>(*projected) : static_cast<OdeSystem&>(f);
+    const SimulationResult result = simulate(system, *run.integrator, run.y0, sim, settings, record_sample, on_progress);
+    if (projected) r.projection_stats = projected->statistics();
     r.status = result.status;
     r.message = result.message;
     r.t_reached = result.t_reached;

@@ -12,6 +12,7 @@
 #include "core/consistency.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
+#include "formulations/coordinate_projection.hpp"
 #include "experiments/progress_line.hpp"
 #include "experiments/run_config.hpp"
 #include "experiments/run_summary.hpp"
@@ -33,6 +34,7 @@ struct RunRecord {
   std::vector<std::string> warnings;  // PreparedRun::warnings
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;
+  ProjectionStatistics projection_stats;  // [formulation] projection (zero when none)
   double t_reached = 0, wall_time_s = 0;
   std::vector<double> t, energy, drift_position, drift_velocity;
   std::vector<double> q, qd, lambda;

@@ -12,6 +12,7 @@ class AccelerationFormulation : public Formulation {
   AccelerationFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
 
   int dimension() const override { return 2 * n_; }
+  bool state_starts_with_q_qd() const override { return true; }
   void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
   void rhs(double t, const Vec& y, Vec& dy) override;
 

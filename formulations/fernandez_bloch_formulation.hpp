@@ -41,6 +41,7 @@ class FernandezBlochFormulation final : public Formulation {
 
   std::string name() const override { return "fernandez_bloch"; }
   int dimension() const override { return 2 * n_; }
+  bool state_starts_with_q_qd() const override { return true; }
   void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
   void rhs(double t, const Vec& y, Vec& dy) override;
   std::vector<std::string> extra_names() const override { return {"fb_condition_1", "fb_condition_2"}; }

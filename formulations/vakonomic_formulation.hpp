@@ -34,6 +34,7 @@ class VakonomicFormulation : public Formulation {
   std::string name() const override { return "vakonomic"; }
   bool vakonomic_motion() const override { return true; }
   int dimension() const override { return 2 * n_ + m_; }
+  bool state_starts_with_q_qd() const override { return true; }
   void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
   void rhs(double t, const Vec& y, Vec& dy) override;
 

@@ -45,6 +45,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.lambda0", "0.5"},
     {"formulation.repartition_threshold", "20"},
     {"formulation.initial_offset", "1e-3"},
+    {"formulation.projection", "velocity"},  // the sleigh is nonholonomic: velocity is the admissible one
 };
 
 TEST(OptionTable, EveryRowRoundTripsThroughRunAttributesAndInfo) {

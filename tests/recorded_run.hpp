@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "formulations/coordinate_projection.hpp"
 
 namespace clm::testing {
 
@@ -44,7 +46,11 @@ inline RecordedRun record_run(const std::shared_ptr<const Model>& model, const s
   s.rtol = rs.rtol;
   s.atol = rs.atol;
   RecordedRun out;
-  out.result = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
+  // [formulation] projection wraps the formulation, as the runner does (experiments/runner.cpp).
+  std::optional<ProjectedSystem> projected;
+  if (rs.options.projection != "none") projected.emplace(*f, projection_mode(rs.options.projection));
+  OdeSystem& system = projected ? static_cast<OdeSystem&>(*projected) : static_cast<OdeSystem&>(*f);
+  out.result = simulate(system, *integ, y0, sim, s, [&](double t, const Vec& y) {
     Observation o;
     f->observe(t, y, o);
     out.t.push_back(t);

@@ -1,0 +1,118 @@
+#include "formulations/coordinate_projection.hpp"
+
+#include <sstream>
+
+namespace clm {
+
+ProjectionMode projection_mode(const std::string& text) {
+  if (text == "none") return ProjectionMode::kNone;
+  if (text == "position") return ProjectionMode::kPosition;
+  if (text == "velocity") return ProjectionMode::kVelocity;
+  if (text == "both") return ProjectionMode::kBoth;
+  throw InputError("projection must be none, position, velocity or both, got '" + text + "'");
+}
+
+CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, ProjectionMode mode)
+    : model_(std::move(model)), mode_(mode), ws_(model_->make_workspace()), terms_(model_->make_terms()) {
+  const int n = model_->n(), m = model_->m();
+  llt_M_ = Eigen::LLT<Mat>(n);
+  llt_S_ = Eigen::LLT<Mat>(m);
+  MinvAt_.resize(n, m);
+  S_.resize(m, m);
+  q_.resize(n);
+  zero_ = Vec::Zero(n);
+  mu_.resize(m);
+  dq_.resize(n);
+}
+
+void CoordinateProjection::factor(double t, const Vec& q, unsigned terms) {
+  model_->evaluate(t, q, zero_, terms, *ws_, terms_);
+  if (terms & kMassMatrix) {
+    llt_M_.compute(terms_.M);
+    if (llt_M_.info() != Eigen::Success) throw NumericalFailure("projection: mass matrix is not positive definite");
+  }
+  MinvAt_ = terms_.A.transpose();
+  llt_M_.solveInPlace(MinvAt_);
+  S_.noalias() = terms_.A * MinvAt_;
+  llt_S_.compute(S_);
+  if (llt_S_.info() != Eigen::Success || !well_conditioned(pivot_ratio(llt_S_.matrixLLT().diagonal().cwiseAbs2())))
+    throw NumericalFailure("projection: A M^-1 A^T is singular (the constraints lost rank)");
+}
+
+bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> qd) {
+  if (mode_ == ProjectionMode::kNone || model_->m() == 0) return false;
+  ++stats_.projections;
+  bool changed = false;
+  const bool position = (mode_ == ProjectionMode::kPosition || mode_ == ProjectionMode::kBoth) && model_->holonomic();
+  const bool velocity = mode_ == ProjectionMode::kVelocity || mode_ == ProjectionMode::kBoth;
+  if (position) {
+    q_ = q;
+    const double tol = 1e-14 * std::max(1.0, q_.lpNorm<Eigen::Infinity>());
+    bool converged = false;
+    for (int it = 0; it < 20; ++it) {
+      // M is frozen at the unprojected q (the metric of the correction), A follows the iterate.
+      factor(t, q_, it == 0 ? (kMassMatrix | kConstraintJacobian | kConstraintValue)
+                            : (kConstraintJacobian | kConstraintValue));
+      if (terms_.h.lpNorm<Eigen::Infinity>() <= tol) {
+        converged = true;
+        break;
+      }
+      mu_ = terms_.h;
+      llt_S_.solveInPlace(mu_);
+      dq_.noalias() = MinvAt_ * mu_;
+      q_ -= dq_;
+      ++stats_.iterations;
+    }
+    if (!converged) {
+      model_->evaluate(t, q_, zero_, kConstraintValue, *ws_, terms_);
+      if (!(terms_.h.lpNorm<Eigen::Infinity>() <= 1e3 * tol)) {
+        std::ostringstream s;
+        s << "projection: Gauss-Newton did not reach h(q) = 0 (|h| = " << terms_.h.lpNorm<Eigen::Infinity>()
+          << " after 20 iterations)";
+        throw NumericalFailure(s.str());
+      }
+    }
+    const double correction = (q_ - q).lpNorm<Eigen::Infinity>();
+    stats_.max_position_correction = std::max(stats_.max_position_correction, correction);
+    if (correction > 0) {
+      q = q_;
+      changed = true;
+    }
+  }
+  if (velocity) {
+    q_ = q;
+    factor(t, q_, kMassMatrix | kConstraintJacobian);
+    mu_.noalias() = terms_.A * qd;
+    llt_S_.solveInPlace(mu_);
+    dq_.noalias() = MinvAt_ * mu_;
+    const double correction = dq_.lpNorm<Eigen::Infinity>();
+    stats_.max_velocity_correction = std::max(stats_.max_velocity_correction, correction);
+    if (correction > 0) {
+      qd -= dq_;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+ProjectedSystem::ProjectedSystem(Formulation& formulation, ProjectionMode mode)
+    : f_(formulation), n_(formulation.model().n()), projection_(formulation.model_ptr(), mode) {}
+
+bool ProjectedSystem::after_step(double t, Vec& y) {
+  bool changed = f_.after_step(t, y);
+  changed = projection_.project(t, y.head(n_), y.segment(n_, n_)) || changed;
+  return changed;
+}
+
+std::string projection_refusal(const Formulation& formulation, ProjectionMode mode) {
+  if (mode == ProjectionMode::kNone) return {};
+  if (!formulation.state_starts_with_q_qd())
+    return "projection needs a formulation whose state is (q, qd, ...); " + formulation.name() +
+           " integrates other coordinates (use kkt, schur, penalty, added_mass, vakonomic or fernandez_bloch)";
+  if (mode == ProjectionMode::kPosition && !formulation.model().holonomic())
+    return "projection = position needs holonomic constraints h(q) = 0, but problem " + formulation.model().name() +
+           " is nonholonomic (A(q) qd = 0 only): use projection = velocity";
+  return {};
+}
+
+}  // namespace clm

@@ -1,0 +1,74 @@
+// Coordinate projection after each accepted step ([formulation] projection = none | position | velocity |
+// both; Hairer-Lubich-Wanner, GNI IV.4 and VII.2; Eich 1993): q is moved back onto h(q) = 0 (holonomic
+// problems) and qd onto A(q) qd = 0, each in the mass-matrix metric, i.e. the correction that changes the
+// kinetic energy least:
+//   position:  q <- q - M^-1 A^T (A M^-1 A^T)^-1 h(q), iterated (Gauss-Newton, A at the iterate, M frozen at
+//              the unprojected q) until |h|_inf <= 1e-14 max(1, |q|_inf);
+//   velocity:  qd <- qd - M^-1 A^T (A M^-1 A^T)^-1 A qd with M, A at the (projected) q: exact in one step.
+// It applies to every formulation whose state starts with (q, qd) (Formulation::state_starts_with_q_qd) and
+// to every integrator; ProjectedSystem wraps the formulation so that the driver sees the projection as the
+// system's after_step, which makes the integrators drop cached derivatives (Integrator::reset_state).
+// Every buffer is allocated at construction: no heap allocation per step.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <memory>
+#include <string>
+
+#include "core/formulation.hpp"
+
+namespace clm {
+
+enum class ProjectionMode { kNone, kPosition, kVelocity, kBoth };
+ProjectionMode projection_mode(const std::string& text);  // "none" | "position" | "velocity" | "both"
+
+struct ProjectionStatistics {
+  long projections = 0;          // accepted steps projected
+  long iterations = 0;           // Gauss-Newton iterations of the position projection, summed
+  double max_position_correction = 0;  // max over steps of |dq|_inf
+  double max_velocity_correction = 0;  // max over steps of |dqd|_inf
+};
+
+class CoordinateProjection {
+ public:
+  CoordinateProjection(std::shared_ptr<const Model> model, ProjectionMode mode);
+  // Projects in place; true when q or qd changed. Throws NumericalFailure when A M^-1 A^T is singular or
+  // Gauss-Newton does not reach the tolerance in 20 iterations (the step left the constraint too far).
+  bool project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> qd);
+  const ProjectionStatistics& statistics() const { return stats_; }
+
+ private:
+  void factor(double t, const Vec& q, unsigned terms);  // M (when asked), A, S = A M^-1 A^T at q
+
+  std::shared_ptr<const Model> model_;
+  ProjectionMode mode_;
+  std::unique_ptr<ModelWorkspace> ws_;
+  ModelTerms terms_;
+  Eigen::LLT<Mat> llt_M_, llt_S_;
+  Mat MinvAt_, S_;
+  Vec q_, zero_, mu_, dq_;
+  ProjectionStatistics stats_;
+};
+
+// The formulation seen by the driver, with the projection as its after_step (after the formulation's own).
+class ProjectedSystem final : public OdeSystem {
+ public:
+  ProjectedSystem(Formulation& formulation, ProjectionMode mode);
+  int dimension() const override { return f_.dimension(); }
+  void rhs(double t, const Vec& y, Vec& dy) override { f_.rhs(t, y, dy); }
+  bool after_step(double t, Vec& y) override;
+  bool has_jacobian() const override { return f_.has_jacobian(); }
+  void jacobian(double t, const Vec& y, Mat& J) override { f_.jacobian(t, y, J); }
+  const ProjectionStatistics& statistics() const { return projection_.statistics(); }
+
+ private:
+  Formulation& f_;
+  int n_;
+  CoordinateProjection projection_;
+};
+
+// Why `projection = mode` cannot run with this formulation on this model, or "" when it can: the state must
+// start with (q, qd), and position projection needs holonomic constraints.
+std::string projection_refusal(const Formulation& formulation, ProjectionMode mode);
+
+}  // namespace clm
