@@ -15,21 +15,9 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from script_support import ROOT, check, finish, run
+
 PLOT = os.path.join(ROOT, "tools", "plot.py")
-results = {"passed": 0, "failed": 0}
-
-
-def check(condition, what):
-    if condition:
-        results["passed"] += 1
-    else:
-        results["failed"] += 1
-        print(f"FAIL: {what}")
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
 
 
 def make(binary, tmp, args, out):
@@ -207,8 +195,7 @@ def main(argv):
               f"missing h5py: exit {p.returncode}, stderr {p.stderr!r}")
         p = run([PLOT, os.path.join(tmp, "nonexistent.h5")], cwd=tmp)
         check(p.returncode == 1 and "no such file" in p.stderr, "a missing results file: exit 1 with one line")
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -17,21 +17,9 @@ import tempfile
 import h5py
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from script_support import ROOT, check, finish, run
+
 REPORT = os.path.join(ROOT, "tools", "report.py")
-results = {"passed": 0, "failed": 0}
-
-
-def check(condition, what):
-    if condition:
-        results["passed"] += 1
-    else:
-        results["failed"] += 1
-        print(f"FAIL: {what}")
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
 
 
 def row_of(report, first_cell):
@@ -109,8 +97,7 @@ def main(binary):
             check("fernandez_bloch.h5 cannot be read" in r2, "the damaged file is named")
             check("No results/wp_*.h5" in r2, "the section after it is still made")
 
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -50,28 +50,12 @@ class VanDerPol final : public OdeSystem {
   double eps_;
 };
 
-// Kozlov's Theorem 1 system for the Chaplygin sleigh, written out independently of the formulation layer:
-// no constraint, viscous anisotropic friction with Rayleigh function R = N/2 (A qd)^2, so
-//   M qdd = -N A^T (A qd),  M = diag(m, m, Ic),  A(q) = (-sin theta, cos theta, -b),  y = (q, qd).
-// The friction eigenvalue is about -N |M^-1/2 A^T|^2, so for N = 1e6 explicit steps are limited to ~1e-6.
-class PenaltySleigh final : public OdeSystem {
- public:
-  PenaltySleigh(double m, double Ic, double b, double N) : m_(m), Ic_(Ic), b_(b), N_(N) {}
-  int dimension() const override { return 6; }
-  void rhs(double, const Vec& y, Vec& dy) override {
-    const double s = std::sin(y[2]), c = std::cos(y[2]);
-    const double aqd = -s * y[3] + c * y[4] - b_ * y[5];
-    dy[0] = y[3];
-    dy[1] = y[4];
-    dy[2] = y[5];
-    dy[3] = -N_ * (-s) * aqd / m_;
-    dy[4] = -N_ * c * aqd / m_;
-    dy[5] = -N_ * (-b_) * aqd / Ic_;
-  }
-
- private:
-  double m_, Ic_, b_, N_;
-};
+// Kozlov's Theorem 1 system for the Chaplygin sleigh, written out independently of the formulation layer
+// (tests/test_odes.hpp): no constraint, viscous anisotropic friction with Rayleigh function
+// R = N/2 (A qd)^2, so M qdd = -N A^T (A qd), M = diag(m, m, Ic), A(q) = (-sin theta, cos theta, -b),
+// y = (q, qd). The friction eigenvalue is about -N |M^-1/2 A^T|^2, so for N = 1e6 explicit steps are limited
+// to ~1e-6. Its Jacobian is by finite differences unless a test asks for jacobian = autodiff.
+using PenaltySleigh = PenaltySleighAutoDiff;
 
 // Integrates [t0, T] with n constant steps (fixed_step for adaptive methods) and returns the final state.
 Vec integrate_fixed(const std::string& method, OdeSystem& sys, const Vec& y0, double T, int n,
