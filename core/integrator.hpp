@@ -31,6 +31,9 @@ struct IntegratorSettings {
   // none (OdeSystem::has_jacobian). Finite differences stay the default: the shipped experiments' numbers
   // (kozlov_friction_*, radau5 on penalty) are defined with them, and autodiff changes them in the last bits.
   std::string jacobian = "finite_difference";
+  // cvode only: "bdf" (stiff: variable-order BDF, Newton, dense linear solver) or "adams" (non-stiff:
+  // Adams-Moulton, fixed-point iteration); integrators/cvode_integrator.hpp.
+  std::string cvode_method = "bdf";
 };
 
 struct StepStatistics {
@@ -53,6 +56,12 @@ class Integrator {
   // Order of the local error estimate that drives the step-size controller (the embedded method's order:
   // dopri5 4, radau5 3); 0 for methods without an error estimate (euler, rk4, implicit_midpoint).
   virtual int error_estimate_order() const { return 0; }
+  // Whether the method solves with J = df/dy under these settings (implicit methods; cvode with bdf), so
+  // that IntegratorSettings::jacobian applies to it.
+  virtual bool uses_jacobian(const IntegratorSettings&) const { return false; }
+  // Why the method cannot run with these settings ("" when it can); checked by initialize (InputError) and by
+  // the runner before any run starts.
+  virtual std::string refuses(const IntegratorSettings&) const { return {}; }
 
   // Validates the settings (InputError, one line naming the method and the setting), binds the system,
   // sets t = t0 and y = y0, evaluates f(t0, y0), resets the statistics, and lets the method size every
@@ -101,6 +110,9 @@ class Integrator {
 
   // The time the step being attempted ends at (t_limit exactly when it lands there); valid in do_step.
   double step_end() const { return t_end_; }
+  // For methods that choose their own steps (cvode): the accepted step ended at t, before step_end()
+  // (t_ < t <= step_end()). Called in do_step before it returns true.
+  void end_step_early(double t) { t_end_ = t; }
 
   OdeSystem* sys_ = nullptr;
   IntegratorSettings settings_;

@@ -37,6 +37,7 @@ struct RunSpec {
   double dt_max = IntegratorSettings{}.dt_max;
   bool fixed_step = IntegratorSettings{}.fixed_step;
   std::string jacobian = IntegratorSettings{}.jacobian;  // implicit integrators: finite_difference | autodiff
+  std::string cvode_method = IntegratorSettings{}.cvode_method;  // cvode: bdf | adams
   double output_every = SimulationSettings{}.output_every;  // sample spacing; 0: one sample per accepted step
   double divergence_threshold = SimulationSettings{}.divergence_threshold;  // |y|_inf above it: "diverged"
   long max_steps = SimulationSettings{}.max_steps;  // attempted steps (accepted + rejected) before "failed"

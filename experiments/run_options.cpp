@@ -91,9 +91,18 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "penalty; refused before the run for the others)",
                                    "jacobian", "jacobian"));
     r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator& integrator) -> std::string {
-      return dynamic_cast<const ImplicitIntegrator*>(&integrator)
+      return integrator.uses_jacobian(s.integrator_settings())
                  ? std::string()
-                 : "integrator " + s.integrator + " is explicit and uses no Jacobian";
+                 : "integrator " + s.integrator + (s.integrator == "cvode" ? " with cvode_method = adams" : " is explicit and") +
+                       " uses no Jacobian";
+    };
+    r.push_back(o::choice<RunSpec>("run", "cvode_method", [](auto& s) -> auto& { return s.cvode_method; },
+                                   {"bdf", "adams"},
+                                   "cvode: bdf (stiff: variable-order BDF, Newton, dense linear solver) or adams "
+                                   "(non-stiff: Adams-Moulton, fixed-point iteration)",
+                                   "cvode-method", "cvode_method"));
+    r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator&) -> std::string {
+      return s.integrator == "cvode" ? std::string() : "integrator " + s.integrator + " is not cvode";
     };
     r.push_back(o::number<RunSpec>("run", "output_every", [](auto& s) -> auto& { return s.output_every; },
                                    non_negative(), "s", "sample spacing written to HDF5; 0 = one sample per accepted step",
@@ -199,6 +208,7 @@ IntegratorSettings RunSpec::integrator_settings() const {
   s.dt_max = dt_max;
   s.fixed_step = fixed_step;
   s.jacobian = jacobian;
+  s.cvode_method = cvode_method;
   return s;
 }
 

@@ -81,7 +81,9 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     }
   }
   run.integrator = integrator_registry().get(spec.integrator).make();
-  if (spec.jacobian == "autodiff" && dynamic_cast<const ImplicitIntegrator*>(run.integrator.get()) &&
+  if (const std::string why = run.integrator->refuses(spec.integrator_settings()); !why.empty())
+    throw InputError(label + ": " + why);
+  if (spec.jacobian == "autodiff" && run.integrator->uses_jacobian(spec.integrator_settings()) &&
       !run.formulation->has_jacobian()) {
     throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +
                      spec.problem + " provides no Jacobian of its own (use finite_difference)");

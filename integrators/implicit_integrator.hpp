@@ -12,6 +12,9 @@
 namespace clm {
 
 class ImplicitIntegrator : public Integrator {
+ public:
+  bool uses_jacobian(const IntegratorSettings&) const override { return true; }
+
  protected:
   // Sizes J and the difference workspace and drops every cached J / LU; call from do_initialize.
   void initialize_newton(const IntegratorSettings& s);

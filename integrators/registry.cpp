@@ -1,5 +1,6 @@
 // One line per integrator (docs/design.md section 3).
 #include "core/integrator.hpp"
+#include "integrators/cvode_integrator.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
 #include "integrators/implicit_midpoint.hpp"
@@ -20,6 +21,9 @@ Registry<IntegratorEntry>& integrator_registry() {
            [] { return std::make_unique<ImplicitMidpoint>(); }});
     r.add({"radau5", "Radau IIA 3-stage, order 5, adaptive, L-stable, for stiff systems (Hairer-Wanner RADAU5)",
            [] { return std::make_unique<Radau5>(); }});
+    r.add({"cvode", "SUNDIALS CVODE: variable-order BDF (cvode_method = bdf, stiff, Newton + dense LU) or Adams "
+           "(adams, non-stiff), adaptive",
+           [] { return std::make_unique<CvodeIntegrator>(); }});
     return r;
   }();
   return registry;

@@ -29,6 +29,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"run.dt_max", "0.5"},
     {"run.fixed_step", "true"},
     {"run.jacobian", "autodiff"},
+    {"run.cvode_method", "adams"},
     {"run.output_every", "0.025"},
     {"run.divergence_threshold", "1e9"},
     {"run.max_steps", "12345"},

@@ -29,6 +29,7 @@ struct RunSettings {
   double dt = 1e-3;  // fixed step, or the initial step of an adaptive integrator
   double rtol = 1e-12;
   double atol = 1e-14;
+  std::string cvode_method = "bdf";
   FormulationOptions options{};
 };
 
@@ -45,6 +46,7 @@ inline RecordedRun record_run(const std::shared_ptr<const Model>& model, const s
   s.dt = rs.dt;
   s.rtol = rs.rtol;
   s.atol = rs.atol;
+  s.cvode_method = rs.cvode_method;
   RecordedRun out;
   // [formulation] projection wraps the formulation, as the runner does (experiments/runner.cpp).
   std::optional<ProjectedSystem> projected;

@@ -6,7 +6,7 @@ set -euo pipefail
 # clang, libclang-rt-14-dev and llvm-14 (llvm-symbolizer): the sanitizer build and the libFuzzer targets of
 # tools/test.sh --sanitize.
 packages=(cmake ninja-build g++ libeigen3-dev libceres-dev libhdf5-dev libboost-program-options-dev
-          libbenchmark-dev libgtest-dev python3-h5py python3-matplotlib python3-numpy
+          libbenchmark-dev libgtest-dev libsundials-dev python3-h5py python3-matplotlib python3-numpy
           clang libclang-rt-14-dev llvm-14)
 
 missing=()
