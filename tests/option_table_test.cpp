@@ -45,6 +45,11 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.lambda0", "0.5"},
     {"formulation.repartition_threshold", "20"},
     {"formulation.initial_offset", "1e-3"},
+    {"reference.compute", "true"},
+    {"reference.formulation", "schur"},
+    {"reference.integrator", "radau5"},
+    {"reference.rtol", "1e-11"},
+    {"reference.atol", "1e-13"},
 };
 
 TEST(OptionTable, EveryRowRoundTripsThroughRunAttributesAndInfo) {
