@@ -185,6 +185,12 @@ size_t ReferenceCache::size() const {
   return entries_.size();
 }
 
+void ReferenceCache::release(const RunSpec& reference) {
+  const std::string key = reference_key(reference);
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.erase(key);
+}
+
 void ReferenceCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.clear();

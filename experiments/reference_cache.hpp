@@ -68,7 +68,9 @@ class ReferenceCache {
 
   long computations() const { return computations_.load(); }  // reference runs computed so far
   size_t size() const;
-  // Drops every cached reference (a sweep that is done with a key may release its memory).
+  // Drops the cached reference of one key (a run loop that knows no later run needs it frees its memory;
+  // holders of the shared_ptr keep theirs), or every cached reference.
+  void release(const RunSpec& reference);
   void clear();
 
  private:

@@ -1,6 +1,8 @@
 // `clmbench run`: the run(s) of a config file and/or the flags, into one HDF5 file. The flags are made
 // from the option table (experiments/run_options.cpp), so every option has its flag and its help line.
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/types.hpp"
@@ -161,14 +163,25 @@ int run(const CommandInvocation& call) {
   }
   ResultsWriter writer(config.out, inputs);  // an unwritable output path is reported before anything runs
 
-  // Runs of one problem, parameter set, initial data and grid share one reference run.
+  // Runs of one problem, parameter set, initial data and grid share one reference run; it is released after
+  // the last run that needs it, so at most the references of interleaved keys are held at once.
   ReferenceCache references;
-  for (PreparedRun& prepared_run : prepared) {
+  std::map<std::string, int> uses;  // reference key -> runs still to come that need it
+  std::vector<std::optional<RunSpec>> reference_specs;
+  for (const PreparedRun& p : prepared) {
+    reference_specs.push_back(p.spec.reference.compute && !has_closed_form_reference(p)
+                                  ? std::optional<RunSpec>(reference_spec(p))
+                                  : std::nullopt);
+    if (reference_specs.back()) ++uses[reference_key(*reference_specs.back())];
+  }
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    PreparedRun& prepared_run = prepared[i];
     const size_t warned = prepared_run.warnings.size();
     std::shared_ptr<const ReferenceTrajectory> reference;
     if (prepared_run.spec.reference.compute) {
       const long before = references.computations();
       reference = references.get(prepared_run);
+      if (reference_specs[i] && --uses[reference_key(*reference_specs[i])] == 0) references.release(*reference_specs[i]);
       if (references.computations() > before && reference->source == ReferenceSource::kReferenceRun)
         call.out << "run " << prepared_run.spec.run_id << ": " << reference->description << ", "
                  << ProgressLine::number(reference->cpu_time_s) << " s CPU\n";

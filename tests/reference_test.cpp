@@ -330,6 +330,12 @@ TEST(ReferenceCache, ComputesEachKeyOnceUnderConcurrentRequests) {
     const ReferenceTrajectory again = compute_reference_run(ref_a);
     EXPECT_EQ(again.q, got[0]->q);
     EXPECT_EQ(again.lambda, got[0]->lambda);
+    // Released: the cache forgets the key (holders keep their copy); asked again, it computes again.
+    cache.release(ref_a);
+    EXPECT_EQ(cache.size(), 1u);
+    EXPECT_EQ(got[0]->q, again.q);
+    EXPECT_EQ(cache.get(ref_a)->q, again.q);
+    EXPECT_EQ(cache.computations(), 3);
   }
   // Closed-form problems compute nothing.
   ReferenceCache cache;
