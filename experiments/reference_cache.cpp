@@ -89,7 +89,7 @@ std::string reference_key(const RunSpec& reference) {
   return key;
 }
 
-ReferenceTrajectory compute_reference_run(const RunSpec& reference) {
+ReferenceTrajectory compute_reference_run(const RunSpec& reference, ProgressLine* progress) {
   ReferenceTrajectory out;
   out.formulation = reference.formulation;
   out.integrator = reference.integrator;
@@ -104,7 +104,7 @@ ReferenceTrajectory compute_reference_run(const RunSpec& reference) {
   PreparedRun prepared = prepare_run(reference, quiet, /*warn_unused=*/false);
   const size_t expected = static_cast<size_t>(std::floor(reference.t_end / reference.output_every)) + 2;
   SampleCapture capture(out, expected);
-  const RunRecord record = execute_run(prepared, &capture, /*keep_samples=*/false);
+  const RunRecord record = execute_run(prepared, &capture, /*keep_samples=*/false, progress);
   out.steps = record.stats.steps;
   out.rhs_evals = record.stats.rhs_evals;
   out.cpu_time_s = record.cpu_time_s;
@@ -139,7 +139,7 @@ void check_reference(const PreparedRun& run) {
   }
 }
 
-std::shared_ptr<const ReferenceTrajectory> ReferenceCache::get(const PreparedRun& run) {
+std::shared_ptr<const ReferenceTrajectory> ReferenceCache::get(const PreparedRun& run, ProgressLine* progress) {
   if (has_closed_form_reference(run)) {
     // Nothing to compute or store: RunSummaryAccumulator carries the closed form along the run.
     static const auto closed_form = [] {
@@ -150,10 +150,10 @@ std::shared_ptr<const ReferenceTrajectory> ReferenceCache::get(const PreparedRun
     }();
     return closed_form;
   }
-  return get(reference_spec(run));
+  return get(reference_spec(run), progress);
 }
 
-std::shared_ptr<const ReferenceTrajectory> ReferenceCache::get(const RunSpec& reference) {
+std::shared_ptr<const ReferenceTrajectory> ReferenceCache::get(const RunSpec& reference, ProgressLine* progress) {
   const std::string key = reference_key(reference);
   std::promise<std::shared_ptr<const ReferenceTrajectory>> promise;
   std::shared_future<std::shared_ptr<const ReferenceTrajectory>> result;
@@ -170,7 +170,7 @@ std::shared_ptr<const ReferenceTrajectory> ReferenceCache::get(const RunSpec& re
   // Computed outside the lock: other keys proceed in parallel, askers of this key wait on the future.
   if (mine) {
     try {
-      auto computed = std::make_shared<const ReferenceTrajectory>(compute_reference_run(reference));
+      auto computed = std::make_shared<const ReferenceTrajectory>(compute_reference_run(reference, progress));
       computations_.fetch_add(1);
       promise.set_value(std::move(computed));
     } catch (...) {

@@ -52,7 +52,9 @@ std::string reference_key(const RunSpec& reference);
 // Runs `reference` (a reference_spec) and keeps t, q, qd, lambda of every sample. Numerical trouble is not
 // an exception: a failed or diverged run gives source kNone and the reason. InputError only for settings
 // that cannot run at all (a refused formulation / problem pairing); ReferenceCache checks those before.
-ReferenceTrajectory compute_reference_run(const RunSpec& reference);
+// `progress` (may be null) shows the reference run while it integrates (a tight reference can take far
+// longer than the runs compared with it).
+ReferenceTrajectory compute_reference_run(const RunSpec& reference, ProgressLine* progress = nullptr);
 
 // Checks, before anything runs, that the reference of `run` can be made: one InputError line naming the
 // [reference] setting otherwise (e.g. reference.formulation = fernandez_bloch for a holonomic problem).
@@ -62,9 +64,10 @@ class ReferenceCache {
  public:
   // The reference of a prepared run: a closed-form marker (nothing computed, no samples) when the problem
   // has a closed form for it, else the reference run of reference_spec(run), computed once per key.
-  std::shared_ptr<const ReferenceTrajectory> get(const PreparedRun& run);
+  // `progress` (may be null) is used only by the caller that computes.
+  std::shared_ptr<const ReferenceTrajectory> get(const PreparedRun& run, ProgressLine* progress = nullptr);
   // The reference run of a reference spec, computed once per reference_key.
-  std::shared_ptr<const ReferenceTrajectory> get(const RunSpec& reference);
+  std::shared_ptr<const ReferenceTrajectory> get(const RunSpec& reference, ProgressLine* progress = nullptr);
 
   long computations() const { return computations_.load(); }  // reference runs computed so far
   size_t size() const;

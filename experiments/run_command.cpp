@@ -180,7 +180,8 @@ int run(const CommandInvocation& call) {
     std::shared_ptr<const ReferenceTrajectory> reference;
     if (prepared_run.spec.reference.compute) {
       const long before = references.computations();
-      reference = references.get(prepared_run);
+      ProgressLine reference_progress(call.err, progress_display, "reference of run " + prepared_run.spec.run_id);
+      reference = references.get(prepared_run, &reference_progress);
       if (reference_specs[i] && --uses[reference_key(*reference_specs[i])] == 0) references.release(*reference_specs[i]);
       if (references.computations() > before && reference->source == ReferenceSource::kReferenceRun)
         call.out << "run " << prepared_run.spec.run_id << ": " << reference->description << ", "
