@@ -193,6 +193,13 @@ void write_dataset(hid_t parent, const std::string& name, hid_t type, const std:
   dcpl.close();
 }
 
+// A `description` attribute on an existing dataset (what a column means and its unit).
+void describe_dataset(hid_t parent, const std::string& name, const std::string& text) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "dataset '" + name + "'");
+  set_attr(ds.get(), "description", text);
+  ds.close();
+}
+
 void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data) {
   write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data());
 }
@@ -352,6 +359,7 @@ struct ResultsWriter::State : RunObserver {
     RunSummary s;
     long samples, steps, rhs_evals;
     double wall_time_s;
+    double rtol, atol, cpu_time_s;
   };
   std::vector<SummaryRow> rows;
 
@@ -486,6 +494,20 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "projection_max_velocity_correction", r.projection_stats.max_velocity_correction);
   set_attr(g, "t_reached", r.t_reached);
   set_attr(g, "wall_time_s", r.wall_time_s);
+  set_attr(g, "cpu_time_s", r.cpu_time_s);
+  set_attr(g, "output_cpu_time_s", r.output_cpu_time_s);
+  // Errors against the reference (issue 10 item 6; units: those of q, qd, lambda; scd, mescd in digits).
+  set_attr(g, "reference_source", r.summary.reference_source);
+  set_attr(g, "reference_message", r.reference_message);
+  set_attr(g, "reference_cpu_time_s", r.reference_cpu_time_s);
+  set_attr(g, "q_error_max", r.summary.q_error_max);
+  set_attr(g, "q_error_final", r.summary.q_error_final);
+  set_attr(g, "qd_error_max", r.summary.qd_error_max);
+  set_attr(g, "qd_error_final", r.summary.qd_error_final);
+  set_attr(g, "lambda_error_max", r.summary.lambda_error_max);
+  set_attr(g, "lambda_error_final", r.summary.lambda_error_final);
+  set_attr(g, "scd", r.summary.scd);
+  set_attr(g, "mescd", r.summary.mescd);
   for (auto& d : datasets) d->close();
   for (auto& d : extras) d->close();
   datasets.clear();
@@ -494,7 +516,7 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   group.close();
   rows.push_back({s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
                   s.t_end, r.summary, static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals,
-                  r.wall_time_s});
+                  r.wall_time_s, s.rtol, s.atol, r.cpu_time_s});
 }
 
 std::string utc_timestamp() {
@@ -665,6 +687,31 @@ void ResultsWriter::commit(const Provenance& provenance) {
     write_doubles(sg, "error_vs_reference", column([](const Row& r) { return r.s.error_vs_reference; }));
     write_strings(sg, "reference", column([](const Row& r) { return r.s.reference; }));
     write_doubles(sg, "wall_time_s", column([](const Row& r) { return r.wall_time_s; }));
+    // Work-precision columns (issue 10 item 6): tolerances, cost, and errors against the reference.
+    write_doubles(sg, "rtol", column([](const Row& r) { return r.rtol; }));
+    write_doubles(sg, "atol", column([](const Row& r) { return r.atol; }));
+    write_doubles(sg, "cpu_time_s", column([](const Row& r) { return r.cpu_time_s; }));
+    write_strings(sg, "reference_source", column([](const Row& r) { return r.s.reference_source; }));
+    write_doubles(sg, "q_error_max", column([](const Row& r) { return r.s.q_error_max; }));
+    write_doubles(sg, "q_error_final", column([](const Row& r) { return r.s.q_error_final; }));
+    write_doubles(sg, "qd_error_max", column([](const Row& r) { return r.s.qd_error_max; }));
+    write_doubles(sg, "qd_error_final", column([](const Row& r) { return r.s.qd_error_final; }));
+    write_doubles(sg, "lambda_error_max", column([](const Row& r) { return r.s.lambda_error_max; }));
+    write_doubles(sg, "lambda_error_final", column([](const Row& r) { return r.s.lambda_error_final; }));
+    write_doubles(sg, "scd", column([](const Row& r) { return r.s.scd; }));
+    write_doubles(sg, "mescd", column([](const Row& r) { return r.s.mescd; }));
+    for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+             {"cpu_time_s", "s: thread CPU time integrating (sample recording excluded: run attribute output_cpu_time_s)"},
+             {"reference_source", "closed_form | reference_run | none: what the *_error_* columns, scd and mescd compare with"},
+             {"q_error_max", "max over samples of the Euclidean norm |q - q_ref| (units of q: m, rad, ...)"},
+             {"q_error_final", "|q - q_ref| at t_end (NaN when the run stopped before)"},
+             {"qd_error_max", "max over samples of |qd - qd_ref| (units of qd: m/s, rad/s, ...)"},
+             {"qd_error_final", "|qd - qd_ref| at t_end"},
+             {"lambda_error_max", "max over samples of |lambda - lambda_ref| (units of lambda)"},
+             {"lambda_error_final", "|lambda - lambda_ref| at t_end"},
+             {"scd", "digits: -log10 max_i |(y_i - r_i) / r_i| at t_end over y = (q, qd), r_i != 0 (Bari test set)"},
+             {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"}})
+      describe_dataset(sg, name, text);
     summary.close();
 
     const hid_t f = st.file.get();

@@ -21,8 +21,12 @@ namespace {
 const char* kInfoHelp = R"(usage: clmbench info FILE.h5 [--run ID]
 
 One line per run of a results file: id, problem, formulation, integrator, status, samples, max drift
-(position, velocity), max relative energy error, error vs reference, wall time. With --run ID: every
-option of that run (section.key = value, as recorded in its HDF5 attributes) and its parameters.
+(position, velocity), max relative energy error, error vs reference (closed-form q distance), wall time,
+CPU time (integration), rhs evaluations, max errors in q, qd and lambda against the reference, scd and
+mescd (Bari test set, at t_end) and what the reference was (closed_form, reference_run; "-": none).
+NaN is shown as "-". With --run ID: every option of that run (section.key = value, as recorded in its
+HDF5 attributes), its parameters, and its results (status, steps, CPU times, the reference, every error
+figure).
 )";
 
 // The file is read in a child process: HDF5 1.10 itself can crash (SEGV in H5HG_read), hang or over-allocate
@@ -125,8 +129,9 @@ int info(const CommandInvocation& call) {
 Command info_command() {
   return {"info",
           "one line per run of a results file: id, problem, formulation, integrator, status, samples,\n"
-          "max drift (position, velocity), max relative energy error, error vs reference, wall time;\n"
-          "--run ID: the options of one run",
+          "max drift (position, velocity), max relative energy error, error vs reference, wall and CPU\n"
+          "time, rhs evaluations, errors against the reference, scd, mescd; --run ID: one run's options\n"
+          "and results",
           [] { return std::string(kInfoHelp); }, info};
 }
 

@@ -218,10 +218,13 @@ ResultsInfo read_results_info(const std::string& path) {
   };
   const auto problems = text_column("problem", "?"), formulations = text_column("formulation", "?"),
              integrators = text_column("integrator", "?"), statuses = text_column("status", "?"),
-             references = text_column("reference", "none");
+             references = text_column("reference", "none"), sources = text_column("reference_source", "none");
   const auto samples = number_column("samples"), mdp = number_column("max_drift_position"),
              mdv = number_column("max_drift_velocity"), energy = number_column("max_rel_energy_error"),
-             err = number_column("error_vs_reference"), wall = number_column("wall_time_s");
+             err = number_column("error_vs_reference"), wall = number_column("wall_time_s"),
+             cpu = number_column("cpu_time_s"), rhs = number_column("rhs_evals"), eq = number_column("q_error_max"),
+             eqd = number_column("qd_error_max"), el = number_column("lambda_error_max"), scd = number_column("scd"),
+             mescd = number_column("mescd");
   for (size_t i = 0; i < R; ++i) {
     ResultsRow row;
     row.run_id = ids[i];
@@ -236,6 +239,14 @@ ResultsInfo read_results_info(const std::string& path) {
     row.max_rel_energy_error = energy[i];
     row.error_vs_reference = err[i];
     row.wall_time_s = wall[i];
+    row.reference_source = sources[i];
+    row.cpu_time_s = cpu[i];
+    row.rhs_evals = rhs[i];
+    row.q_error_max = eq[i];
+    row.qd_error_max = eqd[i];
+    row.lambda_error_max = el[i];
+    row.scd = scd[i];
+    row.mescd = mescd[i];
     info.rows.push_back(row);
   }
   return info;
@@ -244,15 +255,21 @@ ResultsInfo read_results_info(const std::string& path) {
 std::string format_results_table(const ResultsInfo& info) {
   std::vector<std::vector<std::string>> table;
   table.push_back({"run_id", "problem", "formulation", "integrator", "status", "samples", "max_drift_pos",
-                   "max_drift_vel", "max_rel_dE", "err_vs_ref", "ref", "wall_s"});
+                   "max_drift_vel", "max_rel_dE", "err_vs_ref", "ref", "wall_s", "cpu_s", "rhs_evals",
+                   "q_err_max", "qd_err_max", "lam_err_max", "scd", "mescd", "ref_source"});
+  auto fixed = [](double v, const char* format) -> std::string {
+    if (std::isnan(v)) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+  };
   for (const auto& r : info.rows) {
-    char wall[32], samples[32];
-    std::snprintf(wall, sizeof wall, "%.3f", r.wall_time_s);
-    std::snprintf(samples, sizeof samples, "%.0f", r.samples);
-    table.push_back({r.run_id, r.problem, r.formulation, r.integrator, r.status,
-                     std::isnan(r.samples) ? "-" : samples, number(r.max_drift_position), number(r.max_drift_velocity),
-                     number(r.max_rel_energy_error), number(r.error_vs_reference),
-                     r.reference == "none" ? "-" : r.reference, std::isnan(r.wall_time_s) ? "-" : wall});
+    table.push_back({r.run_id, r.problem, r.formulation, r.integrator, r.status, fixed(r.samples, "%.0f"),
+                     number(r.max_drift_position), number(r.max_drift_velocity), number(r.max_rel_energy_error),
+                     number(r.error_vs_reference), r.reference == "none" ? "-" : r.reference,
+                     fixed(r.wall_time_s, "%.3f"), fixed(r.cpu_time_s, "%.4f"), fixed(r.rhs_evals, "%.0f"),
+                     number(r.q_error_max), number(r.qd_error_max), number(r.lambda_error_max),
+                     fixed(r.scd, "%.2f"), fixed(r.mescd, "%.2f"), r.reference_source == "none" ? "-" : r.reference_source});
   }
   std::vector<size_t> width(table.front().size(), 0);
   for (const auto& row : table)
@@ -297,6 +314,14 @@ RunOptions read_run_options(const std::string& path, const std::string& run_id) 
     if (H5Aget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0) continue;
     const std::string n = name;
     if (n.rfind("param.", 0) == 0) out.values.push_back({n, attribute_text(r, g.get(), n, OptionType::kNumber)});
+  }
+  // What the run measured against its reference and what it cost (issue 10 item 6); NaN shown as "-".
+  for (const char* n : {"status", "steps", "rhs_evals", "cpu_time_s", "output_cpu_time_s", "reference_source",
+                        "reference_message", "reference_cpu_time_s", "q_error_max", "q_error_final", "qd_error_max",
+                        "qd_error_final", "lambda_error_max", "lambda_error_final", "scd", "mescd"}) {
+    if (H5Aexists(g.get(), n) <= 0) continue;
+    const std::string text = attribute_text(r, g.get(), n, OptionType::kNumber);
+    out.values.push_back({n, text == "nan" || text == "-nan" ? std::string("-") : text});
   }
   return out;
 }

@@ -12,6 +12,9 @@ struct ResultsRow {
   double samples = 0;  // NaN (shown "-") when the file has no such column
   double max_drift_position = 0, max_drift_velocity = 0, max_rel_energy_error = 0, error_vs_reference = 0,
          wall_time_s = 0;
+  // Work-precision columns (NaN when the file predates them or the figure does not apply).
+  std::string reference_source = "none";
+  double cpu_time_s = 0, rhs_evals = 0, q_error_max = 0, qd_error_max = 0, lambda_error_max = 0, scd = 0, mescd = 0;
 };
 
 struct ResultsInfo {
@@ -29,7 +32,8 @@ std::string format_results_table(const ResultsInfo& info);
 
 // The options of one run as recorded in its attributes: (section.key, value as config text) for every row
 // of the option table that has an attribute, in table order, then param.<name>. A row whose attribute is
-// absent (older files, unset lists) is shown as "-".
+// absent (older files, unset lists) is shown as "-". Then the run's results as recorded: status, steps,
+// rhs_evals, cpu_time_s, reference_source, the errors against the reference, scd, mescd (NaN as "-").
 struct RunOptions {
   std::string path, run_id;
   std::vector<std::pair<std::string, std::string>> values;

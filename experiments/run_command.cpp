@@ -1,12 +1,15 @@
 // `clmbench run`: the run(s) of a config file and/or the flags, into one HDF5 file. The flags are made
 // from the option table (experiments/run_options.cpp), so every option has its flag and its help line.
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/types.hpp"
 #include "experiments/command.hpp"
 #include "experiments/hdf5_writer.hpp"
 #include "experiments/progress_line.hpp"
+#include "experiments/reference_cache.hpp"
 #include "experiments/run_config.hpp"
 #include "experiments/run_options.hpp"
 #include "experiments/runner.hpp"
@@ -32,6 +35,10 @@ Config files (INI, read with Boost.Program_options; ';' and '#' start comments):
   [initial]      q0 = a b c, qd0 = a b c  (n numbers each; projected onto the constraints, the
                  projection distance is printed; an error under strict_initial above 1e-12)
   [formulation]  formulation options (below); each formulation reads the ones it names
+  [reference]    the reference run that errors (q_error_max, scd, mescd, ...) are measured against
+                 when the problem has no closed-form motion: formulation, integrator, rtol, atol. `run`
+                 computes it only when the config has a [reference] section or a --reference* flag is
+                 given; closed forms are always used (docs/design.md section 5)
   [sweep]        lists of values (key = v1 v2 ...); validated, but not expanded by `run`
 Every key, its unit, admissible values, flag and HDF5 attribute: docs/options.md.
 
@@ -150,13 +157,39 @@ int run(const CommandInvocation& call) {
   const std::vector<std::string> inputs = config_path ? std::vector<std::string>{*config_path} : std::vector<std::string>{};
   check_output_path(config.out, inputs);
   std::vector<PreparedRun> prepared;
-  for (const RunSpec& spec : config.runs) prepared.push_back(prepare_run(spec, call.err));
+  for (const RunSpec& spec : config.runs) {
+    prepared.push_back(prepare_run(spec, call.err));
+    if (spec.reference.compute) check_reference(prepared.back());  // bad [reference] settings: before any run
+  }
   ResultsWriter writer(config.out, inputs);  // an unwritable output path is reported before anything runs
 
-  for (PreparedRun& prepared_run : prepared) {
+  // Runs of one problem, parameter set, initial data and grid share one reference run; it is released after
+  // the last run that needs it, so at most the references of interleaved keys are held at once.
+  ReferenceCache references;
+  std::map<std::string, int> uses;  // reference key -> runs still to come that need it
+  std::vector<std::optional<RunSpec>> reference_specs;
+  for (const PreparedRun& p : prepared) {
+    reference_specs.push_back(p.spec.reference.compute && !has_closed_form_reference(p)
+                                  ? std::optional<RunSpec>(reference_spec(p))
+                                  : std::nullopt);
+    if (reference_specs.back()) ++uses[reference_key(*reference_specs.back())];
+  }
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    PreparedRun& prepared_run = prepared[i];
     const size_t warned = prepared_run.warnings.size();
+    std::shared_ptr<const ReferenceTrajectory> reference;
+    if (prepared_run.spec.reference.compute) {
+      const long before = references.computations();
+      ProgressLine reference_progress(call.err, progress_display, "reference of run " + prepared_run.spec.run_id);
+      reference = references.get(prepared_run, &reference_progress);
+      if (reference_specs[i] && --uses[reference_key(*reference_specs[i])] == 0) references.release(*reference_specs[i]);
+      if (references.computations() > before && reference->source == ReferenceSource::kReferenceRun)
+        call.out << "run " << prepared_run.spec.run_id << ": " << reference->description << ", "
+                 << ProgressLine::number(reference->cpu_time_s) << " s CPU\n";
+    }
     ProgressLine progress(call.err, progress_display, "run " + prepared_run.spec.run_id);
-    const RunRecord record = execute_run(prepared_run, &writer.run_observer(), /*keep_samples=*/false, &progress);
+    const RunRecord record = execute_run(prepared_run, &writer.run_observer(), /*keep_samples=*/false, &progress,
+                                         reference.get());
     for (size_t i = warned; i < record.warnings.size(); ++i)
       call.err << "clmbench: warning: run " << record.spec.run_id << ": " << record.warnings[i] << "\n";
     call.out << "run " << record.spec.run_id << ": " << record.status;

@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kMaxSamples = 1e12;
 
-const std::vector<std::string> kSectionKinds = {"run", "param", "initial", "formulation"};
+const std::vector<std::string> kSectionKinds = {"run", "param", "initial", "formulation", "reference"};
 
 std::vector<std::string> keys_of(const std::string& section) {
   std::vector<std::string> keys = run_option_keys(section);
@@ -68,8 +68,9 @@ void validate_section(const std::string& section, const std::map<std::string, Co
   const bool known_kind = contains(kSectionKinds, kind) || (kind == "sweep" && dot == std::string::npos);
   if (!known_kind || (dot != std::string::npos && !valid_run_name(section.substr(dot + 1)))) {
     throw InputError("unknown config section [" + section + "] in " + origin +
-                     " (known: [run], [param], [initial], [formulation], [sweep], and [run.NAME], [param.NAME], "
-                     "[initial.NAME], [formulation.NAME] with NAME of letters, digits, _ and -)");
+                     " (known: [run], [param], [initial], [formulation], [reference], [sweep], and [run.NAME], "
+                     "[param.NAME], [initial.NAME], [formulation.NAME], [reference.NAME] with NAME of letters, "
+                     "digits, _ and -)");
   }
   if (kind == "param" || kind == "sweep") return;
   const std::vector<std::string> known = keys_of(kind);
@@ -166,6 +167,12 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
     if (o.section == "initial") continue;  // needs the problem's n; below
     std::string section;
     if (const ConfigValue* v = lookup.find(o.section, o.key, &section)) o.assign(spec, v->text, describe(section, o.key, *v));
+  }
+  // A [reference] section (even an empty one) or a [reference] flag asks for the reference run, unless
+  // reference.compute says otherwise.
+  if (!lookup.find("reference", "compute")) {
+    spec.reference.compute = lookup.file.count("reference") || lookup.flags.count("reference") ||
+                             (!lookup.name.empty() && lookup.file.count("reference." + lookup.name));
   }
   const ProblemEntry& problem = problem_registry().get(spec.problem);
   spec.run_id = spec.named ? lookup.name : spec.problem + "_" + spec.formulation + "_" + spec.integrator;
@@ -377,6 +384,8 @@ std::string to_config_text(const RunConfig& config) {
     }
     s << "[formulation" << suffix << "]\n";
     section_rows("formulation");
+    s << "[reference" << suffix << "]\n";
+    section_rows("reference");
   }
   if (!config.sweep.empty()) {
     s << "\n# [sweep] as given (expanded only by a sweep command):\n";

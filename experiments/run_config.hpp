@@ -2,7 +2,7 @@
 // command-line overrides. Everything a user can get wrong is reported here, before anything runs, as an
 // InputError with one line naming the offending key, value or file.
 //
-// Config sections: [run], [param], [initial], [formulation], [sweep]. Several runs in one file: each
+// Config sections: [run], [param], [initial], [formulation], [reference], [sweep]. Several runs in one file: each
 // section [run.NAME] declares a run called NAME; it reads its keys from [run.NAME], [param.NAME],
 // [initial.NAME], [formulation.NAME], each key falling back to the unsuffixed section. Without any
 // [run.NAME] section the file describes a single run (the docs/design.md format, unchanged).
@@ -21,6 +21,20 @@
 #include "core/simulate.hpp"
 
 namespace clm {
+
+// The [reference] section: how the reference run is made that a run's errors (q, qd, lambda, scd, mescd)
+// are measured against when its problem has no closed-form motion (experiments/reference_cache.hpp).
+// Defaults: kkt + dopri5 at rtol 1e-12, atol 1e-14 (docs/design.md section 5: measured accuracy and cost).
+struct ReferenceSettings {
+  // `clmbench run` computes a reference run only when asked: reference.compute = true, the --reference
+  // flag, any other [reference] key or flag, or a [reference] section (even an empty one). A sweep
+  // computes one for every run whatever this says. Closed forms are always used.
+  bool compute = false;
+  std::string formulation = "kkt";
+  std::string integrator = "dopri5";
+  double rtol = 1e-12;
+  double atol = 1e-14;
+};
 
 // One run's settings. The defaults of the integrator and driver settings are those of IntegratorSettings
 // and SimulationSettings (core), so they are stated once; t_end is the command line's own default.
@@ -46,6 +60,7 @@ struct RunSpec {
   std::map<std::string, double> params;  // every parameter of the problem: defaults overlaid by the config
   std::optional<std::vector<double>> q0, qd0;  // given initial data (projected onto the constraints)
   FormulationOptions options;
+  ReferenceSettings reference;
 
   IntegratorSettings integrator_settings() const;
   SimulationSettings simulation_settings() const;

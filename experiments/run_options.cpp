@@ -181,6 +181,33 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "frame X",
                                    "initial-offset", "formulation.initial_offset"));
     r.back().no_effect = read_by({"fernandez_bloch"});
+    // [reference]: the reference run of problems without a closed-form motion (experiments/reference_cache.hpp).
+    r.push_back(o::boolean<RunSpec>("reference", "compute", [](auto& s) -> auto& { return s.reference.compute; },
+                                    "clmbench run: compute a reference run for runs whose problem has no closed-form "
+                                    "motion (implied by any other [reference] key or flag, or an empty [reference] "
+                                    "section; sweeps always compute one; closed forms are always used)",
+                                    "reference", "reference.compute"));
+    r.push_back(o::name<RunSpec>(
+        "reference", "formulation", [](auto& s) -> auto& { return s.reference.formulation; },
+        [](const std::string& v) { formulation_registry().get(v); }, "a registered formulation",
+        "formulation of the reference run (runs that follow the vakonomic motion of nonholonomic constraints, "
+        "vakonomic and added_mass, are compared with a vakonomic reference instead)",
+        "reference-formulation", "reference.formulation"));
+    r.push_back(o::name<RunSpec>(
+        "reference", "integrator", [](auto& s) -> auto& { return s.reference.integrator; },
+        [](const std::string& v) {
+          // A reference is only as good as its error control: a fixed-step method has none.
+          if (!integrator_registry().get(v).make()->adaptive())
+            throw InputError("bad value '" + v + "' for reference.integrator (a fixed-step method; the reference needs "
+                             "an adaptive one: dopri5 or radau5)");
+        },
+        "an adaptive integrator", "integrator of the reference run", "reference-integrator", "reference.integrator"));
+    r.push_back(o::number<RunSpec>("reference", "rtol", [](auto& s) -> auto& { return s.reference.rtol; },
+                                   NumberRule{0, true, 1, true}, "", "relative tolerance of the reference run",
+                                   "reference-rtol", "reference.rtol"));
+    r.push_back(o::number<RunSpec>("reference", "atol", [](auto& s) -> auto& { return s.reference.atol; },
+                                   non_negative(), "", "absolute tolerance of the reference run", "reference-atol",
+                                   "reference.atol"));
     return r;
   }();
   return rows;

@@ -1,7 +1,11 @@
 #include "experiments/run_summary.hpp"
 
+#include "experiments/value_parsing.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace clm {
 
@@ -17,15 +21,56 @@ void update_max(double& m, double x) { m = std::isnan(x) ? x : std::max(m, x); }
 }  // namespace
 
 RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0,
-                                             bool vakonomic_on_nonholonomic)
-    : model_(model), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()) {
+                                             bool vakonomic_on_nonholonomic, const AccuracySettings& accuracy)
+    : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()) {
   // The closed forms are nonholonomic motions and multipliers: no reference for a vakonomic-family run.
   if (!vakonomic_on_nonholonomic) {
     q_reference_ = model.closed_form(0.0, q0_, qd0_, q_ref_, qd_ref_);
     q_next_ = q_ref_;
     qd_next_ = qd_ref_;
     lambda_reference_ = model.m() > 0 && model.closed_form_multiplier(q0_, qd0_, lambda_ref_);
+    lambda_at_ref_ = lambda_ref_;
   }
+  // The reference of the error figures: a reference run when one is given, else the closed form.
+  const ReferenceTrajectory* ref = accuracy_.reference;
+  if (ref && ref->source == ReferenceSource::kReferenceRun) {
+    if (ref->n != model.n()) {
+      note_ = "the reference run has " + std::to_string(ref->n) + " coordinates, the problem " +
+              std::to_string(model.n());
+    } else {
+      source_ = ReferenceSource::kReferenceRun;
+      lambda_known_ = ref->m == model.m() && model.m() > 0;
+      run_q_.resize(ref->n);
+      run_qd_.resize(ref->n);
+      run_lambda_.resize(ref->m);
+    }
+  } else if (q_reference_) {
+    source_ = ReferenceSource::kClosedForm;
+    lambda_known_ = lambda_reference_;
+  } else if (ref) {
+    note_ = ref->description.empty() ? std::string("no reference") : ref->description;
+  }
+}
+
+void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec& q_ref, const Vec& qd_ref,
+                                    const Vec* lambda_ref) {
+  const double eq = obs.q.size() == q_ref.size() ? (obs.q - q_ref).norm() : kNaN;
+  const double eqd = obs.qd.size() == qd_ref.size() ? (obs.qd - qd_ref).norm() : kNaN;
+  // No multipliers of the right size (substituted writes NaN), or none in the reference: NaN, never 0.
+  const double el = lambda_ref && obs.lambda.size() == lambda_ref->size() ? (obs.lambda - *lambda_ref).norm() : kNaN;
+  update_max(e_q_max_, eq);
+  update_max(e_qd_max_, eqd);
+  update_max(e_lambda_max_, el);
+  e_q_last_ = eq;
+  e_qd_last_ = eqd;
+  e_lambda_last_ = el;
+  t_last_ = t;
+  // Only the last sample's figures are kept (finish() checks that it is at t_end): O(n), no allocation.
+  TestSetAccuracy acc(accuracy_.atol, accuracy_.rtol);
+  acc.add(obs.q, q_ref);
+  acc.add(obs.qd, qd_ref);
+  scd_last_ = acc.scd();
+  mescd_last_ = acc.mescd();
 }
 
 void RunSummaryAccumulator::add(double t, const Observation& obs) {
@@ -40,6 +85,7 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
   // Relative to E0, but never dividing by less than machine epsilon (a system at rest has E0 = 0).
   const double scale = std::max(std::abs(energy0_), std::numeric_limits<double>::epsilon());
   max_rel_energy_ = std::max(max_rel_energy_, std::abs(obs.energy - energy0_) / scale);
+  bool closed_form_here = false;  // q_ref_, qd_ref_ hold the closed form at t
   if (q_reference_ && !std::isnan(q_err_)) {
     // The reference is carried forward from the previous sample (Model::closed_form_from), so a sample
     // costs O(t_k - t_{k-1}), not O(t_k): the summary of a long run is linear in its length (it was
@@ -49,8 +95,37 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
       std::swap(qd_ref_, qd_next_);
       t_ref_ = t;
       q_err_ = std::max(q_err_, (obs.q - q_ref_).norm());
+      closed_form_here = true;
     } else {
       q_err_ = kNaN;
+    }
+  }
+  if (source_ == ReferenceSource::kClosedForm) {
+    if (closed_form_here) {
+      // The multiplier of the true motion: the closed form at the reference state, not at the computed one.
+      if (lambda_known_) model_.closed_form_multiplier(q_ref_, qd_ref_, lambda_at_ref_);
+      compare(t, obs, q_ref_, qd_ref_, lambda_known_ ? &lambda_at_ref_ : nullptr);
+    } else {
+      e_q_max_ = e_qd_max_ = e_lambda_max_ = kNaN;
+      note_ = "the closed form failed at t = " + format_number(t);
+      source_ = ReferenceSource::kNone;
+    }
+  } else if (source_ == ReferenceSource::kReferenceRun) {
+    const ReferenceTrajectory& ref = *accuracy_.reference;
+    const size_t k = static_cast<size_t>(samples_ - 1);
+    // Same t_end and output_every give the same grid (core/simulate.hpp): sample k is at ref.t[k] exactly.
+    if (k < ref.samples() && std::abs(t - ref.t[k]) <= 1e-12 * std::max(1.0, std::abs(t))) {
+      const Eigen::Index n = ref.n, m = ref.m;
+      run_q_ = Eigen::Map<const Vec>(ref.q.data() + k * n, n);
+      run_qd_ = Eigen::Map<const Vec>(ref.qd.data() + k * n, n);
+      if (lambda_known_) run_lambda_ = Eigen::Map<const Vec>(ref.lambda.data() + k * m, m);
+      compare(t, obs, run_q_, run_qd_, lambda_known_ ? &run_lambda_ : nullptr);
+    } else {
+      e_q_max_ = e_qd_max_ = e_lambda_max_ = kNaN;
+      note_ = "sample " + std::to_string(k) + " at t = " + format_number(t) +
+              " has no reference sample at the same time (the reference run has " + std::to_string(ref.samples()) +
+              " samples: another output grid)";
+      source_ = ReferenceSource::kNone;
     }
   }
   if (lambda_reference_) {
@@ -75,6 +150,22 @@ RunSummary RunSummaryAccumulator::finish() const {
       any && lambda_reference_ ? lambda_err_ / std::max(lambda_scale_, std::numeric_limits<double>::min()) : kNaN;
   s.error_vs_reference = s.q_error_vs_reference;
   s.reference = std::isnan(s.q_error_vs_reference) ? kReferenceNone : kReferenceQ;
+  s.reference_note = note_;
+  if (any && source_ != ReferenceSource::kNone) {
+    s.reference_source = reference_source_name(source_);
+    s.q_error_max = e_q_max_;
+    s.qd_error_max = e_qd_max_;
+    s.lambda_error_max = lambda_known_ ? e_lambda_max_ : kNaN;
+    // Final-time figures only for a run whose last sample is at t_end (one that stopped early has none).
+    const double t_end = accuracy_.t_end;
+    if (std::abs(t_last_ - t_end) <= 1e-12 * std::max(1.0, std::abs(t_end))) {
+      s.q_error_final = e_q_last_;
+      s.qd_error_final = e_qd_last_;
+      s.lambda_error_final = lambda_known_ ? e_lambda_last_ : kNaN;
+      s.scd = scd_last_;
+      s.mescd = mescd_last_;
+    }
+  }
   return s;
 }
 

@@ -1,11 +1,15 @@
 // The per-run numbers of /summary and `clmbench info`, accumulated sample by sample so that a run's
-// summary needs no stored trajectory (memory does not grow with the number of samples).
+// summary needs no stored trajectory (memory does not grow with the number of samples; a reference run,
+// when one is given, is the caller's and is read, not copied).
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "core/formulation.hpp"
 #include "core/model.hpp"
+#include "experiments/reference_trajectory.hpp"
+#include "experiments/test_set_accuracy.hpp"
 
 namespace clm {
 
@@ -23,19 +27,51 @@ struct RunSummary {
   // max_k |lambda_cf|, the closed-form multiplier evaluated at the computed state; kkt satisfies it by
   // construction, penalty's estimate -N A qd does not. NaN where the problem has no closed-form multiplier.
   double lambda_consistency = 0;
+
+  // Errors against the run's reference (work-precision, issue 10 item 6): the closed form where the problem
+  // has one for this run, else a reference run compared sample by sample on the output grid. Euclidean
+  // norms over the components (the norm of error_vs_reference and of the Kozlov studies), so with a closed
+  // form q_error_max equals error_vs_reference. _max: over every sample the run produced; _final: at
+  // t_end, NaN when the run stopped before. NaN when there is no reference or the run has no such values
+  // (lambda of `substituted`).
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::string reference_source = "none";  // "closed_form" | "reference_run" | "none"
+  std::string reference_note;  // why the errors are NaN although a reference was asked for (else empty)
+  double q_error_max = kNaN, q_error_final = kNaN;
+  double qd_error_max = kNaN, qd_error_final = kNaN;
+  double lambda_error_max = kNaN, lambda_error_final = kNaN;
+  // Bari test-set figures at t_end over the 2n components (q, qd) (experiments/test_set_accuracy.hpp);
+  // lambda is left out: an algebraic variable, an estimate for penalty / added_mass, NaN for substituted.
+  double scd = kNaN, mescd = kNaN;
+};
+
+// What the errors are measured against and with which tolerances (mescd uses the run's atol / rtol).
+struct AccuracySettings {
+  double t_end = std::numeric_limits<double>::quiet_NaN();  // the final-time figures belong to t_end
+  double rtol = 1, atol = 0;
+  // A reference run on the run's output grid (ReferenceSource::kReferenceRun), or a reference that could
+  // not be computed (kNone: its description becomes the summary's reference_note). nullptr: the closed form
+  // where the problem has one for this run. Must outlive the accumulator.
+  const ReferenceTrajectory* reference = nullptr;
 };
 
 class RunSummaryAccumulator {
  public:
   // vakonomic_on_nonholonomic: the run follows the vakonomic motion of nonholonomic constraints, so the
   // problem's (nonholonomic) closed forms are not its reference.
-  RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0, bool vakonomic_on_nonholonomic);
+  RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0, bool vakonomic_on_nonholonomic,
+                        const AccuracySettings& accuracy = {});
+  // No heap allocation after the first sample (fixed-size problems).
   void add(double t, const Observation& obs);
   RunSummary finish() const;
 
  private:
+  void compare(double t, const Observation& obs, const Vec& q_ref, const Vec& qd_ref, const Vec* lambda_ref);
+
   const Model& model_;
-  Vec q0_, qd0_, q_ref_, qd_ref_, q_next_, qd_next_, lambda_ref_;
+  AccuracySettings accuracy_;
+  Vec q0_, qd0_, q_ref_, qd_ref_, q_next_, qd_next_, lambda_ref_, lambda_at_ref_;
+  Vec run_q_, run_qd_, run_lambda_;  // views of the reference run's sample k (copied: Vec, not Map)
   double t_ref_ = 0;  // the time q_ref_, qd_ref_ belong to
   bool holonomic_;
   long samples_ = 0;
@@ -43,6 +79,15 @@ class RunSummaryAccumulator {
   double energy0_ = 0, max_rel_energy_ = 0;
   bool q_reference_ = false, lambda_reference_ = false;
   double q_err_ = 0, lambda_err_ = 0, lambda_scale_ = 0;
+
+  // Errors against the reference of the work-precision figures.
+  ReferenceSource source_ = ReferenceSource::kNone;
+  std::string note_;
+  bool lambda_known_ = false;  // the reference has multipliers
+  double e_q_max_ = 0, e_qd_max_ = 0, e_lambda_max_ = 0;
+  double e_q_last_ = RunSummary::kNaN, e_qd_last_ = RunSummary::kNaN, e_lambda_last_ = RunSummary::kNaN;
+  double t_last_ = RunSummary::kNaN;
+  double scd_last_ = RunSummary::kNaN, mescd_last_ = RunSummary::kNaN;
 };
 
 }  // namespace clm

@@ -11,6 +11,7 @@
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
 #include "experiments/run_options.hpp"
+#include "experiments/thread_cpu_time.hpp"
 #include "integrators/implicit_integrator.hpp"
 #include "experiments/value_parsing.hpp"
 
@@ -104,7 +105,8 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   return run;
 }
 
-RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples, ProgressLine* progress) {
+RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples, ProgressLine* progress,
+                      const ReferenceTrajectory* reference) {
   RunRecord r;
   r.spec = run.spec;
   const Model& model = *run.model;
@@ -129,8 +131,17 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   Observation obs;
   Formulation& f = *run.formulation;
   double last_sample_t = 0;
-  RunSummaryAccumulator summary(model, r.q0, r.qd0, f.vakonomic_motion() && !model.holonomic());
+  const AccuracySettings accuracy{
+      .t_end = run.spec.t_end, .rtol = run.spec.rtol, .atol = run.spec.atol, .reference = reference};
+  RunSummaryAccumulator summary(model, r.q0, r.qd0, f.vakonomic_motion() && !model.holonomic(), accuracy);
+  double output_cpu = 0;  // thread CPU time spent in record_sample
   auto record_sample = [&](double t, const Vec& y) {
+    // Timed apart from the integration: observation, summary and writing are not the method's work.
+    struct Timer {
+      double& total;
+      double start = thread_cpu_seconds();
+      ~Timer() { total += thread_cpu_seconds() - start; }
+    } timer{output_cpu};
     f.observe(t, y, obs);  // may throw: then nothing of this sample is recorded
     if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
     obs.extras.resize(r.extra_names.size(), kNaN);
@@ -169,6 +180,7 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = thread_cpu_seconds();
   try {
     // Projection wraps the formulation: the driver sees it as the system's after_step.
     const ProjectionMode projection = projection_mode(run.spec.options.projection);
@@ -192,6 +204,8 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     r.stats = run.integrator->statistics();
     r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   }
+  r.output_cpu_time_s = output_cpu;
+  r.cpu_time_s = std::max(0.0, thread_cpu_seconds() - cpu_start - output_cpu);
   if (r.stats.stiffness_detected_at >= 0) {
     r.warnings.push_back("the problem became stiff at t = " + format_number(r.stats.stiffness_detected_at) + ": " +
                          r.spec.integrator + "'s step is limited by stability, not accuracy (Hairer's test); an "
@@ -199,6 +213,16 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   }
   if (progress) progress->finish(final_fraction, std::to_string(final_steps) + " steps, " + r.status);
   r.summary = summary.finish();
+  if (r.summary.reference_source == "reference_run" && reference) {
+    r.reference_message = reference->description;
+    r.reference_cpu_time_s = reference->cpu_time_s;
+  } else if (r.summary.reference_source == "closed_form") {
+    r.reference_message = "closed-form motion of " + r.spec.problem;
+  }
+  if (!r.summary.reference_note.empty()) {
+    r.reference_message = r.summary.reference_note;
+    r.warnings.push_back("no error figures against the reference (NaN): " + r.summary.reference_note);
+  }
   if (observer) observer->finish(r);
   return r;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "core/integrator.hpp"
 #include "formulations/coordinate_projection.hpp"
 #include "experiments/progress_line.hpp"
+#include "experiments/reference_trajectory.hpp"
 #include "experiments/run_config.hpp"
 #include "experiments/run_summary.hpp"
 
@@ -36,6 +38,15 @@ struct RunRecord {
   StepStatistics stats;
   ProjectionStatistics projection_stats;  // [formulation] projection (zero when none)
   double t_reached = 0, wall_time_s = 0;
+  // CPU time of the thread that ran it: integrating (cpu_time_s, the work of work-precision diagrams) and
+  // recording the samples (output_cpu_time_s: observation, error accumulation, HDF5 writing), measured
+  // apart so that the output grid and compression do not blur the cost of a method.
+  double cpu_time_s = 0, output_cpu_time_s = 0;
+  // What the errors of `summary` were measured against: the reference run's settings and step count, the
+  // closed form, or why there is no reference (then the error figures are NaN). reference_cpu_time_s: the
+  // reference run's own integration CPU time (NaN without one).
+  std::string reference_message;
+  double reference_cpu_time_s = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> t, energy, drift_position, drift_velocity;
   std::vector<double> q, qd, lambda;
   std::vector<std::string> extra_names;
@@ -80,7 +91,11 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
 // (an AbortRun from the observer propagates).
 // `progress` (may be null) is updated while the run integrates (fraction of t_end, steps/s) and finished
 // with the steps taken.
+// `reference` (may be null; must outlive the call): what the run's error figures (q/qd/lambda errors,
+// scd, mescd) are measured against (experiments/reference_cache.hpp makes it): a reference run on the
+// same output grid, or a reference that could not be computed (the figures are NaN and the reason is a
+// warning). Null: the problem's closed form where it has one for this run, else NaN figures.
 RunRecord execute_run(PreparedRun& run, RunObserver* observer = nullptr, bool keep_samples = true,
-                      ProgressLine* progress = nullptr);
+                      ProgressLine* progress = nullptr, const ReferenceTrajectory* reference = nullptr);
 
 }  // namespace clm

@@ -47,6 +47,11 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.repartition_threshold", "20"},
     {"formulation.initial_offset", "1e-3"},
     {"formulation.projection", "velocity"},  // the sleigh is nonholonomic: velocity is the admissible one
+    {"reference.compute", "true"},
+    {"reference.formulation", "schur"},
+    {"reference.integrator", "radau5"},
+    {"reference.rtol", "1e-11"},
+    {"reference.atol", "1e-13"},
 };
 
 TEST(OptionTable, EveryRowRoundTripsThroughRunAttributesAndInfo) {

@@ -6,7 +6,8 @@
 Makes small results files in a temporary directory, runs tools/plot.py on them (directly, through its
 shebang, with a broken python3 first on PATH), and checks: the expected PNGs exist, are not trivial and
 not blank; every axis label carries a unit; every legend fits in its figure; the column grouping keeps
-panels readable; damaged or degenerate runs (no samples, NaN, m = 0, diverged) are skipped, not fatal; a
+panels readable; the work-precision diagrams of a tolerance sweep (log axes, legend outside, one curve per
+formulation x integrator, points ordered by tolerance); damaged or degenerate runs (no samples, NaN, m = 0, diverged) are skipped, not fatal; a
 missing module gives one line naming it and tools/setup.sh. Prints "N passed, M failed"; exit 1 on failure.
 """
 import importlib.util
@@ -84,6 +85,74 @@ def synthetic_file(path):
         add("m0", "mystery_problem", 40, 2, 0)
 
 
+def work_precision_config(path):
+    """A tolerance sweep written as a multi-run config (what `clmbench sweep` will make): two problems, one
+    with a closed form (the sleigh) and one compared with a reference run (the pendulum), kkt and schur
+    under dopri5 at three tolerances, rk4 at three steps, and a run that fails (left out of the curves)."""
+    lines = ["[run]", "t_end = 2", "[reference]", "rtol = 1e-12", ""]
+    for problem in ("pendulum_polar", "chaplygin_sleigh"):
+        for formulation in ("kkt", "schur"):
+            for k, rtol in enumerate((1e-4, 1e-6, 1e-8)):
+                lines += [f"[run.{problem}_{formulation}_{k}]", f"problem = {problem}", f"formulation = {formulation}",
+                          "integrator = dopri5", f"rtol = {rtol:g}", f"atol = {rtol * 1e-2:g}", ""]
+        for k, dt in enumerate((0.02, 0.01, 0.005)):
+            lines += [f"[run.{problem}_rk4_{k}]", f"problem = {problem}", "formulation = kkt", "integrator = rk4",
+                      f"dt = {dt:g}", ""]
+    lines += ["[run.failing]", "problem = pendulum_polar", "formulation = kkt", "integrator = dopri5",
+              "rtol = 1e-9", "max_steps = 5", ""]
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines))
+    return path
+
+
+def check_work_precision(mod, path, tmp):
+    """The work-precision diagrams: both files, log axes, units, legends outside the axes, one curve per
+    formulation x integrator, points ordered by tolerance, failed runs left out."""
+    import matplotlib.pyplot as plt
+    groups = mod.work_precision_groups(mod.load_work_precision(path))
+    check([title for title, _ in groups] == ["pendulum_polar", "chaplygin_sleigh"] or
+          sorted(title for title, _ in groups) == ["chaplygin_sleigh", "pendulum_polar"],
+          f"work-precision groups: {[t for t, _ in groups]}")
+    for title, curves in groups:
+        check(sorted(curves) == ["kkt / dopri5", "kkt / rk4", "schur / dopri5"],
+              f"{title}: one curve per formulation x integrator: {sorted(curves)}")
+        for label, points in curves.items():
+            knob = [p["dt"] if p["fixed"] else p["rtol"] for p in points]
+            check(len(points) == 3 and knob == sorted(knob, reverse=True),
+                  f"{title} {label}: 3 points ordered by tolerance, loosest first: {knob}")
+            check(all(p["id"] != "failing" for p in points), f"{title} {label}: the failed run is left out")
+            errors = [p["q_error_max"] for p in points]
+            check(errors[-1] < errors[0], f"{title} {label}: the error falls with the tolerance: {errors}")
+        sources = {p["reference_source"] for c in curves.values() for p in c}
+        want = {"closed_form"} if title == "chaplygin_sleigh" else {"reference_run"}
+        check(sources == want, f"{title}: errors against {sources}, expected {want}")
+    figures = dict(mod.plot_work_precision(path, os.path.splitext(path)[0], "wp"))
+    stem = os.path.splitext(path)[0]
+    for suffix, xunit in (("cpu", "[s]"), ("rhs", "[count]")):
+        out = f"{stem}_work_precision_{suffix}.png"
+        check(out in figures, f"work-precision figure {os.path.basename(out)} made")
+        ok, why = png_ok(out)
+        check(ok, f"{os.path.basename(out)}: {why}")
+        fig = figures.get(out)
+        if fig is None:
+            continue
+        fig.canvas.draw()
+        check(len(fig.axes) == 4, f"{os.path.basename(out)}: error and scd panels for 2 problems ({len(fig.axes)})")
+        for ax in fig.axes:
+            check(ax.get_xscale() == "log", f"{os.path.basename(out)}: log x axis")
+            check(xunit in ax.get_xlabel(), f"{os.path.basename(out)}: x label '{ax.get_xlabel()}' has {xunit}")
+            if "scd" not in ax.get_ylabel():
+                check(ax.get_yscale() == "log", f"{os.path.basename(out)}: log error axis")
+                check("[" in ax.get_ylabel() and "m" in ax.get_ylabel(), f"error label '{ax.get_ylabel()}' has units")
+                check(len(ax.get_lines()) == 3, f"{os.path.basename(out)}: 3 curves ({len(ax.get_lines())})")
+            leg = ax.get_legend()
+            if leg is not None:
+                box, frame = leg.get_window_extent(), ax.get_window_extent()
+                check(box.x0 >= frame.x1 - 1, f"{os.path.basename(out)}: the legend is outside the axes")
+        plt.close(fig)
+    plt.close("all")
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__)
@@ -101,6 +170,8 @@ def main(argv):
                                        "--integrator", "rk4", "--dt", "0.01", "--t-end", "100",
                                        "--output-every", "0.01"], "long.h5"),
         }
+        # A tolerance sweep: plotted once (its 19 runs would slow the loops over every figure below).
+        wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
         synthetic = os.path.join(tmp, "degenerate.h5")
         synthetic_file(synthetic)
 
@@ -114,7 +185,7 @@ def main(argv):
         check(os.access(PLOT, os.X_OK), "tools/plot.py is executable")
         with open(PLOT) as fh:
             check(fh.readline().strip() == "#!/usr/bin/python3", "tools/plot.py's shebang is /usr/bin/python3")
-        for key, path in list(files.items()) + [("degenerate", synthetic)]:
+        for key, path in list(files.items()) + [("degenerate", synthetic), ("wp", wp)]:
             p = run([PLOT, path], env=env, cwd=tmp)
             check(p.returncode == 0, f"tools/plot.py {key}.h5 with a broken python3 first on PATH: exit "
                   f"{p.returncode}: {p.stderr.strip()[-400:]}")
@@ -126,6 +197,7 @@ def main(argv):
                        "kozlov_friction_sleigh"],
             "long": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
             "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
+            "wp": ["work_precision_cpu", "work_precision_rhs"],
         }
         for key, kinds in expected.items():
             for kind in kinds:
@@ -136,6 +208,10 @@ def main(argv):
         check(not os.path.exists(os.path.join(tmp, "four_bar_difference.png")), "four_bar (one run) has no difference plot")
         # A difference between runs is not named an error (the quickstart has no reference run).
         check(not os.path.exists(os.path.join(tmp, "quickstart_error.png")), "quickstart has no *_error.png")
+        # No tolerance sweep, no work-precision diagram (quickstart: one tolerance per run).
+        for key in ("quickstart", "four_bar", "kozlov", "degenerate"):
+            check(not os.path.exists(os.path.join(tmp, f"{key}_work_precision_cpu.png")),
+                  f"{key} has no work-precision diagram")
 
         # The figures themselves: units on every axis, legends inside the figure height.
         mod = load_plot_module()
@@ -178,6 +254,7 @@ def main(argv):
               f"closed_chain n = 1000: {len(groups)} panels of at most 8 curves")
         groups = mod.coordinate_groups(["x", "y", "theta"], ["m", "m", "rad"])
         check(len(groups) == 3, "three coordinates: one panel each")
+        check_work_precision(mod, wp, tmp)
         # Long run: envelopes, said in the title.
         figs = mod.build_figures(files["long"])
         titles = " ".join(fig._suptitle.get_text() for _, fig in figs if fig._suptitle)

@@ -28,6 +28,13 @@ For each file, PNGs beside it (<stem> is the file name without .h5):
     <stem>_extras.png           formulation diagnostics (extras/)
     <stem>_kozlov_<study>.png   files with /kozlov: error_q, error_qd and max |A qd| against N (log-log), the
                                 fitted line log10(error) = slope log10(N) + intercept and its slope
+    <stem>_work_precision_cpu.png, <stem>_work_precision_rhs.png
+                                files whose runs sweep tolerances (or steps): work-precision diagrams, the max
+                                error |q - q_ref| against the closed form or reference run (log-log) and scd,
+                                against the integration's CPU time and against rhs evaluations; one curve per
+                                formulation x integrator (x N for penalty / added_mass) and per problem,
+                                parameters and initial data, points ordered by tolerance (rtol; dt for
+                                fixed-step runs), loosest first; runs that did not finish ok are left out
 A figure holds at most 6 panels; more make further pages <name>_2.png, <name>_3.png, ...
 Series longer than 5000 samples are drawn as exact envelopes over about 1500 windows (min-max bands for
 signed quantities; the window maximum and the running maximum for drift, energy error and differences),
@@ -826,6 +833,153 @@ def plot_kozlov(path, stem):
     return figures
 
 
+# ------------------------------------------------------------------------------ work-precision diagrams
+
+
+WP_MEASURES = {  # x axis of a work-precision diagram: (run attribute, axis label, file suffix)
+    "cpu": ("cpu_time_s", "CPU time of the integration [s]", "work_precision_cpu"),
+    "rhs": ("rhs_evals", "right-hand-side evaluations [count]", "work_precision_rhs"),
+}
+
+
+def attr_float(a, key):
+    try:
+        return float(a[key]) if key in a else np.nan
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def load_work_precision(path):
+    """One entry per run from the /runs/<id> attributes (no samples are read): what it ran, its tolerance or
+    step, its cost (cpu_time_s, rhs_evals) and its errors against the reference (q_error_max, scd)."""
+    entries = []
+    with h5py.File(path, "r") as f:
+        if "runs" not in f:
+            return entries
+        for run_id in f["runs"]:
+            g = f["runs"][run_id]
+            a = g.attrs
+            if "q_error_max" not in a:  # written before work-precision figures existed
+                continue
+            formulation, integrator = text(a.get("formulation", "?")), text(a.get("integrator", "?"))
+            q_units = strings(g["q"].attrs, "units") if "q" in g else None
+            entries.append({
+                "id": run_id, "problem": text(a.get("problem", "?")), "formulation": formulation,
+                "integrator": integrator, "status": text(a.get("status", "?")),
+                "rtol": attr_float(a, "rtol"), "dt": attr_float(a, "dt"), "N": attr_float(a, "formulation.N"),
+                # A fixed-step method, or an adaptive one told to take fixed steps: its knob is dt, not rtol.
+                "fixed": integrator not in ADAPTIVE or bool(int(a.get("fixed_step", 0))),
+                "cpu_time_s": attr_float(a, "cpu_time_s"), "rhs_evals": attr_float(a, "rhs_evals"),
+                "q_error_max": attr_float(a, "q_error_max"), "scd": attr_float(a, "scd"),
+                "reference_source": text(a.get("reference_source", "none")),
+                "reference_message": text(a.get("reference_message", "")),
+                "params": tuple(sorted((x[6:], float(a[x])) for x in a if x.startswith("param."))),
+                "initial": tuple(np.round(np.concatenate([np.asarray(a.get("q0", []), dtype=float).ravel(),
+                                                          np.asarray(a.get("qd0", []), dtype=float).ravel()]), 12)),
+                "t_end": attr_float(a, "t_end"),
+                "q_units": [u for u in (q_units or [])],
+            })
+    return entries
+
+
+def curve_label(e):
+    label = f"{e['formulation']}"
+    if e["formulation"] in ("penalty", "added_mass") and np.isfinite(e["N"]):
+        label += f" N={e['N']:.0e}"
+    label += f" / {e['integrator']}"
+    if e["integrator"] in ADAPTIVE and e["fixed"]:
+        label += " (fixed step)"
+    return label
+
+
+def work_precision_groups(entries):
+    """[(title, {curve label: [entries ordered by tolerance, loosest first]})]: one group per problem,
+    parameter set, initial data and t_end (the runs that share a reference); one curve per formulation x
+    integrator (and N for the limit formulations). Only runs that finished ok with a finite error and cost
+    count; a group is drawn when some curve has two points or more (a tolerance sweep)."""
+    groups = {}
+    for e in entries:
+        ok = (e["status"] == "ok" and e["reference_source"] != "none" and np.isfinite(e["q_error_max"])
+              and e["q_error_max"] >= 0)
+        if not ok:
+            continue
+        key = (e["problem"], e["params"], e["initial"], e["t_end"])
+        groups.setdefault(key, {}).setdefault(curve_label(e), []).append(e)
+    out = []
+    keys = list(groups)
+    for key in keys:
+        curves = groups[key]
+        for label in curves:
+            # Loosest tolerance first: rtol for adaptive runs, the step for fixed-step ones.
+            curves[label].sort(key=lambda e: -(e["dt"] if e["fixed"] else e["rtol"]))
+        if max(len(c) for c in curves.values()) < 2:
+            continue
+        problem = key[0]
+        title = problem
+        if sum(1 for k in keys if k[0] == problem) > 1:  # several parameter sets / initial data / t_end
+            title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == problem)}, T = {key[3]:g} s)"
+        out.append((title, curves))
+    return out
+
+
+def knob_text(e):
+    return f"dt {e['dt']:.0e}" if e["fixed"] else f"rtol {e['rtol']:.0e}"
+
+
+def plot_work_precision(path, stem, name):
+    """Error against cost, one curve per formulation x integrator: <stem>_work_precision_cpu.png (CPU time)
+    and <stem>_work_precision_rhs.png (rhs evaluations); per group of runs two panels, the max q error
+    (log-log) and scd (significant correct digits at t_end)."""
+    groups = work_precision_groups(load_work_precision(path))
+    if not groups:
+        return []
+    figures = []
+    for measure, (key, xlabel, suffix) in WP_MEASURES.items():
+        panels = []
+        for title, curves in groups:
+            members = [e for c in curves.values() for e in c]
+            units = []
+            for e in members:
+                for u in e["q_units"]:
+                    if u not in units and u != "-":
+                        units.append(u)
+            sources = sorted({e["reference_source"] for e in members})
+            against = ("the closed-form motion" if sources == ["closed_form"] else
+                       members[0]["reference_message"].split(":")[0] if sources == ["reference_run"] else
+                       "closed forms and reference runs")
+
+            def draw(ax, curves=curves, key=key, what="q_error_max"):
+                for i, (label, points) in enumerate(curves.items()):
+                    x = np.array([p[key] for p in points], dtype=float)
+                    y = np.array([p[what] for p in points], dtype=float)
+                    keep = np.isfinite(x) & (x > 0) & np.isfinite(y)
+                    if what == "q_error_max":
+                        y = np.maximum(y, FLOOR)
+                    if not np.any(keep):
+                        continue
+                    col = color(i, len(curves))
+                    # Formulations often agree to the last bit (kkt and schur): later curves are drawn thinner
+                    # with smaller markers, so that one lying on another stays visible.
+                    ax.plot(x[keep], y[keep], marker="os^vD<>ph*"[i % 10], linestyle=LINESTYLES[i % 4], color=col,
+                            linewidth=max(2.4 - 0.25 * i, 0.9), markersize=max(8.0 - 0.6 * i, 3.5), label=f"{label}: {knob_text(points[0])} .. "
+                            f"{knob_text(points[-1])}" if len(points) > 1 else f"{label}: {knob_text(points[0])}")
+                ax.set_xscale("log")
+                if what == "q_error_max":
+                    ax.set_yscale("log")
+                ax.set_xlabel(WP_MEASURES["cpu" if key == "cpu_time_s" else "rhs"][1], fontsize=9)  # x ranges differ
+                ax.grid(True, which="both", alpha=0.25)
+
+            unit = ", ".join(units) if units else "-"
+            panels.append(Panel(f"{title}: max over t of |q - q_ref| against {against}",
+                                f"max |q - q_ref| [{unit}]", draw, xlabel=xlabel, legend_key=(title, "wp")))
+            panels.append(Panel(f"{title}: significant correct digits at t_end (Bari test set)",
+                                "scd [digits]", lambda ax, d=draw: d(ax, what="scd"), xlabel=xlabel,
+                                legend_key=(title, "wp")))
+        figures += render(panels, f"{name}: work-precision ({'CPU time' if measure == 'cpu' else 'rhs evaluations'};"
+                          " points ordered by tolerance, loosest first)", f"{stem}_{suffix}.png", sharex=False)
+    return figures
+
+
 def plot_extras(runs, stem, name):
     """One panel per formulation diagnostic (absolute value, log scale), one curve per run that has it."""
     runs = [r for r in runs if r["k"] > 0]
@@ -872,6 +1026,10 @@ def build_figures(path):
         except Exception as e:  # one plot failing must not cost the others
             note(f"{name}: a plot failed ({type(e).__name__}: {e})")
     figures += plot_kozlov(path, stem)
+    try:
+        figures += plot_work_precision(path, stem, name)
+    except Exception as e:  # one plot failing must not cost the others
+        note(f"{name}: the work-precision plot failed ({type(e).__name__}: {e})")
     return figures
 
 
