@@ -292,23 +292,42 @@ class AppendableDataset {
   Handle ds_;
 };
 
-// The temporary file is removed when the process is interrupted (signal handlers may only use
-// async-signal-safe calls, hence a fixed buffer and unlink).
-char g_temp_path[4096] = {0};
+// The temporary files are removed when the process is interrupted (signal handlers may only use
+// async-signal-safe calls, hence fixed buffers and unlink). One slot per writer open at once: a sweep's
+// workers each write their own part file. A slot is published by its first byte, written last.
+constexpr int kCleanupSlots = 256;
+char g_temp_paths[kCleanupSlots][4096] = {};
+std::mutex g_cleanup_mutex;
+int g_cleanup_open = 0;
 
 extern "C" void remove_temp_and_exit(int sig) {
-  if (g_temp_path[0]) unlink(g_temp_path);
+  for (auto& path : g_temp_paths)
+    if (path[0]) unlink(path);
   _exit(128 + sig);
 }
 
-void install_cleanup(const std::string& path) {
-  std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
+// Returns the slot (-1 when all are taken: that file is then left behind by a signal, as after kill -9,
+// and removed by the next writer of the same output).
+int install_cleanup(const std::string& path) {
+  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
+  for (int i = 0; i < kCleanupSlots; ++i) {
+    if (g_temp_paths[i][0]) continue;
+    std::snprintf(g_temp_paths[i] + 1, sizeof g_temp_paths[i] - 1, "%s", path.c_str() + (path.empty() ? 0 : 1));
+    g_temp_paths[i][0] = path.empty() ? 0 : path[0];
+    if (g_cleanup_open++ == 0)
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
+    return i;
+  }
+  return -1;
 }
 
-void remove_cleanup() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
-  g_temp_path[0] = 0;
+void remove_cleanup(int& slot) {
+  if (slot < 0) return;
+  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
+  g_temp_paths[slot][0] = 0;
+  slot = -1;
+  if (--g_cleanup_open == 0)
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
 }
 
 // Removes "<name>.tmp-<pid>" files beside `out` whose process no longer exists (a kill -9 leaves them).
@@ -342,6 +361,26 @@ void fsync_path(const std::string& path, int flags, const std::string& what) {
 
 }  // namespace
 
+// Appends `rows` to `table` column by column; the columns (names, order, kinds) must be the same.
+static void append_rows(SummaryTable& table, const SummaryTable& rows) {
+  bool same = table.size() == rows.size();
+  for (size_t i = 0; same && i < table.size(); ++i)
+    same = table[i].name == rows[i].name && table[i].values.index() == rows[i].values.index();
+  if (!same) {
+    std::string a, b;
+    for (const auto& c : table) a += (a.empty() ? "" : ",") + c.name;
+    for (const auto& c : rows) b += (b.empty() ? "" : ",") + c.name;
+    throw H5Failure("summary rows with different columns (" + a + " and " + b + ")");
+  }
+  for (size_t i = 0; i < table.size(); ++i)
+    std::visit(
+        [&](auto& into) {
+          const auto& from = std::get<std::decay_t<decltype(into)>>(rows[i].values);
+          into.insert(into.end(), from.begin(), from.end());
+        },
+        table[i].values);
+}
+
 // The open file, its /runs group and the run being streamed.
 struct ResultsWriter::State : RunObserver {
   Handle file, runs;
@@ -354,6 +393,7 @@ struct ResultsWriter::State : RunObserver {
     double wall_time_s;
   };
   std::vector<SummaryRow> rows;
+  SummaryTable imported;  // rows of copied runs (append_summary)
 
   // The run in progress.
   Handle group, extras_group;
@@ -370,8 +410,48 @@ struct ResultsWriter::State : RunObserver {
   void close_run(const RunRecord& record);
 };
 
+// /summary of the runs written here, one column per figure (a new column is one line here; merge copies
+// columns generically).
+static SummaryTable summary_table(const std::vector<ResultsWriter::State::SummaryRow>& rows) {
+  using Row = ResultsWriter::State::SummaryRow;
+  SummaryTable t;
+  auto column = [&](const char* name, auto field) {
+    std::vector<std::decay_t<decltype(field(std::declval<const Row&>()))>> out;
+    for (const auto& row : rows) out.push_back(field(row));
+    t.push_back({name, std::move(out)});
+  };
+  column("run_id", [](const Row& r) { return r.run_id; });
+  column("problem", [](const Row& r) { return r.problem; });
+  column("formulation", [](const Row& r) { return r.formulation; });
+  column("integrator", [](const Row& r) { return r.integrator; });
+  column("status", [](const Row& r) { return r.status; });
+  column("dt", [](const Row& r) { return r.dt; });
+  column("N", [](const Row& r) { return r.N; });
+  column("t_end", [](const Row& r) { return r.t_end; });
+  column("samples", [](const Row& r) { return r.samples; });
+  column("steps", [](const Row& r) { return r.steps; });
+  column("rhs_evals", [](const Row& r) { return r.rhs_evals; });
+  column("final_drift_position", [](const Row& r) { return r.s.final_drift_position; });
+  column("max_drift_position", [](const Row& r) { return r.s.max_drift_position; });
+  column("final_drift_velocity", [](const Row& r) { return r.s.final_drift_velocity; });
+  column("max_drift_velocity", [](const Row& r) { return r.s.max_drift_velocity; });
+  column("max_rel_energy_error", [](const Row& r) { return r.s.max_rel_energy_error; });
+  column("q_error_vs_reference", [](const Row& r) { return r.s.q_error_vs_reference; });
+  column("lambda_consistency", [](const Row& r) { return r.s.lambda_consistency; });
+  column("error_vs_reference", [](const Row& r) { return r.s.error_vs_reference; });
+  column("reference", [](const Row& r) { return r.s.reference; });
+  column("wall_time_s", [](const Row& r) { return r.wall_time_s; });
+  return t;
+}
+
+std::recursive_mutex& hdf5_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 template <class F>
 void ResultsWriter::guarded(const std::string& what, F&& body) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   if (!state_ || state_->broken) throw OutputError("results file '" + out_path_ + "' is already closed");
   try {
     body();
@@ -480,6 +560,10 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "stiffness_detected_at", r.stats.stiffness_detected_at);
   set_attr(g, "t_reached", r.t_reached);
   set_attr(g, "wall_time_s", r.wall_time_s);
+  if (s.sweep_index >= 0) {
+    set_attr(g, "sweep_index", s.sweep_index);
+    set_attr(g, "sweep_point", s.sweep_point);
+  }
   for (auto& d : datasets) d->close();
   for (auto& d : extras) d->close();
   datasets.clear();
@@ -520,6 +604,7 @@ void check_output_path(const std::string& out_path, const std::vector<std::strin
 
 ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs)
     : out_path_(std::move(out_path)) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
   check_output_path(out_path_, inputs);
   const fs::path out(out_path_);
@@ -545,7 +630,7 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
     throw OutputError("cannot write output file '" + out_path_ + "': " + why);
   }
   ::close(fd);
-  install_cleanup(temp_path_);
+  cleanup_slot_ = install_cleanup(temp_path_);
   state_ = std::make_unique<State>();
   state_->writer = this;
   try {
@@ -562,20 +647,23 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
   } catch (const H5Failure& e) {
     state_.reset();
     ::unlink(temp_path_.c_str());
-    remove_cleanup();
+    remove_cleanup(cleanup_slot_);
     for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
     throw OutputError("cannot write output file '" + out_path_ + "': " + e.what());
   }
 }
 
 ResultsWriter::~ResultsWriter() {
-  state_.reset();  // closes (silently) whatever is open, the file last
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    state_.reset();  // closes (silently) whatever is open, the file last
+  }
   if (!committed_) {
     ::unlink(temp_path_.c_str());
     std::error_code ec;
     for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);  // only if empty
   }
-  remove_cleanup();
+  remove_cleanup(cleanup_slot_);
 }
 
 RunObserver& ResultsWriter::run_observer() {
@@ -632,33 +720,19 @@ void ResultsWriter::commit(const Provenance& provenance) {
     State& st = *state_;
     Handle summary = make_group(st.file.get(), "summary");
     const hid_t sg = summary.get();
-    auto column = [&](auto field) {
-      std::vector<std::decay_t<decltype(field(st.rows.front()))>> out;
-      for (const auto& row : st.rows) out.push_back(field(row));
-      return out;
-    };
-    using Row = State::SummaryRow;
-    write_strings(sg, "run_id", column([](const Row& r) { return r.run_id; }));
-    write_strings(sg, "problem", column([](const Row& r) { return r.problem; }));
-    write_strings(sg, "formulation", column([](const Row& r) { return r.formulation; }));
-    write_strings(sg, "integrator", column([](const Row& r) { return r.integrator; }));
-    write_strings(sg, "status", column([](const Row& r) { return r.status; }));
-    write_doubles(sg, "dt", column([](const Row& r) { return r.dt; }));
-    write_doubles(sg, "N", column([](const Row& r) { return r.N; }));
-    write_doubles(sg, "t_end", column([](const Row& r) { return r.t_end; }));
-    write_longs(sg, "samples", column([](const Row& r) { return r.samples; }));
-    write_longs(sg, "steps", column([](const Row& r) { return r.steps; }));
-    write_longs(sg, "rhs_evals", column([](const Row& r) { return r.rhs_evals; }));
-    write_doubles(sg, "final_drift_position", column([](const Row& r) { return r.s.final_drift_position; }));
-    write_doubles(sg, "max_drift_position", column([](const Row& r) { return r.s.max_drift_position; }));
-    write_doubles(sg, "final_drift_velocity", column([](const Row& r) { return r.s.final_drift_velocity; }));
-    write_doubles(sg, "max_drift_velocity", column([](const Row& r) { return r.s.max_drift_velocity; }));
-    write_doubles(sg, "max_rel_energy_error", column([](const Row& r) { return r.s.max_rel_energy_error; }));
-    write_doubles(sg, "q_error_vs_reference", column([](const Row& r) { return r.s.q_error_vs_reference; }));
-    write_doubles(sg, "lambda_consistency", column([](const Row& r) { return r.s.lambda_consistency; }));
-    write_doubles(sg, "error_vs_reference", column([](const Row& r) { return r.s.error_vs_reference; }));
-    write_strings(sg, "reference", column([](const Row& r) { return r.s.reference; }));
-    write_doubles(sg, "wall_time_s", column([](const Row& r) { return r.wall_time_s; }));
+    SummaryTable table = summary_table(st.rows);
+    if (st.rows.empty() && !st.imported.empty()) table = st.imported;
+    else if (!st.imported.empty()) append_rows(table, st.imported);
+    for (const auto& c : table) {
+      std::visit(
+          [&](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, std::vector<double>>) write_doubles(sg, c.name, v);
+            else if constexpr (std::is_same_v<V, std::vector<long>>) write_longs(sg, c.name, v);
+            else write_strings(sg, c.name, v);
+          },
+          c.values);
+    }
     summary.close();
 
     const hid_t f = st.file.get();
@@ -667,6 +741,7 @@ void ResultsWriter::commit(const Provenance& provenance) {
     set_attr(f, "created_utc", utc_timestamp());
     set_attr(f, "command_line", provenance.command_line);
     set_attr(f, "config", provenance.config_text);
+    if (!provenance.sweep_config.empty()) set_attr(f, "sweep_config", provenance.sweep_config);
     st.runs.close();
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
     st.file.close();
@@ -685,8 +760,27 @@ void ResultsWriter::commit(const Provenance& provenance) {
       std::cerr << "clmbench: warning: " << e.what() << " (the file is complete)\n";
     }
   });
-  state_.reset();
-  remove_cleanup();
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    state_.reset();
+  }
+  remove_cleanup(cleanup_slot_);
+}
+
+void ResultsWriter::copy_run(hid_t source_runs, const std::string& run_id) {
+  guarded("run '" + run_id + "'", [&] {
+    Handle ocpypl(H5Pcreate(H5P_OBJECT_COPY), H5Pclose, "object copy property list");
+    check(H5Ocopy(source_runs, run_id.c_str(), state_->runs.get(), run_id.c_str(), ocpypl.get(), H5P_DEFAULT),
+          "cannot copy run '" + run_id + "'");
+    ocpypl.close();
+  });
+}
+
+void ResultsWriter::append_summary(const SummaryTable& rows) {
+  guarded("summary", [&] {
+    if (state_->imported.empty()) state_->imported = rows;
+    else append_rows(state_->imported, rows);
+  });
 }
 
 }  // namespace clm

@@ -16,8 +16,10 @@
 #include <hdf5.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/types.hpp"
@@ -45,7 +47,25 @@ struct ResultGroup {
 struct Provenance {
   std::string command_line;
   std::string config_text;  // the full resolved configuration (to_config_text)
+  std::string sweep_config;  // a sweep's configuration as a whole (root attribute sweep_config); empty: none
 };
+
+// The HDF5 library of Debian is the serial build, which is not thread-safe: every HDF5 call of the program
+// (writer, readers, merge) holds this one lock. The writer takes it itself; code that calls HDF5 directly
+// while other threads may write (the sweep's workers) takes it too.
+std::recursive_mutex& hdf5_mutex();
+
+// One /summary column: its name and one value per run (numbers, integers or text). The writer keeps the
+// summary as such a table so that `merge` copies whatever columns its inputs have (the work-precision
+// columns included) without a list of them.
+struct SummaryColumn {
+  std::string name;
+  std::variant<std::vector<double>, std::vector<long>, std::vector<std::string>> values;
+  size_t size() const {
+    return std::visit([](const auto& v) { return v.size(); }, values);
+  }
+};
+using SummaryTable = std::vector<SummaryColumn>;
 
 // Refuses, before anything runs, an output that cannot be a results file: an empty name, a name ending
 // in '/', an existing directory or other non-regular file (a device, a FIFO), or one of `inputs` (the
@@ -69,6 +89,12 @@ class ResultsWriter {
   // Writes a whole record kept in memory (execute_run with keep_samples, no observer).
   void write_run(const RunRecord& record);
   void write_group(const ResultGroup& group);
+  // Copies /runs/<run_id> of another open results file (H5Ocopy: datasets, attributes, extras) into this
+  // one; `source_runs` is that file's /runs group. Its /summary row is added with append_summary.
+  void copy_run(hid_t source_runs, const std::string& run_id);
+  // Rows for /summary after those of the runs written here, column by column (every column the same
+  // length; the same columns as the other rows, else the commit fails).
+  void append_summary(const SummaryTable& rows);
   // Writes /summary and the root attributes, closes and fsyncs the file, renames it to the output path
   // and fsyncs the directory.
   void commit(const Provenance& provenance);
@@ -85,6 +111,7 @@ class ResultsWriter {
   std::string out_path_, temp_path_;
   std::vector<std::string> created_dirs_;  // deepest last
   bool committed_ = false;
+  int cleanup_slot_ = -1;  // the signal handler's entry for the temporary file
   std::unique_ptr<State> state_;
 };
 
