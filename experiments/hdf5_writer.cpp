@@ -602,8 +602,8 @@ void check_output_path(const std::string& out_path, const std::vector<std::strin
   }
 }
 
-ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs)
-    : out_path_(std::move(out_path)) {
+ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
+    : out_path_(std::move(out_path)), options_(options) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
   check_output_path(out_path_, inputs);
@@ -620,7 +620,7 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
     }
     created_dirs_.push_back(it->string());
   }
-  remove_stale_temporaries(out);
+  if (options_.remove_stale_temporaries) remove_stale_temporaries(out);
   temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid());
   // Plain open() first: its errno says why a path is unwritable, which HDF5's error stack does not.
   const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -754,7 +754,7 @@ void ResultsWriter::commit(const Provenance& provenance) {
       throw H5Failure("cannot rename '" + temp_path_ + "' to '" + out_path_ + "': " + std::strerror(errno));
     committed_ = true;
     const fs::path parent = fs::path(out_path_).parent_path();
-    try {
+    if (options_.sync_directory) try {
       fsync_path(parent.empty() ? std::string(".") : parent.string(), O_RDONLY | O_DIRECTORY, "the output directory");
     } catch (const H5Failure& e) {
       std::cerr << "clmbench: warning: " << e.what() << " (the file is complete)\n";

@@ -72,12 +72,23 @@ using SummaryTable = std::vector<SummaryColumn>;
 // config file). OutputError (exit code 2) with one line.
 void check_output_path(const std::string& out_path, const std::vector<std::string>& inputs);
 
+// How a writer treats its surroundings. The defaults are those of a results file a user asked for; a
+// sweep's part files (OUT.parts/<run_id>.h5) use cheaper settings that keep the guarantee: the sweep
+// removes stale temporaries of its parts once before it starts (a scan of the parts directory per part
+// would cost O(runs) each), and a part's rename need not survive a power loss (the file itself is fsynced
+// before the rename, so a part is complete or absent; a lost rename only means the run is computed again).
+struct WriterOptions {
+  bool remove_stale_temporaries = true;
+  bool sync_directory = true;  // fsync the directory after the rename
+};
+
 class ResultsWriter {
  public:
   // check_output_path, then creates missing parent directories, removes stale temporaries of this output
   // left by processes that no longer exist (kill -9), and creates the temporary file, so an unwritable
   // path is reported before any run starts. Throws OutputError.
-  explicit ResultsWriter(std::string out_path, const std::vector<std::string>& inputs = {});
+  explicit ResultsWriter(std::string out_path, const std::vector<std::string>& inputs = {},
+                         WriterOptions options = {});
   // Without a successful commit(): closes everything, removes the temporary file and the directories the
   // constructor created (when empty).
   ~ResultsWriter();
@@ -111,7 +122,8 @@ class ResultsWriter {
   std::string out_path_, temp_path_;
   std::vector<std::string> created_dirs_;  // deepest last
   bool committed_ = false;
-  int cleanup_slot_ = -1;  // the signal handler's entry for the temporary file
+  int cleanup_slot_ = -1;
+  WriterOptions options_;  // the signal handler's entry for the temporary file
   std::unique_ptr<State> state_;
 };
 

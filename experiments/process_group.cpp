@@ -24,7 +24,7 @@ class SerialGroup : public ProcessGroup {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void barrier() override {}
-  bool all_ok(bool ok) override { return ok; }
+  int first_failure(bool failed) override { return failed ? 0 : -1; }
   void abort(int) override {}
   std::string description() const override { return "1 process"; }
 };
@@ -47,10 +47,10 @@ class MpiGroup : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
-  bool all_ok(bool ok) override {
-    int mine = ok ? 1 : 0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all == 1;
+  int first_failure(bool failed) override {
+    int mine = failed ? rank_ : size_, first = size_;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return first < size_ ? first : -1;
   }
   void abort(int exit_code) override { MPI_Abort(MPI_COMM_WORLD, exit_code); }
   std::string description() const override {

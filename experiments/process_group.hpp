@@ -16,9 +16,10 @@ class ProcessGroup {
   virtual int size() const = 0;
   // Waits for every process.
   virtual void barrier() = 0;
-  // Collective: true on every process when `ok` is true on every process. A process that found bad input
-  // says so here instead of leaving the others waiting at the next barrier.
-  virtual bool all_ok(bool ok) = 0;
+  // Collective: the lowest rank whose `failed` is true, or -1 on every process when none failed. A process
+  // that found bad input says so here instead of leaving the others waiting at the next barrier, and only
+  // that rank reports it (one line, not one per rank).
+  virtual int first_failure(bool failed) = 0;
   // Ends every process of the job (an unexpected error after the work was split: the others may be
   // waiting for this one). Returns only for the serial group.
   virtual void abort(int exit_code) = 0;

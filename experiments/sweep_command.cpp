@@ -137,14 +137,26 @@ int sweep(const CommandInvocation& call) {
   // MPI (when launched by mpirun) before anything can fail, so that every rank ends through the group.
   const std::unique_ptr<ProcessGroup> group = make_process_group();
 
-  ConfigLayer file = read_config_file(*config_path);
-  for (const auto& s : strings_of(vm, "set")) apply_set(file, s);
-  SweepPlan plan = plan_sweep(*config_path, file, out_flag);
-  if (shard && !out_flag) plan.out = shard_output(plan.out, shard->first, shard->second);
-
+  // Everything that can be wrong with the input is found here, by every process alike, before any run
+  // starts; under MPI the lowest failing rank reports it and every rank ends.
+  SweepPlan plan;
   std::vector<size_t> selection;
-  for (size_t k = 0; k < plan.runs.size(); ++k)
-    if (!shard || k % shard->second == shard->first) selection.push_back(k);
+  std::exception_ptr failure;
+  std::ostringstream quiet;
+  try {
+    ConfigLayer file = read_config_file(*config_path);
+    for (const auto& s : strings_of(vm, "set")) apply_set(file, s);
+    plan = plan_sweep(*config_path, file, out_flag);
+    if (shard && !out_flag) plan.out = shard_output(plan.out, shard->first, shard->second);
+    for (size_t k = 0; k < plan.runs.size(); ++k)
+      if (!shard || k % shard->second == shard->first) selection.push_back(k);
+    if (!dry_run) validate_runs(plan, selection, group->rank() == 0 ? call.err : quiet);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const int first_failure = group->first_failure(static_cast<bool>(failure));
+  if (first_failure == group->rank()) std::rethrow_exception(failure);
+  if (first_failure >= 0) return kExitInput;
 
   const bool speaker = group->rank() == 0;
   if (dry_run) {
@@ -164,8 +176,6 @@ int sweep(const CommandInvocation& call) {
     return kExitOk;
   }
 
-  std::ostringstream quiet;
-  validate_runs(plan, selection, speaker ? call.err : quiet);
   SweepReport report;
   try {
     report = run_sweep(plan, selection, options, *group, call.out, call.err);

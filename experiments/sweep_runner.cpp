@@ -1,6 +1,10 @@
 #include "experiments/sweep_runner.hpp"
 
+#include <signal.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -46,7 +50,8 @@ std::string first_difference(const std::string& a, const std::string& b) {
 // Which selected runs have a complete part from the same configuration. Without --resume any part is an
 // error (never silently mixed into a new sweep); with --resume a part of another configuration, or a file
 // that is no part of this grid, is an error naming it (the user decides: remove it, or restore the config).
-std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& selection, bool resume) {
+std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& selection, bool resume,
+                             bool remove_stale, std::ostream& err) {
   const std::string dir = parts_directory(plan.out);
   std::vector<bool> done(selection.size(), false);
   std::error_code ec;
@@ -56,11 +61,21 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     throw OutputError("'" + dir + "' (where a sweep into " + plan.out + " keeps its part files) is not a directory");
   std::map<std::string, size_t> position;
   for (size_t j = 0; j < selection.size(); ++j) position[plan.runs[selection[j]].spec.run_id + ".h5"] = j;
-  size_t parts = 0;
+  size_t parts = 0, stale = 0;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    // A temporary of a writer that was killed: its run is not done; the next writer of it removes it.
-    if (name.find(".h5.tmp-") != std::string::npos) continue;
+    // A temporary of a writer that was killed: its run is not done. Removed here, once, when its process
+    // no longer exists (by rank 0 alone: no part is written before every rank has scanned).
+    if (const auto at = name.find(".h5.tmp-"); at != std::string::npos) {
+      const std::string digits = name.substr(at + 8);
+      const bool numeric = !digits.empty() && digits.size() <= 9 &&
+                           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (remove_stale && numeric && ::kill(static_cast<pid_t>(std::stol(digits)), 0) != 0 && errno == ESRCH) {
+        std::error_code rm;
+        stale += fs::remove(entry.path(), rm);
+      }
+      continue;
+    }
     ++parts;
     if (!resume) continue;
     const auto it = position.find(name);
@@ -79,6 +94,9 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     done[it->second] = true;
   }
   if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
+  if (stale)
+    err << "clmbench: note: removed " << stale << " temporary file" << (stale == 1 ? "" : "s") << " of killed runs from "
+        << dir << "\n";
   if (!resume && parts > 0)
     throw InputError("'" + dir + "' holds " + std::to_string(parts) + " part file" + (parts == 1 ? "" : "s") +
                      " of an interrupted sweep into " + plan.out +
@@ -123,7 +141,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     std::exception_ptr mine;
     try {
       check_output_path(plan.out, {plan.source});
-      done = scan_parts(plan, selection, options.resume);
+      done = scan_parts(plan, selection, options.resume, group.rank() == 0, err);
       if (group.rank() == 0) {
         std::error_code ec;
         fs::create_directories(dir, ec);
@@ -132,10 +150,9 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     } catch (...) {
       mine = std::current_exception();
     }
-    if (!group.all_ok(!mine)) {
-      if (mine) std::rethrow_exception(mine);
-      throw PeerFailure("another process of the sweep failed");
-    }
+    const int first = group.first_failure(static_cast<bool>(mine));
+    if (first == group.rank()) std::rethrow_exception(mine);
+    if (first >= 0) throw PeerFailure("process " + std::to_string(first) + " of the sweep failed");
   }
   for (bool d : done) report.resumed += d;
 
@@ -163,7 +180,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         std::ostringstream log;
         PreparedRun prepared = prepare_run(run.spec, log, /*warn_unused=*/false);
         const double t1 = now_seconds();
-        ResultsWriter part(part_path(plan, run));
+        ResultsWriter part(part_path(plan, run), {}, {/*remove_stale_temporaries=*/false, /*sync_directory=*/false});
         const double t2 = now_seconds();
         const RunRecord record = execute_run(prepared, &part.run_observer(), /*keep_samples=*/false, nullptr);
         prepared.formulation.reset();

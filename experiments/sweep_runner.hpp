@@ -43,8 +43,8 @@ struct SweepReport {
   bool merged = false;        // this process wrote OUT
 };
 
-// A process that failed where another did not (MPI): it has said why; the others end with exit code 1
-// and no message of their own.
+// Another process of an MPI sweep failed (the lowest failing rank says why, in one line); this one ends
+// with exit code 1 and no message of its own.
 struct PeerFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
