@@ -43,6 +43,13 @@ std::string comparable_config(const std::string& config_text) {
   return out;
 }
 
+std::string part_config(const SweepPlan& plan, const RunSpec& spec) {
+  RunConfig alone;
+  alone.out = plan.out;
+  alone.runs = {spec};
+  return to_config_text(alone);
+}
+
 SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const std::optional<std::string>& out_flag) {
   SweepPlan plan;
   plan.source = source;
@@ -71,7 +78,9 @@ SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const s
     if (a.lists.size() > 1) label = "(" + label + ")";
     plan.shape += (plan.shape.empty() ? "" : " x ") + label + " (" + std::to_string(a.size()) + ")";
   }
-  if (points > 10'000'000) throw InputError("the [sweep] grid has " + std::to_string(points) + " points (at most 1e7)");
+  // Each planned run holds its resolved spec (about a kilobyte): a million runs is a cluster's worth.
+  if (points > 1'000'000)
+    throw InputError("the [sweep] grid has " + std::to_string(points) + " points (at most 1e6; split the sweep)");
 
   // The file without its sweep sections: each point adds its values as the top layer.
   ConfigLayer base = file;
@@ -121,10 +130,7 @@ SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const s
       spec.run_id = id;
       spec.sweep_index = index;
       spec.named = false;  // one run per part file: written as a plain [run]
-      RunConfig alone;
-      alone.out = plan.out;
-      alone.runs = {spec};
-      plan.runs.push_back({spec, to_config_text(alone)});
+      plan.runs.push_back({spec});
     }
     // Next point: the last axis varies fastest.
     for (size_t a = axes.size(); a-- > 0;) {

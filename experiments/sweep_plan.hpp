@@ -19,8 +19,7 @@
 namespace clm {
 
 struct PlannedRun {
-  RunSpec spec;             // resolved; run_id, sweep_index and sweep_point set
-  std::string part_config;  // to_config_text of this run alone: what its part file records (and --resume checks)
+  RunSpec spec;  // resolved; run_id, sweep_index and sweep_point set
 };
 
 struct SweepPlan {
@@ -35,6 +34,10 @@ struct SweepPlan {
 // Resolves every run of the grid. InputError (one line: "[sweep] run <id>: ...", naming key and value)
 // for the first run that does not resolve.
 SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const std::optional<std::string>& out_flag);
+
+// The resolved configuration of one run alone (to_config_text): what its part file records as `config`
+// and what --resume compares. Made on demand (a plan of many runs does not hold every text).
+std::string part_config(const SweepPlan& plan, const RunSpec& spec);
 
 // The part_config texts compared for --resume: without comment lines and the out line (a resumed sweep
 // may name its config or output by another relative path).

@@ -87,7 +87,7 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     if (!stored)
       throw InputError("part file '" + entry.path().string() + "' is not a readable results file of run " +
                        run.spec.run_id + "; remove it and --resume again");
-    const std::string a = comparable_config(*stored), b = comparable_config(run.part_config);
+    const std::string a = comparable_config(*stored), b = comparable_config(part_config(plan, run.spec));
     if (a != b)
       throw InputError("part file '" + entry.path().string() + "' was computed with a different configuration (" +
                        first_difference(a, b) + "); remove it (or " + dir + ") to recompute, or restore the config");
@@ -185,7 +185,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         const RunRecord record = execute_run(prepared, &part.run_observer(), /*keep_samples=*/false, nullptr);
         prepared.formulation.reset();
         const double t3 = now_seconds();
-        part.commit({options.command_line, run.part_config, plan.sweep_config});
+        part.commit({options.command_line, part_config(plan, run.spec), plan.sweep_config});
         const double t4 = now_seconds();
         std::lock_guard<std::mutex> lock(mutex);
         ++report.computed;
