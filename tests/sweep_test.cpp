@@ -312,6 +312,45 @@ TEST(Sweep, BadInputIsOneLine) {
   EXPECT_FALSE(fs::exists(dir.path() / "grid.h5"));
 }
 
+TEST(Sweep, ProgressOnStderr) {
+  ScratchDir dir("sweep_progress");
+  write_text(dir.path() / "g.ini", kGrid);
+  const ProcessResult r = dir.run("sweep g.ini --progress always --set sweep.param.L=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // --progress always: a line from the first update and a closing line with the count of runs.
+  EXPECT_NE(r.err.find("sweep:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("runs 9/9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("elapsed"), std::string::npos) << r.err;
+  const ProcessResult quiet = dir.run("sweep g.ini --progress never --out q.h5");
+  ASSERT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.err, "");
+}
+
+TEST(Merge, PlainFilesInArgumentOrderAndConflictingDuplicatesRefused) {
+  ScratchDir dir("merge_plain");
+  const std::string base = "run --problem pendulum_polar --formulation kkt --integrator rk4 --t-end 0.2 ";
+  ASSERT_EQ(dir.run(base + "--dt 1e-2 --out a.h5").exit_code, 0);
+  ASSERT_EQ(dir.run(base + "--dt 1e-3 --out b.h5").exit_code, 0);
+  ASSERT_EQ(dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator rk4 --t-end 0.2 --out c.h5").exit_code, 0);
+  // Same run id, different data: refused, naming the run and both files.
+  expect_one_line_error(dir.run("merge ab.h5 a.h5 b.h5"), 1,
+                        {"pendulum_polar_kkt_rk4", "a.h5", "b.h5", "different contents"});
+  EXPECT_FALSE(fs::exists(dir.path() / "ab.h5"));
+  const ProcessResult m = dir.run("merge ca.h5 c.h5 a.h5");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const Tool runs = h5_tool(dir, "runs ca.h5 dt");
+  EXPECT_EQ(runs.out, "chaplygin_sleigh_kkt_rk4 0.001\npendulum_polar_kkt_rk4 0.01\n");
+  ASSERT_EQ(std::system(("cd '" + dir.path().string() +
+                         "' && /usr/bin/python3 -c \"import h5py; f = h5py.File('ca.h5'); "
+                         "print([x.decode() for x in f['summary/run_id'][:]], f['summary/dt'][:].tolist(), "
+                         "'from a.h5' in f.attrs['config'])\" > order.txt")
+                            .c_str()),
+            0);
+  // /summary in argument order, whatever the names; the differing configs kept with their file names.
+  EXPECT_EQ(clm::testing::read_text(dir.path() / "order.txt"),
+            "['chaplygin_sleigh_kkt_rk4', 'pendulum_polar_kkt_rk4'] [0.001, 0.01] True\n");
+}
+
 TEST(Sweep, HelpDescribesEveryFlag) {
   ScratchDir dir("sweep_help");
   const ProcessResult s = dir.run("sweep --help");
