@@ -4,7 +4,13 @@
 //                option table under its attribute name (docs/options.md), n, m, steps, rejected_steps,
 //                rhs_evals, jacobian_evals, wall_time_s; datasets t, q, qd, lambda, energy, drift_position
 //                (holonomic only), drift_velocity, extras/<name>
-//   /summary/<column>  one row per run
+//   /summary/<column>  one row per run; kept as a generic column table (SummaryTable) so that merge
+//                      (experiments/results_merge.cpp) copies whatever columns a file has
+// Runs of another results file are copied whole with copy_run (H5Ocopy), their summary rows added with
+// append_summary: that is how `clmbench merge` and a sweep's final merge assemble a file.
+//
+// Threads: every HDF5 call takes hdf5_mutex() (Debian's HDF5 is the serial, not thread-safe, build), so
+// several writers (a sweep's workers, one part file each) can stream at once.
 //
 // The guarantee: the output file is complete or absent. The file is written as "<out>.tmp-<pid>" and
 // renamed over <out> only after every HDF5 write, flush and close succeeded and the file was fsync'ed;

@@ -14,8 +14,8 @@ namespace {
 const char* kMergeHelp = R"(usage:
   clmbench merge OUT.h5 IN.h5 [IN.h5 ...]
 
-Joins clmbench results files into OUT.h5: the shard outputs of `clmbench sweep --shard i/n`, the part
-files of a sweep (OUT.parts/*.h5), or any results files.
+Joins results files into OUT.h5: the shard outputs of a sweep run with --shard i/n, the part files of a
+sweep (OUT.parts/*.h5), or any results files of this program.
   - runs are copied whole (datasets, attributes, extras): in grid order (their sweep_index) when every
     run comes from a sweep, else in argument order;
   - /summary is the concatenation of the inputs' rows in that order, with whatever columns they have

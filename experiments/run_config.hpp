@@ -2,7 +2,8 @@
 // command-line overrides. Everything a user can get wrong is reported here, before anything runs, as an
 // InputError with one line naming the offending key, value or file.
 //
-// Config sections: [run], [param], [initial], [formulation], [sweep]. Several runs in one file: each
+// Config sections: [run], [param], [initial], [formulation], [sweep], [sweep.zip] (the grid of
+// `clmbench sweep`, experiments/sweep_plan.hpp; validated here, not expanded by `run`). Several runs in one file: each
 // section [run.NAME] declares a run called NAME; it reads its keys from [run.NAME], [param.NAME],
 // [initial.NAME], [formulation.NAME], each key falling back to the unsuffixed section. Without any
 // [run.NAME] section the file describes a single run (the docs/design.md format, unchanged).

@@ -236,7 +236,12 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
       ResultsWriter empty(plan.out, {plan.source});
       empty.commit({options.command_line, plan.sweep_config, plan.sweep_config});
     } else {
-      report.statuses = merge_results(parts, plan.out, options.command_line).statuses;
+      try {
+        report.statuses = merge_results(parts, plan.out, options.command_line).statuses;
+      } catch (const OutputError& e) {
+        throw OutputError(std::string(e.what()) + "; every run is kept in " + dir +
+                          ": fix the cause and run the sweep again with --resume to merge them");
+      }
     }
     report.merge_seconds = now_seconds() - m0;
     report.merged = true;

@@ -8,6 +8,11 @@
 // parts in grid order, so the numbers in OUT do not depend on K, on the ranks or on completion order.
 // Thread safety: every HDF5 call holds hdf5_mutex() (the writer takes it); prepare_run / execute_run share
 // nothing mutable between runs.
+//
+// Hook for work-precision metrics: a run's reference trajectory (a [reference] section: formulation,
+// integrator, rtol) belongs where the worker calls execute_run in sweep_runner.cpp (computed per grid point,
+// or once per distinct reference configuration and shared read-only between the workers); the /summary
+// columns it adds (scd, mescd, ...) travel through the part files and the merge without any change here.
 #pragma once
 
 #include <iosfwd>

@@ -256,6 +256,25 @@ param.b = 0.1 0.2 0.3 0.4 0.5 0.6
   expect_identical(dir, "ref.h5", "k.h5");
 }
 
+TEST(Sweep, AFailedMergeKeepsTheGoodFileAndTheParts) {
+  ScratchDir dir("sweep_merge_fault");
+  write_text(dir.path() / "g.ini", kGrid);
+  ASSERT_EQ(dir.run("sweep g.ini --set sweep.param.L=1").exit_code, 0);  // a good grid.h5 (9 runs)
+  ASSERT_EQ(dir.run("sweep g.ini --out ref.h5").exit_code, 0);
+  const std::string before = clm::testing::read_text(dir.path() / "grid.h5");
+  // A full disk while the merged file is written: only OUT's temporary fails, not the parts.
+  const ProcessResult full = dir.run_shell_prefix(
+      "LD_PRELOAD='" CLMBENCH_WRITE_FAULT_LIB "' CLM_FAULT_PATH=grid.h5.tmp- CLM_FAULT_AFTER_BYTES=0",
+      "sweep g.ini --progress never");
+  expect_one_line_error(full, 2, {"grid.h5", "kept in grid.h5.parts", "--resume"});
+  EXPECT_EQ(clm::testing::read_text(dir.path() / "grid.h5"), before);  // the good file is untouched
+  const ProcessResult resumed = dir.run("sweep g.ini --resume --progress never");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("computed 0, resumed 18"), std::string::npos) << resumed.out;
+  expect_identical(dir, "ref.h5", "grid.h5");
+  EXPECT_EQ(dir_names(dir.path()), (std::vector<std::string>{"g.ini", "grid.h5", "ref.h5"}));
+}
+
 TEST(Sweep, DivergingRunIsRecordedAndTheSweepGoesOn) {
   ScratchDir dir("sweep_fail");
   write_text(dir.path() / "f.ini", R"([run]
