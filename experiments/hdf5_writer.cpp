@@ -450,8 +450,9 @@ std::recursive_mutex& hdf5_mutex() {
 }
 
 template <class F>
-void ResultsWriter::guarded(const std::string& what, F&& body) {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+void ResultsWriter::guarded(const std::string& what, F&& body, bool lock_hdf5) {
+  std::unique_lock<std::recursive_mutex> lock(hdf5_mutex(), std::defer_lock);
+  if (lock_hdf5) lock.lock();
   if (!state_ || state_->broken) throw OutputError("results file '" + out_path_ + "' is already closed");
   try {
     body();
@@ -745,6 +746,10 @@ void ResultsWriter::commit(const Provenance& provenance) {
     st.runs.close();
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
     st.file.close();
+  });
+  // The file is closed: syncing and renaming it are no HDF5 calls, so other writers are not held up by the
+  // disk (an fsync takes milliseconds).
+  guarded("closing", [&] {
     fsync_path(temp_path_, O_RDONLY, "'" + temp_path_ + "'");
     // The destination may have changed since the start: never rename over anything but a regular file.
     struct stat dest{};
@@ -759,7 +764,7 @@ void ResultsWriter::commit(const Provenance& provenance) {
     } catch (const H5Failure& e) {
       std::cerr << "clmbench: warning: " << e.what() << " (the file is complete)\n";
     }
-  });
+  }, /*lock_hdf5=*/false);
   {
     std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
     state_.reset();

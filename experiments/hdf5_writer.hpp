@@ -122,8 +122,10 @@ class ResultsWriter {
   struct State;  // HDF5 handles and the run being streamed (hdf5_writer.cpp)
 
  private:
+  // Runs `body`, turning an HDF5 or system failure into one OutputError; holds hdf5_mutex() unless the body
+  // makes no HDF5 call (fsync and rename: other writers keep writing meanwhile).
   template <class F>
-  void guarded(const std::string& what, F&& body);
+  void guarded(const std::string& what, F&& body, bool lock_hdf5 = true);
 
   std::string out_path_, temp_path_;
   std::vector<std::string> created_dirs_;  // deepest last
