@@ -187,7 +187,18 @@ void write_dataset(hid_t parent, const std::string& name, hid_t type, const std:
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, "dataspace");
   Handle ds(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,
             "dataset '" + name + "'");
-  if (!empty) check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '" + name + "'");
+  if (!empty) {
+    // Variable-length strings go through HDF5's type-conversion buffer, which by default is 1 MiB, calloc'ed
+    // on every write: measured, the summary's few string columns then cost more than a short run itself
+    // (a sweep writes one summary per part file). A buffer sized to the data gives the same bytes on disk.
+    hsize_t elements = 1;
+    for (hsize_t d : dims) elements *= d;
+    const size_t buffer = std::clamp<size_t>(static_cast<size_t>(elements) * 64, 4096, 1 << 20);
+    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "dataset transfer property list");
+    check(H5Pset_buffer(dxpl.get(), buffer, nullptr, nullptr), "cannot size the conversion buffer of '" + name + "'");
+    check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, dxpl.get(), data), "cannot write dataset '" + name + "'");
+    dxpl.close();
+  }
   ds.close();  // flushes the chunks: a failed write surfaces here
   space.close();
   dcpl.close();
