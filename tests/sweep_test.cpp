@@ -154,7 +154,7 @@ TEST(Sweep, GridOf18RunsWithResolvedConfigsAndDryRun) {
   }
 }
 
-TEST(Sweep, SameDataForAnyJobsShardsAndRanks) {
+TEST(Sweep, SameDataForAnyJobsAndShards) {
   ScratchDir dir("sweep_same");
   write_text(dir.path() / "g.ini", kGrid);
   ASSERT_EQ(dir.run("sweep g.ini --jobs 1 --out j1.h5 --progress never").exit_code, 0);
@@ -179,11 +179,16 @@ TEST(Sweep, SameDataForAnyJobsShardsAndRanks) {
   ASSERT_EQ(dup.exit_code, 0) << dup.err;
   EXPECT_NE(dup.out.find("9 identical duplicates skipped"), std::string::npos) << dup.out;
   expect_identical(dir, "j1.h5", "dup.h5");
+}
 
+TEST(Sweep, SameDataUnderMpirun) {
 #ifdef CLMBENCH_MPIRUN
 #ifdef CLMBENCH_SANITIZER_BUILD
   GTEST_SKIP() << "mpirun under the sanitizers: not run (OpenMPI's own allocations)";
 #endif
+  ScratchDir dir("sweep_mpi");
+  write_text(dir.path() / "g.ini", kGrid);
+  ASSERT_EQ(dir.run("sweep g.ini --jobs 1 --out j1.h5 --progress never").exit_code, 0);
   const ProcessResult mpi = dir.run_shell_prefix(
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '" CLMBENCH_MPIRUN
       "' -n 2 --oversubscribe",
@@ -193,6 +198,11 @@ TEST(Sweep, SameDataForAnyJobsShardsAndRanks) {
   expect_identical(dir, "j1.h5", "mpi.h5");
   EXPECT_FALSE(fs::exists(dir.path() / "mpi.h5.parts"));
 #else
+  // Without MPI, a sweep started by mpirun with several processes is refused (each would run it all).
+  ScratchDir dir("sweep_no_mpi");
+  write_text(dir.path() / "g.ini", kGrid);
+  expect_one_line_error(dir.run_shell_prefix("OMPI_COMM_WORLD_SIZE=2", "sweep g.ini"), 1,
+                        {"mpirun", "without MPI"});
   GTEST_SKIP() << "built without MPI (CLMBENCH_WITH_MPI=OFF): the mpirun comparison is not run";
 #endif
 }
