@@ -182,7 +182,7 @@ int sweep(const CommandInvocation& call) {
   } catch (const PeerFailure&) {
     return kExitInput;
   } catch (const InputError&) {
-    throw;  // found before the split, by every process alike
+    throw;  // parts of another sweep (found before the split, agreed by every process) or a merge input
   } catch (const std::exception& e) {
     // After the split another process may be waiting for this one: end the whole job.
     if (group->size() > 1) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "core/types.hpp"
@@ -205,6 +206,12 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
           if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
           return d;
         });
+      } catch (const InputError& e) {
+        // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
+        // (the command aborts on anything but an InputError, which it takes for the agreed kind).
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::make_exception_ptr(std::logic_error("run " + run.spec.run_id + ": " + e.what()));
+        stop = true;
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
         if (!error) error = std::current_exception();
