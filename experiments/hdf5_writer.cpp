@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -324,6 +325,7 @@ int install_cleanup(const std::string& path) {
   for (int i = 0; i < kCleanupSlots; ++i) {
     if (g_temp_paths[i][0]) continue;
     std::snprintf(g_temp_paths[i] + 1, sizeof g_temp_paths[i] - 1, "%s", path.c_str() + (path.empty() ? 0 : 1));
+    std::atomic_signal_fence(std::memory_order_release);  // the rest of the path before its first byte
     g_temp_paths[i][0] = path.empty() ? 0 : path[0];
     if (g_cleanup_open++ == 0)
       for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
