@@ -170,13 +170,14 @@ hsize_t chunk_rows(hsize_t row_elements, size_t element_size) {
 }
 
 // A fixed-size dataset written at once: chunked (whole rows, about 64 KiB per chunk), shuffled and
-// deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty.
+// deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty, as is
+// one written with compress = false (a sweep part's one-row /summary, rewritten compressed by the merge).
 void write_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
-                   const void* data) {
+                   const void* data, bool compress = true) {
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
   check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
   const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
-  if (!empty) {
+  if (!empty && compress) {
     hsize_t row = 1;
     for (size_t i = 1; i < dims.size(); ++i) row *= dims[i];
     std::vector<hsize_t> chunk(dims);
@@ -205,18 +206,19 @@ void write_dataset(hid_t parent, const std::string& name, hid_t type, const std:
   dcpl.close();
 }
 
-void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data) {
-  write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data());
+void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data, bool compress = true) {
+  write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data(), compress);
 }
-void write_longs(hid_t parent, const std::string& name, const std::vector<long>& values) {
+void write_longs(hid_t parent, const std::string& name, const std::vector<long>& values, bool compress = true) {
   const std::vector<int64_t> data(values.begin(), values.end());
-  write_dataset(parent, name, H5T_NATIVE_INT64, {data.size()}, data.data());
+  write_dataset(parent, name, H5T_NATIVE_INT64, {data.size()}, data.data(), compress);
 }
-void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values,
+                   bool compress = true) {
   std::vector<const char*> ptrs;
   for (const auto& v : values) ptrs.push_back(v.c_str());
   Handle type = string_type();
-  write_dataset(parent, name, type.get(), {values.size()}, ptrs.data());
+  write_dataset(parent, name, type.get(), {values.size()}, ptrs.data(), compress);
   type.close();
 }
 
@@ -741,9 +743,10 @@ void ResultsWriter::commit(const Provenance& provenance) {
       std::visit(
           [&](const auto& v) {
             using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::vector<double>>) write_doubles(sg, c.name, v);
-            else if constexpr (std::is_same_v<V, std::vector<long>>) write_longs(sg, c.name, v);
-            else write_strings(sg, c.name, v);
+            const bool compress = options_.compress_summary;
+            if constexpr (std::is_same_v<V, std::vector<double>>) write_doubles(sg, c.name, v, compress);
+            else if constexpr (std::is_same_v<V, std::vector<long>>) write_longs(sg, c.name, v, compress);
+            else write_strings(sg, c.name, v, compress);
           },
           c.values);
     }

@@ -82,10 +82,13 @@ void check_output_path(const std::string& out_path, const std::vector<std::strin
 // sweep's part files (OUT.parts/<run_id>.h5) use cheaper settings that keep the guarantee: the sweep
 // removes stale temporaries of its parts once before it starts (a scan of the parts directory per part
 // would cost O(runs) each), and a part's rename need not survive a power loss (the file itself is fsynced
-// before the rename, so a part is complete or absent; a lost rename only means the run is computed again).
+// before the rename, so a part is complete or absent; a lost rename only means the run is computed again),
+// and a part's one-row /summary is stored plain (the merge rewrites /summary compressed; deflating a row
+// costs more than the row: zlib's setup per dataset, under the HDF5 lock that the workers share).
 struct WriterOptions {
   bool remove_stale_temporaries = true;
-  bool sync_directory = true;  // fsync the directory after the rename
+  bool sync_directory = true;    // fsync the directory after the rename
+  bool compress_summary = true;  // /summary chunked and deflated like every dataset
 };
 
 class ResultsWriter {

@@ -181,7 +181,8 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         std::ostringstream log;
         PreparedRun prepared = prepare_run(run.spec, log, /*warn_unused=*/false);
         const double t1 = now_seconds();
-        ResultsWriter part(part_path(plan, run), {}, {/*remove_stale_temporaries=*/false, /*sync_directory=*/false});
+        ResultsWriter part(part_path(plan, run), {},
+                           {/*remove_stale_temporaries=*/false, /*sync_directory=*/false, /*compress_summary=*/false});
         const double t2 = now_seconds();
         const RunRecord record = execute_run(prepared, &part.run_observer(), /*keep_samples=*/false, nullptr);
         prepared.formulation.reset();
