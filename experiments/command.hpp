@@ -37,6 +37,8 @@ Command info_command();
 Command kozlov_command();
 Command analyze_command();
 Command options_command();
+Command sweep_command();
+Command merge_command();
 
 // The exit-code paragraph of the help texts.
 const char* exit_codes_help();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -169,13 +170,14 @@ hsize_t chunk_rows(hsize_t row_elements, size_t element_size) {
 }
 
 // A fixed-size dataset written at once: chunked (whole rows, about 64 KiB per chunk), shuffled and
-// deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty.
+// deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty, as is
+// one written with compress = false (a sweep part's one-row /summary, rewritten compressed by the merge).
 void write_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
-                   const void* data) {
+                   const void* data, bool compress = true) {
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
   check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
   const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
-  if (!empty) {
+  if (!empty && compress) {
     hsize_t row = 1;
     for (size_t i = 1; i < dims.size(); ++i) row *= dims[i];
     std::vector<hsize_t> chunk(dims);
@@ -187,7 +189,18 @@ void write_dataset(hid_t parent, const std::string& name, hid_t type, const std:
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, "dataspace");
   Handle ds(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,
             "dataset '" + name + "'");
-  if (!empty) check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '" + name + "'");
+  if (!empty) {
+    // Variable-length strings go through HDF5's type-conversion buffer, which by default is 1 MiB, calloc'ed
+    // on every write: measured, the summary's few string columns then cost more than a short run itself
+    // (a sweep writes one summary per part file). A buffer sized to the data gives the same bytes on disk.
+    hsize_t elements = 1;
+    for (hsize_t d : dims) elements *= d;
+    const size_t buffer = std::clamp<size_t>(static_cast<size_t>(elements) * 64, 4096, 1 << 20);
+    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "dataset transfer property list");
+    check(H5Pset_buffer(dxpl.get(), buffer, nullptr, nullptr), "cannot size the conversion buffer of '" + name + "'");
+    check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, dxpl.get(), data), "cannot write dataset '" + name + "'");
+    dxpl.close();
+  }
   ds.close();  // flushes the chunks: a failed write surfaces here
   space.close();
   dcpl.close();
@@ -200,18 +213,19 @@ void describe_dataset(hid_t parent, const std::string& name, const std::string& 
   ds.close();
 }
 
-void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data) {
-  write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data());
+void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data, bool compress = true) {
+  write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data(), compress);
 }
-void write_longs(hid_t parent, const std::string& name, const std::vector<long>& values) {
+void write_longs(hid_t parent, const std::string& name, const std::vector<long>& values, bool compress = true) {
   const std::vector<int64_t> data(values.begin(), values.end());
-  write_dataset(parent, name, H5T_NATIVE_INT64, {data.size()}, data.data());
+  write_dataset(parent, name, H5T_NATIVE_INT64, {data.size()}, data.data(), compress);
 }
-void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values,
+                   bool compress = true) {
   std::vector<const char*> ptrs;
   for (const auto& v : values) ptrs.push_back(v.c_str());
   Handle type = string_type();
-  write_dataset(parent, name, type.get(), {values.size()}, ptrs.data());
+  write_dataset(parent, name, type.get(), {values.size()}, ptrs.data(), compress);
   type.close();
 }
 
@@ -299,23 +313,43 @@ class AppendableDataset {
   Handle ds_;
 };
 
-// The temporary file is removed when the process is interrupted (signal handlers may only use
-// async-signal-safe calls, hence a fixed buffer and unlink).
-char g_temp_path[4096] = {0};
+// The temporary files are removed when the process is interrupted (signal handlers may only use
+// async-signal-safe calls, hence fixed buffers and unlink). One slot per writer open at once: a sweep's
+// workers each write their own part file. A slot is published by its first byte, written last.
+constexpr int kCleanupSlots = 256;
+char g_temp_paths[kCleanupSlots][4096] = {};
+std::mutex g_cleanup_mutex;
+int g_cleanup_open = 0;
 
 extern "C" void remove_temp_and_exit(int sig) {
-  if (g_temp_path[0]) unlink(g_temp_path);
+  for (auto& path : g_temp_paths)
+    if (path[0]) unlink(path);
   _exit(128 + sig);
 }
 
-void install_cleanup(const std::string& path) {
-  std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
+// Returns the slot (-1 when all are taken: that file is then left behind by a signal, as after kill -9,
+// and removed by the next writer of the same output).
+int install_cleanup(const std::string& path) {
+  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
+  for (int i = 0; i < kCleanupSlots; ++i) {
+    if (g_temp_paths[i][0]) continue;
+    std::snprintf(g_temp_paths[i] + 1, sizeof g_temp_paths[i] - 1, "%s", path.c_str() + (path.empty() ? 0 : 1));
+    std::atomic_signal_fence(std::memory_order_release);  // the rest of the path before its first byte
+    g_temp_paths[i][0] = path.empty() ? 0 : path[0];
+    if (g_cleanup_open++ == 0)
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
+    return i;
+  }
+  return -1;
 }
 
-void remove_cleanup() {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
-  g_temp_path[0] = 0;
+void remove_cleanup(int& slot) {
+  if (slot < 0) return;
+  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
+  g_temp_paths[slot][0] = 0;
+  slot = -1;
+  if (--g_cleanup_open == 0)
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
 }
 
 // Removes "<name>.tmp-<pid>" files beside `out` whose process no longer exists (a kill -9 leaves them).
@@ -349,6 +383,26 @@ void fsync_path(const std::string& path, int flags, const std::string& what) {
 
 }  // namespace
 
+// Appends `rows` to `table` column by column; the columns (names, order, kinds) must be the same.
+static void append_rows(SummaryTable& table, const SummaryTable& rows) {
+  bool same = table.size() == rows.size();
+  for (size_t i = 0; same && i < table.size(); ++i)
+    same = table[i].name == rows[i].name && table[i].values.index() == rows[i].values.index();
+  if (!same) {
+    std::string a, b;
+    for (const auto& c : table) a += (a.empty() ? "" : ",") + c.name;
+    for (const auto& c : rows) b += (b.empty() ? "" : ",") + c.name;
+    throw H5Failure("summary rows with different columns (" + a + " and " + b + ")");
+  }
+  for (size_t i = 0; i < table.size(); ++i)
+    std::visit(
+        [&](auto& into) {
+          const auto& from = std::get<std::decay_t<decltype(into)>>(rows[i].values);
+          into.insert(into.end(), from.begin(), from.end());
+        },
+        table[i].values);
+}
+
 // The open file, its /runs group and the run being streamed.
 struct ResultsWriter::State : RunObserver {
   Handle file, runs;
@@ -362,6 +416,7 @@ struct ResultsWriter::State : RunObserver {
     double rtol, atol, cpu_time_s;
   };
   std::vector<SummaryRow> rows;
+  SummaryTable imported;  // rows of copied runs (append_summary)
 
   // The run in progress.
   Handle group, extras_group;
@@ -378,8 +433,62 @@ struct ResultsWriter::State : RunObserver {
   void close_run(const RunRecord& record);
 };
 
+// /summary of the runs written here, one column per figure (a new column is one line here; merge copies
+// columns generically).
+static SummaryTable summary_table(const std::vector<ResultsWriter::State::SummaryRow>& rows) {
+  using Row = ResultsWriter::State::SummaryRow;
+  SummaryTable t;
+  auto column = [&](const char* name, auto field) {
+    std::vector<std::decay_t<decltype(field(std::declval<const Row&>()))>> out;
+    for (const auto& row : rows) out.push_back(field(row));
+    t.push_back({name, std::move(out)});
+  };
+  column("run_id", [](const Row& r) { return r.run_id; });
+  column("problem", [](const Row& r) { return r.problem; });
+  column("formulation", [](const Row& r) { return r.formulation; });
+  column("integrator", [](const Row& r) { return r.integrator; });
+  column("status", [](const Row& r) { return r.status; });
+  column("dt", [](const Row& r) { return r.dt; });
+  column("N", [](const Row& r) { return r.N; });
+  column("t_end", [](const Row& r) { return r.t_end; });
+  column("samples", [](const Row& r) { return r.samples; });
+  column("steps", [](const Row& r) { return r.steps; });
+  column("rhs_evals", [](const Row& r) { return r.rhs_evals; });
+  column("final_drift_position", [](const Row& r) { return r.s.final_drift_position; });
+  column("max_drift_position", [](const Row& r) { return r.s.max_drift_position; });
+  column("final_drift_velocity", [](const Row& r) { return r.s.final_drift_velocity; });
+  column("max_drift_velocity", [](const Row& r) { return r.s.max_drift_velocity; });
+  column("max_rel_energy_error", [](const Row& r) { return r.s.max_rel_energy_error; });
+  column("q_error_vs_reference", [](const Row& r) { return r.s.q_error_vs_reference; });
+  column("lambda_consistency", [](const Row& r) { return r.s.lambda_consistency; });
+  column("error_vs_reference", [](const Row& r) { return r.s.error_vs_reference; });
+  column("reference", [](const Row& r) { return r.s.reference; });
+  column("wall_time_s", [](const Row& r) { return r.wall_time_s; });
+  // Work-precision columns (issue 10 item 6): tolerances, cost, and errors against the reference.
+  column("rtol", [](const Row& r) { return r.rtol; });
+  column("atol", [](const Row& r) { return r.atol; });
+  column("cpu_time_s", [](const Row& r) { return r.cpu_time_s; });
+  column("reference_source", [](const Row& r) { return r.s.reference_source; });
+  column("q_error_max", [](const Row& r) { return r.s.q_error_max; });
+  column("q_error_final", [](const Row& r) { return r.s.q_error_final; });
+  column("qd_error_max", [](const Row& r) { return r.s.qd_error_max; });
+  column("qd_error_final", [](const Row& r) { return r.s.qd_error_final; });
+  column("lambda_error_max", [](const Row& r) { return r.s.lambda_error_max; });
+  column("lambda_error_final", [](const Row& r) { return r.s.lambda_error_final; });
+  column("scd", [](const Row& r) { return r.s.scd; });
+  column("mescd", [](const Row& r) { return r.s.mescd; });
+  return t;
+}
+
+std::recursive_mutex& hdf5_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 template <class F>
-void ResultsWriter::guarded(const std::string& what, F&& body) {
+void ResultsWriter::guarded(const std::string& what, F&& body, bool lock_hdf5) {
+  std::unique_lock<std::recursive_mutex> lock(hdf5_mutex(), std::defer_lock);
+  if (lock_hdf5) lock.lock();
   if (!state_ || state_->broken) throw OutputError("results file '" + out_path_ + "' is already closed");
   try {
     body();
@@ -508,6 +617,10 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "lambda_error_final", r.summary.lambda_error_final);
   set_attr(g, "scd", r.summary.scd);
   set_attr(g, "mescd", r.summary.mescd);
+  if (s.sweep_index >= 0) {
+    set_attr(g, "sweep_index", s.sweep_index);
+    set_attr(g, "sweep_point", s.sweep_point);
+  }
   for (auto& d : datasets) d->close();
   for (auto& d : extras) d->close();
   datasets.clear();
@@ -546,8 +659,9 @@ void check_output_path(const std::string& out_path, const std::vector<std::strin
   }
 }
 
-ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs)
-    : out_path_(std::move(out_path)) {
+ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
+    : out_path_(std::move(out_path)), options_(options) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
   check_output_path(out_path_, inputs);
   const fs::path out(out_path_);
@@ -563,7 +677,7 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
     }
     created_dirs_.push_back(it->string());
   }
-  remove_stale_temporaries(out);
+  if (options_.remove_stale_temporaries) remove_stale_temporaries(out);
   temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid());
   // Plain open() first: its errno says why a path is unwritable, which HDF5's error stack does not.
   const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -573,7 +687,7 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
     throw OutputError("cannot write output file '" + out_path_ + "': " + why);
   }
   ::close(fd);
-  install_cleanup(temp_path_);
+  cleanup_slot_ = install_cleanup(temp_path_);
   state_ = std::make_unique<State>();
   state_->writer = this;
   try {
@@ -590,20 +704,23 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
   } catch (const H5Failure& e) {
     state_.reset();
     ::unlink(temp_path_.c_str());
-    remove_cleanup();
+    remove_cleanup(cleanup_slot_);
     for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
     throw OutputError("cannot write output file '" + out_path_ + "': " + e.what());
   }
 }
 
 ResultsWriter::~ResultsWriter() {
-  state_.reset();  // closes (silently) whatever is open, the file last
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    state_.reset();  // closes (silently) whatever is open, the file last
+  }
   if (!committed_) {
     ::unlink(temp_path_.c_str());
     std::error_code ec;
     for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);  // only if empty
   }
-  remove_cleanup();
+  remove_cleanup(cleanup_slot_);
 }
 
 RunObserver& ResultsWriter::run_observer() {
@@ -660,46 +777,20 @@ void ResultsWriter::commit(const Provenance& provenance) {
     State& st = *state_;
     Handle summary = make_group(st.file.get(), "summary");
     const hid_t sg = summary.get();
-    auto column = [&](auto field) {
-      std::vector<std::decay_t<decltype(field(st.rows.front()))>> out;
-      for (const auto& row : st.rows) out.push_back(field(row));
-      return out;
-    };
-    using Row = State::SummaryRow;
-    write_strings(sg, "run_id", column([](const Row& r) { return r.run_id; }));
-    write_strings(sg, "problem", column([](const Row& r) { return r.problem; }));
-    write_strings(sg, "formulation", column([](const Row& r) { return r.formulation; }));
-    write_strings(sg, "integrator", column([](const Row& r) { return r.integrator; }));
-    write_strings(sg, "status", column([](const Row& r) { return r.status; }));
-    write_doubles(sg, "dt", column([](const Row& r) { return r.dt; }));
-    write_doubles(sg, "N", column([](const Row& r) { return r.N; }));
-    write_doubles(sg, "t_end", column([](const Row& r) { return r.t_end; }));
-    write_longs(sg, "samples", column([](const Row& r) { return r.samples; }));
-    write_longs(sg, "steps", column([](const Row& r) { return r.steps; }));
-    write_longs(sg, "rhs_evals", column([](const Row& r) { return r.rhs_evals; }));
-    write_doubles(sg, "final_drift_position", column([](const Row& r) { return r.s.final_drift_position; }));
-    write_doubles(sg, "max_drift_position", column([](const Row& r) { return r.s.max_drift_position; }));
-    write_doubles(sg, "final_drift_velocity", column([](const Row& r) { return r.s.final_drift_velocity; }));
-    write_doubles(sg, "max_drift_velocity", column([](const Row& r) { return r.s.max_drift_velocity; }));
-    write_doubles(sg, "max_rel_energy_error", column([](const Row& r) { return r.s.max_rel_energy_error; }));
-    write_doubles(sg, "q_error_vs_reference", column([](const Row& r) { return r.s.q_error_vs_reference; }));
-    write_doubles(sg, "lambda_consistency", column([](const Row& r) { return r.s.lambda_consistency; }));
-    write_doubles(sg, "error_vs_reference", column([](const Row& r) { return r.s.error_vs_reference; }));
-    write_strings(sg, "reference", column([](const Row& r) { return r.s.reference; }));
-    write_doubles(sg, "wall_time_s", column([](const Row& r) { return r.wall_time_s; }));
-    // Work-precision columns (issue 10 item 6): tolerances, cost, and errors against the reference.
-    write_doubles(sg, "rtol", column([](const Row& r) { return r.rtol; }));
-    write_doubles(sg, "atol", column([](const Row& r) { return r.atol; }));
-    write_doubles(sg, "cpu_time_s", column([](const Row& r) { return r.cpu_time_s; }));
-    write_strings(sg, "reference_source", column([](const Row& r) { return r.s.reference_source; }));
-    write_doubles(sg, "q_error_max", column([](const Row& r) { return r.s.q_error_max; }));
-    write_doubles(sg, "q_error_final", column([](const Row& r) { return r.s.q_error_final; }));
-    write_doubles(sg, "qd_error_max", column([](const Row& r) { return r.s.qd_error_max; }));
-    write_doubles(sg, "qd_error_final", column([](const Row& r) { return r.s.qd_error_final; }));
-    write_doubles(sg, "lambda_error_max", column([](const Row& r) { return r.s.lambda_error_max; }));
-    write_doubles(sg, "lambda_error_final", column([](const Row& r) { return r.s.lambda_error_final; }));
-    write_doubles(sg, "scd", column([](const Row& r) { return r.s.scd; }));
-    write_doubles(sg, "mescd", column([](const Row& r) { return r.s.mescd; }));
+    SummaryTable table = summary_table(st.rows);
+    if (st.rows.empty() && !st.imported.empty()) table = st.imported;
+    else if (!st.imported.empty()) append_rows(table, st.imported);
+    for (const auto& c : table) {
+      std::visit(
+          [&](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            const bool compress = options_.compress_summary;
+            if constexpr (std::is_same_v<V, std::vector<double>>) write_doubles(sg, c.name, v, compress);
+            else if constexpr (std::is_same_v<V, std::vector<long>>) write_longs(sg, c.name, v, compress);
+            else write_strings(sg, c.name, v, compress);
+          },
+          c.values);
+    }
     for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
              {"cpu_time_s", "s: thread CPU time integrating (sample recording excluded: run attribute output_cpu_time_s)"},
              {"reference_source", "closed_form | reference_run | none: what the *_error_* columns, scd and mescd compare with"},
@@ -711,7 +802,7 @@ void ResultsWriter::commit(const Provenance& provenance) {
              {"lambda_error_final", "|lambda - lambda_ref| at t_end"},
              {"scd", "digits: -log10 max_i |(y_i - r_i) / r_i| at t_end over y = (q, qd), r_i != 0 (Bari test set)"},
              {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"}})
-      describe_dataset(sg, name, text);
+      if (H5Lexists(sg, name.c_str(), H5P_DEFAULT) > 0) describe_dataset(sg, name, text);
     summary.close();
 
     const hid_t f = st.file.get();
@@ -720,9 +811,14 @@ void ResultsWriter::commit(const Provenance& provenance) {
     set_attr(f, "created_utc", utc_timestamp());
     set_attr(f, "command_line", provenance.command_line);
     set_attr(f, "config", provenance.config_text);
+    if (!provenance.sweep_config.empty()) set_attr(f, "sweep_config", provenance.sweep_config);
     st.runs.close();
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
     st.file.close();
+  });
+  // The file is closed: syncing and renaming it are no HDF5 calls, so other writers are not held up by the
+  // disk (an fsync takes milliseconds).
+  guarded("closing", [&] {
     fsync_path(temp_path_, O_RDONLY, "'" + temp_path_ + "'");
     // The destination may have changed since the start: never rename over anything but a regular file.
     struct stat dest{};
@@ -732,14 +828,33 @@ void ResultsWriter::commit(const Provenance& provenance) {
       throw H5Failure("cannot rename '" + temp_path_ + "' to '" + out_path_ + "': " + std::strerror(errno));
     committed_ = true;
     const fs::path parent = fs::path(out_path_).parent_path();
-    try {
+    if (options_.sync_directory) try {
       fsync_path(parent.empty() ? std::string(".") : parent.string(), O_RDONLY | O_DIRECTORY, "the output directory");
     } catch (const H5Failure& e) {
       std::cerr << "clmbench: warning: " << e.what() << " (the file is complete)\n";
     }
+  }, /*lock_hdf5=*/false);
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    state_.reset();
+  }
+  remove_cleanup(cleanup_slot_);
+}
+
+void ResultsWriter::copy_run(hid_t source_runs, const std::string& run_id) {
+  guarded("run '" + run_id + "'", [&] {
+    Handle ocpypl(H5Pcreate(H5P_OBJECT_COPY), H5Pclose, "object copy property list");
+    check(H5Ocopy(source_runs, run_id.c_str(), state_->runs.get(), run_id.c_str(), ocpypl.get(), H5P_DEFAULT),
+          "cannot copy run '" + run_id + "'");
+    ocpypl.close();
   });
-  state_.reset();
-  remove_cleanup();
+}
+
+void ResultsWriter::append_summary(const SummaryTable& rows) {
+  guarded("summary", [&] {
+    if (state_->imported.empty()) state_->imported = rows;
+    else append_rows(state_->imported, rows);
+  });
 }
 
 }  // namespace clm

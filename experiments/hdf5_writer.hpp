@@ -4,7 +4,13 @@
 //                option table under its attribute name (docs/options.md), n, m, steps, rejected_steps,
 //                rhs_evals, jacobian_evals, wall_time_s; datasets t, q, qd, lambda, energy, drift_position
 //                (holonomic only), drift_velocity, extras/<name>
-//   /summary/<column>  one row per run
+//   /summary/<column>  one row per run; kept as a generic column table (SummaryTable) so that merge
+//                      (experiments/results_merge.cpp) copies whatever columns a file has
+// Runs of another results file are copied whole with copy_run (H5Ocopy), their summary rows added with
+// append_summary: that is how `clmbench merge` and a sweep's final merge assemble a file.
+//
+// Threads: every HDF5 call takes hdf5_mutex() (Debian's HDF5 is the serial, not thread-safe, build), so
+// several writers (a sweep's workers, one part file each) can stream at once.
 //
 // The guarantee: the output file is complete or absent. The file is written as "<out>.tmp-<pid>" and
 // renamed over <out> only after every HDF5 write, flush and close succeeded and the file was fsync'ed;
@@ -16,8 +22,10 @@
 #include <hdf5.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/types.hpp"
@@ -45,19 +53,51 @@ struct ResultGroup {
 struct Provenance {
   std::string command_line;
   std::string config_text;  // the full resolved configuration (to_config_text)
+  std::string sweep_config;  // a sweep's configuration as a whole (root attribute sweep_config); empty: none
 };
+
+// The HDF5 library of Debian is the serial build, which is not thread-safe: every HDF5 call of the program
+// (writer, readers, merge) holds this one lock. The writer takes it itself; code that calls HDF5 directly
+// while other threads may write (the sweep's workers) takes it too.
+std::recursive_mutex& hdf5_mutex();
+
+// One /summary column: its name and one value per run (numbers, integers or text). The writer keeps the
+// summary as such a table so that `merge` copies whatever columns its inputs have (the work-precision
+// columns included) without a list of them.
+struct SummaryColumn {
+  std::string name;
+  std::variant<std::vector<double>, std::vector<long>, std::vector<std::string>> values;
+  size_t size() const {
+    return std::visit([](const auto& v) { return v.size(); }, values);
+  }
+};
+using SummaryTable = std::vector<SummaryColumn>;
 
 // Refuses, before anything runs, an output that cannot be a results file: an empty name, a name ending
 // in '/', an existing directory or other non-regular file (a device, a FIFO), or one of `inputs` (the
 // config file). OutputError (exit code 2) with one line.
 void check_output_path(const std::string& out_path, const std::vector<std::string>& inputs);
 
+// How a writer treats its surroundings. The defaults are those of a results file a user asked for; a
+// sweep's part files (OUT.parts/<run_id>.h5) use cheaper settings that keep the guarantee: the sweep
+// removes stale temporaries of its parts once before it starts (a scan of the parts directory per part
+// would cost O(runs) each), and a part's rename need not survive a power loss (the file itself is fsynced
+// before the rename, so a part is complete or absent; a lost rename only means the run is computed again),
+// and a part's one-row /summary is stored plain (the merge rewrites /summary compressed; deflating a row
+// costs more than the row: zlib's setup per dataset, under the HDF5 lock that the workers share).
+struct WriterOptions {
+  bool remove_stale_temporaries = true;
+  bool sync_directory = true;    // fsync the directory after the rename
+  bool compress_summary = true;  // /summary chunked and deflated like every dataset
+};
+
 class ResultsWriter {
  public:
   // check_output_path, then creates missing parent directories, removes stale temporaries of this output
   // left by processes that no longer exist (kill -9), and creates the temporary file, so an unwritable
   // path is reported before any run starts. Throws OutputError.
-  explicit ResultsWriter(std::string out_path, const std::vector<std::string>& inputs = {});
+  explicit ResultsWriter(std::string out_path, const std::vector<std::string>& inputs = {},
+                         WriterOptions options = {});
   // Without a successful commit(): closes everything, removes the temporary file and the directories the
   // constructor created (when empty).
   ~ResultsWriter();
@@ -69,6 +109,12 @@ class ResultsWriter {
   // Writes a whole record kept in memory (execute_run with keep_samples, no observer).
   void write_run(const RunRecord& record);
   void write_group(const ResultGroup& group);
+  // Copies /runs/<run_id> of another open results file (H5Ocopy: datasets, attributes, extras) into this
+  // one; `source_runs` is that file's /runs group. Its /summary row is added with append_summary.
+  void copy_run(hid_t source_runs, const std::string& run_id);
+  // Rows for /summary after those of the runs written here, column by column (every column the same
+  // length; the same columns as the other rows, else the commit fails).
+  void append_summary(const SummaryTable& rows);
   // Writes /summary and the root attributes, closes and fsyncs the file, renames it to the output path
   // and fsyncs the directory.
   void commit(const Provenance& provenance);
@@ -79,12 +125,16 @@ class ResultsWriter {
   struct State;  // HDF5 handles and the run being streamed (hdf5_writer.cpp)
 
  private:
+  // Runs `body`, turning an HDF5 or system failure into one OutputError; holds hdf5_mutex() unless the body
+  // makes no HDF5 call (fsync and rename: other writers keep writing meanwhile).
   template <class F>
-  void guarded(const std::string& what, F&& body);
+  void guarded(const std::string& what, F&& body, bool lock_hdf5 = true);
 
   std::string out_path_, temp_path_;
   std::vector<std::string> created_dirs_;  // deepest last
   bool committed_ = false;
+  int cleanup_slot_ = -1;
+  WriterOptions options_;  // the signal handler's entry for the temporary file
   std::unique_ptr<State> state_;
 };
 

@@ -65,7 +65,7 @@ int kozlov(const CommandInvocation& call) {
   const KozlovConfig config = load_kozlov_config(*config_path, strings_of(vm, "set"), out_flag);
   ResultsWriter writer(config.base.out, {*config_path});
   run_kozlov_study(config, writer, call.out, call.err);
-  writer.commit({call.command_line, to_kozlov_config_text(config)});
+  writer.commit({call.command_line, to_kozlov_config_text(config), ""});
   call.out << "wrote " << config.base.out << " (" << config.limit_runs.size() + 1 << " runs, /kozlov/"
            << config.settings.study << ")\n";
   return kExitOk;

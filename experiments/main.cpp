@@ -22,6 +22,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       list_command(),
       run_command(),
+      sweep_command(),
+      merge_command(),
       kozlov_command(),
       info_command(),
       analyze_command(),

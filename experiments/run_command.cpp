@@ -39,7 +39,7 @@ Config files (INI, read with Boost.Program_options; ';' and '#' start comments):
                  when the problem has no closed-form motion: formulation, integrator, rtol, atol. `run`
                  computes it only when the config has a [reference] section or a --reference* flag is
                  given; closed forms are always used (docs/design.md section 5)
-  [sweep]        lists of values (key = v1 v2 ...); validated, but not expanded by `run`
+  [sweep]        lists of values (key = v1 v2 ...); validated, but expanded only by `clmbench sweep`
 Every key, its unit, admissible values, flag and HDF5 attribute: docs/options.md.
 
 Config keys and defaults:
@@ -149,7 +149,7 @@ int run(const CommandInvocation& call) {
 
   const RunConfig config = load_run_config(config_path, sets, flags, out_flag);
   if (!config.sweep.empty()) {
-    call.err << "clmbench: note: the [sweep] section is not expanded by `run`; running the configured run(s) only\n";
+    call.err << "clmbench: note: the [sweep] section is expanded by `clmbench sweep`, not by `run`; running the configured run(s) only\n";
   }
 
   const ProgressMode progress_display = progress_mode(vm["progress"].as<std::string>());
@@ -198,7 +198,7 @@ int run(const CommandInvocation& call) {
              << format_number(record.wall_time_s) << " s\n";
     prepared_run.formulation.reset();  // free the workspace early; the record has been written
   }
-  writer.commit({call.command_line, to_config_text(config)});
+  writer.commit({call.command_line, to_config_text(config), ""});
   call.out << "wrote " << config.out << " (" << config.runs.size() << " run" << (config.runs.size() == 1 ? "" : "s")
            << ")\n";
   return kExitOk;

@@ -54,6 +54,7 @@ std::string describe(const std::string& section, const std::string& key, const C
 
 // Splits Boost's "section.key" name. [sweep] keys may themselves contain a dot (param.b); run names may not.
 std::pair<std::string, std::string> split_name(const std::string& name) {
+  if (name.rfind("sweep.zip.", 0) == 0) return {"sweep.zip", name.substr(10)};
   if (name.rfind("sweep.", 0) == 0) return {"sweep", name.substr(6)};
   const auto dot = name.rfind('.');
   if (dot == std::string::npos) return {"", name};
@@ -66,11 +67,12 @@ void validate_section(const std::string& section, const std::map<std::string, Co
   const std::string kind = section.substr(0, dot);
   const std::string origin = keys.empty() ? std::string("the config") : keys.begin()->second.origin;
   const bool known_kind = contains(kSectionKinds, kind) || (kind == "sweep" && dot == std::string::npos);
+  if (section == "sweep.zip") return;  // checked with [sweep] (validate_sweep)
   if (!known_kind || (dot != std::string::npos && !valid_run_name(section.substr(dot + 1)))) {
     throw InputError("unknown config section [" + section + "] in " + origin +
-                     " (known: [run], [param], [initial], [formulation], [reference], [sweep], and [run.NAME], "
-                     "[param.NAME], [initial.NAME], [formulation.NAME], [reference.NAME] with NAME of letters, "
-                     "digits, _ and -)");
+                     " (known: [run], [param], [initial], [formulation], [reference], [sweep], [sweep.zip], and "
+                     "[run.NAME], [param.NAME], [initial.NAME], [formulation.NAME], [reference.NAME] with NAME of "
+                     "letters, digits, _ and -)");
   }
   if (kind == "param" || kind == "sweep") return;
   const std::vector<std::string> known = keys_of(kind);
@@ -86,30 +88,70 @@ void validate_section(const std::string& section, const std::map<std::string, Co
   }
 }
 
-void validate_sweep(const std::map<std::string, ConfigValue>& keys, std::vector<SweepAxis>& axes) {
-  std::vector<std::string> sweepable;
+// The keys a [sweep] list may vary: the [run] and [formulation] options whose value is one token (a list
+// of q0 values cannot be one value of a space-separated list), and param.NAME.
+std::vector<std::string> sweepable_keys() {
+  std::vector<std::string> keys;
   for (const auto& o : run_options())
-    if (o.section == "run" || (o.section == "formulation" && o.type != OptionType::kNumberList &&
-                               o.type != OptionType::kChoice))
-      if (o.type != OptionType::kBool) sweepable.push_back(o.key);
-  for (const auto& [key, value] : keys) {
-    const bool is_param = key.rfind("param.", 0) == 0 && key.size() > 6;
-    if (!is_param && !contains(sweepable, key)) {
-      throw InputError("unknown config key 'sweep." + key + "' in " + value.origin +
-                       " (a [sweep] key is one of " + join(sweepable) + ", or param.NAME)");
+    if ((o.section == "run" || o.section == "formulation") && o.type != OptionType::kNumberList)
+      keys.push_back(o.section == "run" ? o.key : o.section + "." + o.key);
+  return keys;
+}
+
+// Checks each [sweep] / [sweep.zip] list: a known key, a non-empty list, every value admissible on its own
+// (registry names, numbers, choices; the combinations are checked when the sweep resolves its runs).
+void validate_sweep(const ConfigLayer& file, std::vector<SweepAxis>& axes) {
+  const std::vector<std::string> sweepable = sweepable_keys();
+  size_t zip_length = 0;
+  std::string zip_first;
+  for (const char* section : {"sweep", "sweep.zip"}) {
+    const auto s = file.find(section);
+    if (s == file.end()) continue;
+    const bool zip = std::string(section) == "sweep.zip";
+    for (const auto& [key, value] : s->second) {
+      const std::string where = "[" + std::string(section) + "] of " + value.origin;
+      const auto [target_section, target_key] = sweep_target(key);
+      const bool is_param = target_section == "param" && !target_key.empty();
+      const std::string canonical = target_section == "run" ? target_key : target_section + "." + target_key;
+      if (!is_param && !contains(sweepable, canonical)) {
+        std::string hint;
+        if (key.find('.') == std::string::npos && find_run_option("formulation", key))
+          hint = "; a bare key is a [run] key, did you mean formulation." + key + "?";
+        throw InputError("unknown sweep key '" + echo_value(key) + "' in " + where + " (one of " + join(sweepable) +
+                         ", or param.NAME" + hint + ")");
+      }
+      if (zip && file.count("sweep") && file.at("sweep").count(key))
+        throw InputError("sweep key '" + key + "' is in both [sweep] and [sweep.zip] of " + value.origin);
+      SweepAxis axis{key, {}, zip, value.order, value.origin};
+      std::istringstream in(value.text);
+      for (std::string token; in >> token;) axis.values.push_back(token);
+      if (axis.values.empty()) throw InputError("empty list for " + key + " in " + where);
+      if (zip) {
+        if (zip_first.empty()) {
+          zip_first = key;
+          zip_length = axis.values.size();
+        } else if (axis.values.size() != zip_length) {
+          throw InputError("[sweep.zip] lists vary together and need the same length, but " + zip_first + " has " +
+                           std::to_string(zip_length) + " values and " + key + " has " +
+                           std::to_string(axis.values.size()) + " (in " + value.origin + ")");
+        }
+      }
+      const std::string what = target_section + "." + target_key + " in " + where;
+      for (const auto& v : axis.values) {
+        try {
+          if (is_param) {
+            parse_number(v, what);
+          } else {
+            RunSpec scratch;
+            find_run_option(target_section, target_key)->assign(scratch, v, what);
+          }
+        } catch (const InputError& e) {
+          const std::string m = e.what();
+          throw InputError(m.find("[sweep") == std::string::npos ? m + " (" + what + ")" : m);
+        }
+      }
+      axes.push_back(std::move(axis));
     }
-    SweepAxis axis{key, {}};
-    std::istringstream in(value.text);
-    for (std::string token; in >> token;) axis.values.push_back(token);
-    if (axis.values.empty()) throw InputError("empty list for sweep." + key + " in " + value.origin);
-    const std::string what = describe("sweep", key, value);
-    for (const auto& v : axis.values) {
-      if (key == "problem") problem_registry().get(v);
-      else if (key == "formulation") formulation_registry().get(v);
-      else if (key == "integrator") integrator_registry().get(v);
-      else parse_number(v, what);
-    }
-    axes.push_back(std::move(axis));
   }
 }
 
@@ -330,7 +372,7 @@ RunConfig resolve_run_config(const std::string& source, const ConfigLayer& file,
                        section.substr(dot + 1) + "] section");
     }
   }
-  if (auto s = file.find("sweep"); s != file.end()) validate_sweep(s->second, config.sweep);
+  validate_sweep(file, config.sweep);
 
   if (names.empty()) {
     config.runs.push_back(resolve_run(Lookup{file, flags, ""}, source));
@@ -350,6 +392,39 @@ RunConfig resolve_run_config(const std::string& source, const ConfigLayer& file,
   }
   if (config.out.empty()) throw InputError("empty output file name (run.out / --out)");
   return config;
+}
+
+std::vector<SweepAxis> read_sweep_axes(const ConfigLayer& file) {
+  std::vector<SweepAxis> axes;
+  validate_sweep(file, axes);
+  return axes;
+}
+
+std::pair<std::string, std::string> sweep_target(const std::string& sweep_key) {
+  const auto dot = sweep_key.find('.');
+  if (dot == std::string::npos) return {"run", sweep_key};
+  return {sweep_key.substr(0, dot), sweep_key.substr(dot + 1)};
+}
+
+std::string config_layer_text(const ConfigLayer& layer) {
+  std::vector<std::pair<long, std::string>> sections;
+  for (const auto& [section, keys] : layer) {
+    long first = 1L << 41;
+    if (auto o = layer.section_order.find(section); o != layer.section_order.end()) first = o->second;
+    for (const auto& [key, value] : keys) first = std::min(first, value.order);
+    sections.push_back({first, section});
+  }
+  std::stable_sort(sections.begin(), sections.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::ostringstream s;
+  for (const auto& [_, section] : sections) {
+    s << "[" << section << "]\n";
+    std::vector<std::pair<long, std::string>> keys;
+    for (const auto& [key, value] : layer.at(section)) keys.push_back({value.order, key});
+    std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [order, key] : keys) s << key << " = " << layer.at(section).at(key).text << "\n";
+  }
+  return s.str();
 }
 
 RunConfig load_run_config(const std::optional<std::string>& path, const std::vector<std::string>& sets,
@@ -388,9 +463,9 @@ std::string to_config_text(const RunConfig& config) {
     section_rows("reference");
   }
   if (!config.sweep.empty()) {
-    s << "\n# [sweep] as given (expanded only by a sweep command):\n";
+    s << "\n# [sweep] and [sweep.zip] as given (expanded by clmbench sweep, not by run):\n";
     for (const auto& axis : config.sweep) {
-      s << "# " << axis.key << " =";
+      s << "# " << (axis.zip ? "[sweep.zip] " : "") << axis.key << " =";
       for (const auto& v : axis.values) s << " " << v;
       s << "\n";
     }

@@ -2,7 +2,8 @@
 // command-line overrides. Everything a user can get wrong is reported here, before anything runs, as an
 // InputError with one line naming the offending key, value or file.
 //
-// Config sections: [run], [param], [initial], [formulation], [reference], [sweep]. Several runs in one file: each
+// Config sections: [run], [param], [initial], [formulation], [reference], [sweep], [sweep.zip] (the grid of
+// `clmbench sweep`, experiments/sweep_plan.hpp; validated here, not expanded by `run`). Several runs in one file: each
 // section [run.NAME] declares a run called NAME; it reads its keys from [run.NAME], [param.NAME],
 // [initial.NAME], [formulation.NAME], each key falling back to the unsuffixed section. Without any
 // [run.NAME] section the file describes a single run (the docs/design.md format, unchanged).
@@ -61,22 +62,30 @@ struct RunSpec {
   std::optional<std::vector<double>> q0, qd0;  // given initial data (projected onto the constraints)
   FormulationOptions options;
   ReferenceSettings reference;
+  // A run of `clmbench sweep`: its place in the grid (grid order) and the point as "key=value ..."
+  // (written as the run attributes sweep_index and sweep_point); -1 / empty outside a sweep.
+  long sweep_index = -1;
+  std::string sweep_point;
 
   IntegratorSettings integrator_settings() const;
   SimulationSettings simulation_settings() const;
 };
 
-// One [sweep] list: key (a [run] or [formulation] key, or param.NAME) and its values as written.
+// One [sweep] or [sweep.zip] list: key (a bare [run] key, or section.key: run.KEY, formulation.KEY,
+// param.NAME) and its values as written. The lists of [sweep.zip] vary together (one axis of the grid).
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values;
+  bool zip = false;   // from [sweep.zip]
+  long order = 0;     // position in the file (the grid's axes follow the file's order)
+  std::string origin;  // the config file
 };
 
 struct RunConfig {
   std::string source;  // the config file, empty for a run given by flags only
   std::string out;     // the one HDF5 file of this invocation
   std::vector<RunSpec> runs;
-  std::vector<SweepAxis> sweep;  // validated; expanded only by a future `sweep` command
+  std::vector<SweepAxis> sweep;  // [sweep] then [sweep.zip], each by key; expanded by `clmbench sweep`
 };
 
 // One value as written, and where it was written (a file name, "--set", or a flag such as "--dt").
@@ -101,6 +110,17 @@ ConfigLayer read_config_file(const std::string& path, const std::vector<std::str
 
 // Applies "section.key=value" (the --set flag) to a layer, replacing what the file said.
 void apply_set(ConfigLayer& layer, const std::string& assignment);
+
+// The [sweep] and [sweep.zip] lists of a file, each checked (known key, non-empty, every value admissible
+// on its own, zip lists of one length); InputError otherwise. In key order, [sweep] first.
+std::vector<SweepAxis> read_sweep_axes(const ConfigLayer& file);
+
+// The (section, key) a [sweep] key sets: a bare key is a [run] key, "param.b" is ("param", "b").
+std::pair<std::string, std::string> sweep_target(const std::string& sweep_key);
+
+// The file layer as normalized INI text (sections in file order, keys as written): the configuration of a
+// sweep as a whole (root attribute sweep_config), whose runs' resolved options are in their attributes.
+std::string config_layer_text(const ConfigLayer& layer);
 
 // Resolves and validates every run. `flags` holds command-line flags under the sections run, param,
 // initial and formulation (origin = the flag); `out_flag` is --out when given.

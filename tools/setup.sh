@@ -4,10 +4,11 @@
 set -euo pipefail
 
 # clang, libclang-rt-14-dev and llvm-14 (llvm-symbolizer): the sanitizer build and the libFuzzer targets of
-# tools/test.sh --sanitize.
+# tools/test.sh --sanitize. libopenmpi-dev and openmpi-bin: `mpirun -n K clmbench sweep` (CMake option
+# CLMBENCH_WITH_MPI; everything builds and works without them).
 packages=(cmake ninja-build g++ libeigen3-dev libceres-dev libhdf5-dev libboost-program-options-dev
           libbenchmark-dev libgtest-dev libsundials-dev python3-h5py python3-matplotlib python3-numpy
-          clang libclang-rt-14-dev llvm-14)
+          clang libclang-rt-14-dev llvm-14 libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${packages[@]}"; do

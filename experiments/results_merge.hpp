@@ -1,0 +1,35 @@
+// Joins results files into one (`clmbench merge`, and the last step of `clmbench sweep`, which merges its
+// part files). Runs are copied whole (H5Ocopy: datasets, attributes, extras), in grid order when every run
+// carries a sweep_index, else in argument order (within a file, its /summary order). /summary is rebuilt
+// as the concatenation of the inputs' rows in that order, copying whatever columns they have (numbers,
+// integers or text; the inputs must agree on them), so columns added later need no change here.
+// A run id found twice is kept once when both copies are identical (datasets and attributes, timings
+// aside) and refused otherwise. The output is written like every results file: complete or absent.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clm {
+
+struct MergeReport {
+  size_t runs = 0;
+  size_t duplicates = 0;  // identical copies skipped
+  std::map<std::string, size_t> statuses;  // "ok" -> count, ...
+};
+
+// Root attributes of the output: clmbench_version, git_commit (of this binary), created_utc,
+// command_line, and config: the inputs' common sweep_config when they all come from one sweep (also kept
+// as sweep_config), else their common config, else each input's config under a "# from FILE" line.
+// InputError for an input that is missing or not a clmbench results file, for inputs of different sweeps
+// or with different /summary columns, and for a run id twice with different contents.
+MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
+                          const std::string& command_line);
+
+// The root attribute `config` of a part file, when the file is a readable results file holding
+// /runs/<run_id>; nullopt otherwise.
+std::optional<std::string> stored_part_config(const std::string& path, const std::string& run_id);
+
+}  // namespace clm

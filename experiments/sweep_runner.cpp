@@ -1,0 +1,273 @@
+#include "experiments/sweep_runner.hpp"
+
+#include "experiments/reference_cache.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/types.hpp"
+#include "experiments/hdf5_writer.hpp"
+#include "experiments/process_group.hpp"
+#include "experiments/results_merge.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/value_parsing.hpp"
+
+namespace clm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string part_path(const SweepPlan& plan, const PlannedRun& run) {
+  return (fs::path(parts_directory(plan.out)) / (run.spec.run_id + ".h5")).string();
+}
+
+// The first line where two configuration texts differ, for the error message.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream x(a), y(b);
+  std::string lx, ly;
+  while (true) {
+    const bool gx = static_cast<bool>(std::getline(x, lx)), gy = static_cast<bool>(std::getline(y, ly));
+    if (!gx && !gy) return "";
+    if (!gx) lx = "(nothing)";
+    if (!gy) ly = "(nothing)";
+    if (lx != ly || !gx || !gy) return "it has '" + lx + "', the sweep now plans '" + ly + "'";
+  }
+}
+
+// Which selected runs have a complete part from the same configuration. Without --resume any part is an
+// error (never silently mixed into a new sweep); with --resume a part of another configuration, or a file
+// that is no part of this grid, is an error naming it (the user decides: remove it, or restore the config).
+std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& selection, bool resume,
+                             bool remove_stale, std::ostream& err) {
+  const std::string dir = parts_directory(plan.out);
+  std::vector<bool> done(selection.size(), false);
+  std::error_code ec;
+  const auto status = fs::status(dir, ec);
+  if (!fs::exists(status)) return done;
+  if (!fs::is_directory(status))
+    throw OutputError("'" + dir + "' (where a sweep into " + plan.out + " keeps its part files) is not a directory");
+  std::map<std::string, size_t> position;
+  for (size_t j = 0; j < selection.size(); ++j) position[plan.runs[selection[j]].spec.run_id + ".h5"] = j;
+  size_t parts = 0, stale = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // A temporary of a writer that was killed: its run is not done. Removed here, once, when its process
+    // no longer exists (by rank 0 alone: no part is written before every rank has scanned).
+    if (const auto at = name.find(".h5.tmp-"); at != std::string::npos) {
+      const std::string digits = name.substr(at + 8);
+      const bool numeric = !digits.empty() && digits.size() <= 9 &&
+                           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (remove_stale && numeric && ::kill(static_cast<pid_t>(std::stol(digits)), 0) != 0 && errno == ESRCH) {
+        std::error_code rm;
+        stale += fs::remove(entry.path(), rm);
+      }
+      continue;
+    }
+    ++parts;
+    if (!resume) continue;
+    const auto it = position.find(name);
+    if (it == position.end())
+      throw InputError("'" + entry.path().string() + "' is no part of this sweep (no planned run has that id): " + dir +
+                       " holds parts of a different sweep into " + plan.out + "; remove it, or choose another --out");
+    const PlannedRun& run = plan.runs[selection[it->second]];
+    const auto stored = stored_part_config(entry.path().string(), run.spec.run_id);
+    if (!stored)
+      throw InputError("part file '" + entry.path().string() + "' is not a readable results file of run " +
+                       run.spec.run_id + "; remove it and --resume again");
+    const std::string a = comparable_config(*stored), b = comparable_config(part_config(plan, run.spec));
+    if (a != b)
+      throw InputError("part file '" + entry.path().string() + "' was computed with a different configuration (" +
+                       first_difference(a, b) + "); remove it (or " + dir + ") to recompute, or restore the config");
+    done[it->second] = true;
+  }
+  if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
+  if (stale)
+    err << "clmbench: note: removed " << stale << " temporary file" << (stale == 1 ? "" : "s") << " of killed runs from "
+        << dir << "\n";
+  if (!resume && parts > 0)
+    throw InputError("'" + dir + "' holds " + std::to_string(parts) + " part file" + (parts == 1 ? "" : "s") +
+                     " of an interrupted sweep into " + plan.out +
+                     "; pass --resume to continue it, or remove the directory to start over");
+  return done;
+}
+
+}  // namespace
+
+std::string parts_directory(const std::string& out) { return out + ".parts"; }
+
+void validate_runs(const SweepPlan& plan, const std::vector<size_t>& selection, std::ostream& err) {
+  std::vector<std::pair<std::string, size_t>> warnings;  // distinct texts, in order of first appearance
+  for (size_t k : selection) {
+    const RunSpec& spec = plan.runs[k].spec;
+    std::ostringstream log;  // per-run notes (projection distances) are in each run's attributes
+    try {
+      const PreparedRun prepared = prepare_run(spec, log, true);
+      if (spec.reference.compute) check_reference(prepared);  // bad [reference] settings: before any run
+      for (const auto& w : prepared.warnings) {
+        auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& p) { return p.first == w; });
+        if (it == warnings.end()) warnings.push_back({w, 1});
+        else ++it->second;
+      }
+    } catch (const InputError& e) {
+      throw InputError("[sweep] run " + spec.run_id + " (" + spec.sweep_point + "): " + e.what());
+    }
+  }
+  for (const auto& [w, count] : warnings)
+    err << "clmbench: warning: sweep: " << w << " (" << count << " of " << selection.size() << " runs)\n";
+}
+
+SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selection, const SweepOptions& options,
+                      ProcessGroup& group, std::ostream& out, std::ostream& err) {
+  const double start = now_seconds();
+  SweepReport report;
+  report.selected = selection.size();
+  const std::string dir = parts_directory(plan.out);
+
+  // Every process checks the same directory before any of them writes into it, then they agree.
+  std::vector<bool> done;
+  {
+    std::exception_ptr mine;
+    try {
+      check_output_path(plan.out, {plan.source});
+      done = scan_parts(plan, selection, options.resume, group.rank() == 0, err);
+      if (group.rank() == 0) {
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) throw OutputError("cannot create the parts directory '" + dir + "': " + ec.message());
+      }
+    } catch (...) {
+      mine = std::current_exception();
+    }
+    const int first = group.first_failure(static_cast<bool>(mine));
+    if (first == group.rank()) std::rethrow_exception(mine);
+    if (first >= 0) throw PeerFailure("process " + std::to_string(first) + " of the sweep failed");
+  }
+  for (bool d : done) report.resumed += d;
+
+  // This process's share, in grid order: the runs not done whose position is this rank's.
+  std::vector<size_t> todo;
+  for (size_t j = 0; j < selection.size(); ++j)
+    if (!done[j] && static_cast<int>(j % static_cast<size_t>(group.size())) == group.rank()) todo.push_back(selection[j]);
+  if (group.rank() == 0 && report.resumed > 0)
+    out << "sweep: " << report.resumed << " of " << selection.size() << " runs already complete in " << dir
+        << " (resumed)\n";
+
+  ProgressLine progress(err, group.rank() == 0 ? options.progress : ProgressMode::kNever,
+                        group.size() > 1 ? "sweep (" + group.description() + ")" : std::string("sweep"));
+  // One reference per (problem, parameters, initial data, grid, [reference] settings), computed once by
+  // whichever worker asks first and shared (thread-safe); every rank computes its own, deterministically.
+  ReferenceCache references;
+  std::mutex mutex;  // out, progress, report
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr error;
+  auto worker = [&] {
+    while (!stop) {
+      const size_t k = next++;
+      if (k >= todo.size()) return;
+      const PlannedRun& run = plan.runs[todo[k]];
+      try {
+        const double t0 = now_seconds();
+        std::ostringstream log;
+        PreparedRun prepared = prepare_run(run.spec, log, /*warn_unused=*/false);
+        const double t1 = now_seconds();
+        ResultsWriter part(part_path(plan, run), {},
+                           {/*remove_stale_temporaries=*/false, /*sync_directory=*/false, /*compress_summary=*/false});
+        const double t2 = now_seconds();
+        std::shared_ptr<const ReferenceTrajectory> reference;
+        if (prepared.spec.reference.compute) reference = references.get(prepared);
+        const RunRecord record =
+            execute_run(prepared, &part.run_observer(), /*keep_samples=*/false, nullptr, reference.get());
+        prepared.formulation.reset();
+        const double t3 = now_seconds();
+        part.commit({options.command_line, part_config(plan, run.spec), plan.sweep_config});
+        const double t4 = now_seconds();
+        std::lock_guard<std::mutex> lock(mutex);
+        ++report.computed;
+        if (record.status != "ok") ++report.failures;
+        report.run_seconds += (t1 - t0) + (t3 - t2);
+        report.commit_seconds += (t2 - t1) + (t4 - t3);
+        if (options.print_runs) {
+          out << "run " << record.spec.run_id << ": " << record.status;
+          if (!record.message.empty()) out << " (" << record.message << ")";
+          out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
+              << format_number(record.wall_time_s) << " s" << std::endl;
+        }
+        progress.update(static_cast<double>(report.computed) / static_cast<double>(todo.size()), [&] {
+          std::string d = "runs " + std::to_string(report.resumed + report.computed) + "/" +
+                          std::to_string(selection.size());
+          if (group.size() > 1) d += " (this rank: " + std::to_string(report.computed) + "/" + std::to_string(todo.size()) + ")";
+          if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
+          return d;
+        });
+      } catch (const InputError& e) {
+        // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
+        // (the command aborts on anything but an InputError, which it takes for the agreed kind).
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::make_exception_ptr(std::logic_error("run " + run.spec.run_id + ": " + e.what()));
+        stop = true;
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(options.jobs, 1)), std::max<size_t>(todo.size(), 1)));
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  progress.finish(todo.empty() ? 1.0 : static_cast<double>(report.computed) / static_cast<double>(todo.size()),
+                  "runs " + std::to_string(report.resumed + report.computed) + "/" + std::to_string(selection.size()) +
+                      (report.failures ? ", " + std::to_string(report.failures) + " failed" : std::string()));
+  if (error) std::rethrow_exception(error);
+
+  // Every part exists once every process is here; rank 0 joins them.
+  group.barrier();
+  if (group.rank() == 0) {
+    const double m0 = now_seconds();
+    std::vector<std::string> parts;
+    for (size_t k : selection) parts.push_back(part_path(plan, plan.runs[k]));
+    if (parts.empty()) {
+      // A shard without runs (more shards than runs): a complete results file with no runs.
+      ResultsWriter empty(plan.out, {plan.source});
+      empty.commit({options.command_line, plan.sweep_config, plan.sweep_config});
+    } else {
+      try {
+        report.statuses = merge_results(parts, plan.out, options.command_line).statuses;
+      } catch (const OutputError& e) {
+        throw OutputError(std::string(e.what()) + "; every run is kept in " + dir +
+                          ": fix the cause and run the sweep again with --resume to merge them");
+      }
+    }
+    report.merge_seconds = now_seconds() - m0;
+    report.merged = true;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) err << "clmbench: warning: cannot remove the parts directory '" << dir << "': " << ec.message() << "\n";
+  }
+  report.wall_seconds = now_seconds() - start;
+  return report;
+}
+
+}  // namespace clm

@@ -1,0 +1,394 @@
+// clmbench sweep and clmbench merge (docs/design.md section 4): grid expansion and run ids, resolved
+// configs per run, --dry-run, results independent of --jobs / --shard / MPI ranks, kill -9 and --resume,
+// a diverging run inside a sweep, and one-line errors for bad input. The runs are tiny (t_end <= 1,
+// coarse output) so that the suite stays fast; the data are compared by tests/support/h5_tool.py (h5py,
+// independent of clmbench's HDF5 code).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "clmbench_process.hpp"
+#include "experiments/run_config.hpp"
+#include "experiments/sweep_plan.hpp"
+
+namespace fs = std::filesystem;
+using clm::testing::expect_one_line_error;
+using clm::testing::ProcessResult;
+using clm::testing::ScratchDir;
+using clm::testing::write_text;
+
+namespace {
+
+// 3 x 3 x 2 = 18 runs of a pendulum, 0.5 s each.
+const char* kGrid = R"([run]
+problem = pendulum_polar
+integrator = rk4
+t_end = 0.5
+dt = 1e-2
+output_every = 0.1
+out = grid.h5
+[sweep]
+formulation = kkt schur nullspace
+dt = 1e-2 5e-3 2e-3
+param.L = 1 2
+)";
+
+struct Tool {
+  int exit_code;
+  std::string out;
+};
+
+// tests/support/h5_tool.py ARGS, run in `dir`.
+Tool h5_tool(const ScratchDir& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.path().string() + "' && /usr/bin/python3 '" CLMBENCH_SOURCE_DIR
+                          "/tests/support/h5_tool.py' " + args + " > .tool 2>&1";
+  const int status = std::system(cmd.c_str());
+  Tool t{WIFEXITED(status) ? WEXITSTATUS(status) : -1, clm::testing::read_text(dir.path() / ".tool")};
+  fs::remove(dir.path() / ".tool");
+  return t;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+size_t count_lines_starting(const std::string& text, const std::string& prefix) {
+  size_t n = 0;
+  for (const auto& l : lines_of(text)) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+void expect_identical(const ScratchDir& dir, const std::string& a, const std::string& b) {
+  const Tool t = h5_tool(dir, "compare " + a + " " + b);
+  EXPECT_EQ(t.exit_code, 0) << a << " vs " << b << ":\n" << t.out;
+}
+
+std::vector<std::string> dir_names(const fs::path& p) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(p, ec)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST(SweepPlan, GridOrderIdsZipAndNamedRuns) {
+  ScratchDir dir("sweep_plan");
+  write_text(dir.path() / "z.ini", R"([run]
+problem = pendulum_polar
+formulation = kkt
+integrator = dopri5
+t_end = 0.2
+[run.a]
+[run.b]
+integrator = rk4
+[sweep]
+param.L = 1 2
+[sweep.zip]
+rtol = 1e-4 1e-6 1e-8
+atol = 1e-6 1e-8 1e-10
+)");
+  const clm::ConfigLayer file = clm::read_config_file(dir / "z.ini");
+  const clm::SweepPlan plan = clm::plan_sweep(dir / "z.ini", file, std::nullopt);
+  ASSERT_EQ(plan.runs.size(), 12u);  // 2 values x 3 zipped pairs x 2 named runs
+  EXPECT_EQ(plan.shape, "param.L (2) x (rtol, atol) (3) x 2 named runs");
+  EXPECT_EQ(plan.runs[0].spec.run_id, "00_a_param.L=1_rtol=1e-4_atol=1e-6");
+  EXPECT_EQ(plan.runs[1].spec.run_id, "01_b_param.L=1_rtol=1e-4_atol=1e-6");
+  EXPECT_EQ(plan.runs[11].spec.run_id, "11_b_param.L=2_rtol=1e-8_atol=1e-10");
+  EXPECT_EQ(plan.runs[11].spec.sweep_point, "run=b param.L=2 rtol=1e-8 atol=1e-10");
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    const clm::RunSpec& s = plan.runs[i].spec;
+    EXPECT_EQ(s.sweep_index, static_cast<long>(i));
+    EXPECT_EQ(s.integrator, i % 2 ? "rk4" : "dopri5");  // [run.b] still applies
+    EXPECT_EQ(s.params.at("L"), i < 6 ? 1.0 : 2.0);
+    const double rtol[] = {1e-4, 1e-6, 1e-8}, atol[] = {1e-6, 1e-8, 1e-10};
+    EXPECT_EQ(s.rtol, rtol[(i / 2) % 3]);
+    EXPECT_EQ(s.atol, atol[(i / 2) % 3]);
+    if (i) EXPECT_LT(plan.runs[i - 1].spec.run_id, s.run_id);  // sorted listing = grid order
+  }
+  EXPECT_EQ(plan.out, "results/z.h5");
+}
+
+TEST(Sweep, GridOf18RunsWithResolvedConfigsAndDryRun) {
+  ScratchDir dir("sweep_grid");
+  write_text(dir.path() / "g.ini", kGrid);
+  const ProcessResult dry = dir.run("sweep g.ini --dry-run");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("18 runs (formulation (3) x dt (3) x param.L (2))"), std::string::npos) << dry.out;
+  EXPECT_EQ(count_lines_starting(dry.out, "  "), 18u) << dry.out;
+  EXPECT_TRUE(std::regex_search(
+      dry.out, std::regex("\n  07_formulation=schur_dt=1e-2_param.L=2 +formulation=schur dt=1e-2 param.L=2\n")))
+      << dry.out;
+  EXPECT_EQ(dir_names(dir.path()), (std::vector<std::string>{"g.ini"}));  // nothing written
+
+  const ProcessResult r = dir.run("sweep g.ini --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote grid.h5 (18 runs: 18 ok"), std::string::npos) << r.out;
+  EXPECT_EQ(dir_names(dir.path()), (std::vector<std::string>{"g.ini", "grid.h5"}));  // parts removed
+  const Tool runs = h5_tool(dir, "runs grid.h5 formulation dt param.L param.g sweep_index status sweep_point");
+  ASSERT_EQ(runs.exit_code, 0) << runs.out;
+  const auto lines = lines_of(runs.out);
+  ASSERT_EQ(lines.size(), 18u) << runs.out;
+  const char* formulations[] = {"kkt", "schur", "nullspace"};
+  const char* dts[] = {"1e-2", "5e-3", "2e-3"};
+  const char* dt_values[] = {"0.01", "0.005", "0.002"};
+  for (size_t i = 0; i < 18; ++i) {
+    const size_t f = i / 6, d = (i / 2) % 3, l = i % 2;
+    char id[128];
+    std::snprintf(id, sizeof id, "%02zu_formulation=%s_dt=%s_param.L=%zu", i, formulations[f], dts[d], l + 1);
+    const std::string expected = std::string(id) + " " + formulations[f] + " " + dt_values[d] + " " +
+                                 (l ? "2.0" : "1.0") + " 9.81 " + std::to_string(i) + " ok formulation=" +
+                                 formulations[f] + " dt=" + dts[d] + " param.L=" + std::to_string(l + 1);
+    EXPECT_EQ(lines[i], expected);
+  }
+}
+
+TEST(Sweep, SameDataForAnyJobsAndShards) {
+  ScratchDir dir("sweep_same");
+  write_text(dir.path() / "g.ini", kGrid);
+  ASSERT_EQ(dir.run("sweep g.ini --jobs 1 --out j1.h5 --progress never").exit_code, 0);
+  ASSERT_EQ(dir.run("sweep g.ini --jobs 2 --out j2.h5 --progress never").exit_code, 0);
+  expect_identical(dir, "j1.h5", "j2.h5");
+
+  const ProcessResult s0 = dir.run("sweep g.ini --shard 0/2 --out s0.h5");
+  const ProcessResult s1 = dir.run("sweep g.ini --shard 1/2 --jobs 2 --out s1.h5");
+  ASSERT_EQ(s0.exit_code, 0) << s0.err;
+  ASSERT_EQ(s1.exit_code, 0) << s1.err;
+  EXPECT_NE(s0.out.find("wrote s0.h5 (9 runs"), std::string::npos) << s0.out;
+  // Argument order does not matter: the runs go in grid order.
+  const ProcessResult m = dir.run("merge merged.h5 s1.h5 s0.h5");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("wrote merged.h5 (18 runs from 2 files)"), std::string::npos) << m.out;
+  expect_identical(dir, "j1.h5", "merged.h5");
+  // The default shard output name.
+  ASSERT_EQ(dir.run("sweep g.ini --shard 1/3").exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir.path() / "grid.shard-1-of-3.h5"));
+  // The same shard twice: identical duplicates are kept once.
+  const ProcessResult dup = dir.run("merge dup.h5 s0.h5 s1.h5 s0.h5");
+  ASSERT_EQ(dup.exit_code, 0) << dup.err;
+  EXPECT_NE(dup.out.find("9 identical duplicates skipped"), std::string::npos) << dup.out;
+  expect_identical(dir, "j1.h5", "dup.h5");
+}
+
+TEST(Sweep, SameDataUnderMpirun) {
+#ifdef CLMBENCH_MPIRUN
+#ifdef CLMBENCH_SANITIZER_BUILD
+  GTEST_SKIP() << "mpirun under the sanitizers: not run (OpenMPI's own allocations)";
+#endif
+  ScratchDir dir("sweep_mpi");
+  write_text(dir.path() / "g.ini", kGrid);
+  ASSERT_EQ(dir.run("sweep g.ini --jobs 1 --out j1.h5 --progress never").exit_code, 0);
+  const ProcessResult mpi = dir.run_shell_prefix(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '" CLMBENCH_MPIRUN
+      "' -n 2 --oversubscribe",
+      "sweep g.ini --out mpi.h5 --progress never");
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
+  EXPECT_NE(mpi.out.find("wrote mpi.h5 (18 runs: 18 ok; computed 9 on rank 0"), std::string::npos) << mpi.out;
+  expect_identical(dir, "j1.h5", "mpi.h5");
+  EXPECT_FALSE(fs::exists(dir.path() / "mpi.h5.parts"));
+#else
+  // Without MPI, a sweep started by mpirun with several processes is refused (each would run it all).
+  ScratchDir dir("sweep_no_mpi");
+  write_text(dir.path() / "g.ini", kGrid);
+  expect_one_line_error(dir.run_shell_prefix("OMPI_COMM_WORLD_SIZE=2", "sweep g.ini"), 1,
+                        {"mpirun", "without MPI"});
+  GTEST_SKIP() << "built without MPI (CLMBENCH_WITH_MPI=OFF): the mpirun comparison is not run";
+#endif
+}
+
+TEST(Sweep, KilledSweepResumesWithoutRecomputing) {
+  ScratchDir dir("sweep_resume");
+  // 24 runs of about 50 ms each: long enough to be killed in the middle.
+  write_text(dir.path() / "k.ini", R"([run]
+problem = chaplygin_sleigh
+formulation = kkt
+integrator = rk4
+t_end = 1
+output_every = 0.25
+out = k.h5
+[sweep]
+dt = 1e-5 1.25e-5 1.5e-5 2e-5
+param.b = 0.1 0.2 0.3 0.4 0.5 0.6
+)");
+  ASSERT_EQ(dir.run("sweep k.ini --out ref.h5 --progress never").exit_code, 0);
+
+  const std::string launch = "cd '" + dir.path().string() + "' && { '" CLMBENCH_BINARY
+                             "' sweep k.ini --progress never > first.out 2> first.err & echo $! > pid; }";
+  ASSERT_EQ(std::system(launch.c_str()), 0);
+  const pid_t pid = static_cast<pid_t>(std::stol(clm::testing::read_text(dir.path() / "pid")));
+  const fs::path parts = dir.path() / "k.h5.parts";
+  auto complete_parts = [&] {
+    size_t n = 0;
+    for (const auto& name : dir_names(parts)) n += name.size() > 3 && name.substr(name.size() - 3) == ".h5";
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (complete_parts() < 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // reaped by the shell's init
+  const size_t done = complete_parts();
+  ASSERT_GE(done, 4u);
+  ASSERT_LT(done, 24u) << "the sweep finished before it was killed";
+  EXPECT_FALSE(fs::exists(dir.path() / "k.h5"));
+
+  // Without --resume the parts are not mixed into a new sweep; with it, parts of another configuration
+  // and files that are no part of this grid are refused, naming them.
+  expect_one_line_error(dir.run("sweep k.ini"), 1, {"k.h5.parts", "--resume"});
+  expect_one_line_error(dir.run("sweep k.ini --resume --set run.t_end=0.9"), 1,
+                        {"k.h5.parts/", "different configuration", "t_end = 1", "t_end = 0.9"});
+  write_text(parts / "stray.h5", "x");
+  expect_one_line_error(dir.run("sweep k.ini --resume"), 1, {"stray.h5", "no part of this sweep"});
+  fs::remove(parts / "stray.h5");
+  EXPECT_EQ(complete_parts(), done);
+
+  const ProcessResult resumed = dir.run("sweep k.ini --resume --progress never");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("sweep: " + std::to_string(done) + " of 24 runs already complete"), std::string::npos)
+      << resumed.out;
+  // Exactly the missing runs were computed (each prints one line).
+  EXPECT_EQ(count_lines_starting(resumed.out, "run "), 24 - done) << resumed.out;
+  EXPECT_NE(resumed.out.find("computed " + std::to_string(24 - done) + ", resumed " + std::to_string(done)),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_FALSE(fs::exists(parts));
+  expect_identical(dir, "ref.h5", "k.h5");
+}
+
+TEST(Sweep, AFailedMergeKeepsTheGoodFileAndTheParts) {
+  ScratchDir dir("sweep_merge_fault");
+  write_text(dir.path() / "g.ini", kGrid);
+  ASSERT_EQ(dir.run("sweep g.ini --set sweep.param.L=1").exit_code, 0);  // a good grid.h5 (9 runs)
+  ASSERT_EQ(dir.run("sweep g.ini --out ref.h5").exit_code, 0);
+  const std::string before = clm::testing::read_text(dir.path() / "grid.h5");
+  // A full disk while the merged file is written: only OUT's temporary fails, not the parts.
+  const ProcessResult full = dir.run_shell_prefix(
+      "LD_PRELOAD='" CLMBENCH_WRITE_FAULT_LIB "' CLM_FAULT_PATH=grid.h5.tmp- CLM_FAULT_AFTER_BYTES=0",
+      "sweep g.ini --progress never");
+  expect_one_line_error(full, 2, {"grid.h5", "kept in grid.h5.parts", "--resume"});
+  EXPECT_EQ(clm::testing::read_text(dir.path() / "grid.h5"), before);  // the good file is untouched
+  const ProcessResult resumed = dir.run("sweep g.ini --resume --progress never");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("computed 0, resumed 18"), std::string::npos) << resumed.out;
+  expect_identical(dir, "ref.h5", "grid.h5");
+  EXPECT_EQ(dir_names(dir.path()), (std::vector<std::string>{"g.ini", "grid.h5", "ref.h5"}));
+}
+
+TEST(Sweep, DivergingRunIsRecordedAndTheSweepGoesOn) {
+  ScratchDir dir("sweep_fail");
+  write_text(dir.path() / "f.ini", R"([run]
+problem = chaplygin_sleigh
+integrator = euler
+t_end = 1
+output_every = 0.1
+out = f.h5
+[formulation]
+N = 1e4
+[sweep]
+dt = 1e-4 1e-1
+formulation = kkt penalty
+)");
+  const ProcessResult r = dir.run("sweep f.ini --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote f.h5 (4 runs: 1 diverged, 3 ok"), std::string::npos) << r.out;
+  const Tool runs = h5_tool(dir, "runs f.h5 status");
+  EXPECT_EQ(runs.out,
+            "0_dt=1e-4_formulation=kkt ok\n1_dt=1e-4_formulation=penalty ok\n2_dt=1e-1_formulation=kkt ok\n"
+            "3_dt=1e-1_formulation=penalty diverged\n");
+}
+
+TEST(Sweep, BadInputIsOneLine) {
+  ScratchDir dir("sweep_errors");
+  write_text(dir.path() / "g.ini", kGrid);
+  auto with = [&](const std::string& name, const std::string& extra) {
+    write_text(dir.path() / name, std::string(kGrid) + extra);
+    return name;
+  };
+  expect_one_line_error(dir.run("sweep " + with("zip.ini", "[sweep.zip]\nrtol = 1e-4 1e-6\natol = 1e-6\n")), 1,
+                        {"[sweep.zip]", "same length", "rtol", "atol"});
+  expect_one_line_error(dir.run("sweep " + with("key.ini", "bogus = 1 2\n")), 1, {"bogus", "sweep"});
+  expect_one_line_error(dir.run("sweep " + with("bare.ini", "N = 1 2\n")), 1, {"'N'", "formulation.N"});
+  expect_one_line_error(dir.run("sweep " + with("value.ini", "rtol = 1e-4 abc\n")), 1, {"abc", "rtol", "[sweep]"});
+  expect_one_line_error(dir.run("sweep " + with("param.ini", "param.nope = 1\n")), 1, {"nope", "[sweep]"});
+  expect_one_line_error(dir.run("sweep " + with("range.ini", "t_end = 0.001\n")), 1,
+                        {"[sweep]", "t_end=0.001", "dt"});
+  expect_one_line_error(dir.run("sweep g.ini --shard 1of2"), 1, {"--shard", "i/n", "1of2"});
+  expect_one_line_error(dir.run("sweep g.ini --shard 2/2"), 1, {"--shard 2/2", "0 .. 1"});
+  expect_one_line_error(dir.run("sweep g.ini --jobs 0"), 1, {"--jobs", "at least 1", "'0'"});
+  expect_one_line_error(dir.run("sweep g.ini --jobs x"), 1, {"--jobs"});
+  expect_one_line_error(dir.run("sweep"), 1, {"config"});
+  write_text(dir.path() / "not.h5", "plain text\n");
+  expect_one_line_error(dir.run("merge out.h5 not.h5"), 1, {"not.h5", "not a clmbench results file"});
+  expect_one_line_error(dir.run("merge out.h5"), 1, {"at least one input"});
+  expect_one_line_error(dir.run("merge out.h5 missing.h5"), 1, {"missing.h5"});
+  ASSERT_EQ(std::system(("cd '" + dir.path().string() +
+                         "' && /usr/bin/python3 -c \"import h5py; h5py.File('other.h5', 'w')['x'] = [1]\"")
+                            .c_str()),
+            0);
+  expect_one_line_error(dir.run("merge out.h5 other.h5"), 1, {"other.h5", "not a clmbench results file"});
+  EXPECT_FALSE(fs::exists(dir.path() / "out.h5"));
+  EXPECT_FALSE(fs::exists(dir.path() / "grid.h5"));
+}
+
+TEST(Sweep, ProgressOnStderr) {
+  ScratchDir dir("sweep_progress");
+  write_text(dir.path() / "g.ini", kGrid);
+  const ProcessResult r = dir.run("sweep g.ini --progress always --set sweep.param.L=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // --progress always: a line from the first update and a closing line with the count of runs.
+  EXPECT_NE(r.err.find("sweep:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("runs 9/9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("elapsed"), std::string::npos) << r.err;
+  const ProcessResult quiet = dir.run("sweep g.ini --progress never --out q.h5");
+  ASSERT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.err, "");
+}
+
+TEST(Merge, PlainFilesInArgumentOrderAndConflictingDuplicatesRefused) {
+  ScratchDir dir("merge_plain");
+  const std::string base = "run --problem pendulum_polar --formulation kkt --integrator rk4 --t-end 0.2 ";
+  ASSERT_EQ(dir.run(base + "--dt 1e-2 --out a.h5").exit_code, 0);
+  ASSERT_EQ(dir.run(base + "--dt 1e-3 --out b.h5").exit_code, 0);
+  ASSERT_EQ(dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator rk4 --t-end 0.2 --out c.h5").exit_code, 0);
+  // Same run id, different data: refused, naming the run and both files.
+  expect_one_line_error(dir.run("merge ab.h5 a.h5 b.h5"), 1,
+                        {"pendulum_polar_kkt_rk4", "a.h5", "b.h5", "different contents"});
+  EXPECT_FALSE(fs::exists(dir.path() / "ab.h5"));
+  const ProcessResult m = dir.run("merge ca.h5 c.h5 a.h5");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const Tool runs = h5_tool(dir, "runs ca.h5 dt");
+  EXPECT_EQ(runs.out, "chaplygin_sleigh_kkt_rk4 0.001\npendulum_polar_kkt_rk4 0.01\n");
+  ASSERT_EQ(std::system(("cd '" + dir.path().string() +
+                         "' && /usr/bin/python3 -c \"import h5py; f = h5py.File('ca.h5'); "
+                         "print([x.decode() for x in f['summary/run_id'][:]], f['summary/dt'][:].tolist(), "
+                         "'from a.h5' in f.attrs['config'])\" > order.txt")
+                            .c_str()),
+            0);
+  // /summary in argument order, whatever the names; the differing configs kept with their file names.
+  EXPECT_EQ(clm::testing::read_text(dir.path() / "order.txt"),
+            "['chaplygin_sleigh_kkt_rk4', 'pendulum_polar_kkt_rk4'] [0.001, 0.01] True\n");
+}
+
+TEST(Sweep, HelpDescribesEveryFlag) {
+  ScratchDir dir("sweep_help");
+  const ProcessResult s = dir.run("sweep --help");
+  ASSERT_EQ(s.exit_code, 0);
+  for (const char* flag : {"--jobs", "--out", "--resume", "--shard", "--dry-run", "--set", "--progress", "[sweep.zip]",
+                           "mpirun", "OUT.parts"})
+    EXPECT_NE(s.out.find(flag), std::string::npos) << flag;
+  const ProcessResult m = dir.run("merge --help");
+  ASSERT_EQ(m.exit_code, 0);
+  for (const char* word : {"grid order", "/summary", "found twice", "sweep_config"})
+    EXPECT_NE(m.out.find(word), std::string::npos) << word;
+}
