@@ -112,7 +112,15 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
 std::string parts_directory(const std::string& out) { return out + ".parts"; }
 
 void validate_runs(const SweepPlan& plan, const std::vector<size_t>& selection, std::ostream& err) {
-  std::vector<std::pair<std::string, size_t>> warnings;  // distinct texts, in order of first appearance
+  // Warnings are summarized over the grid: "run.rtol = 1e-3 has no effect: ..." for each rk4 run of a
+  // tolerance axis would be one line per value, so they are grouped by key and reason, counting the runs
+  // and the distinct values.
+  struct Group {
+    std::string key, why;
+    size_t runs = 0;
+    std::vector<std::string> values;
+  };
+  std::vector<Group> groups;  // in order of first appearance
   for (size_t k : selection) {
     const RunSpec& spec = plan.runs[k].spec;
     std::ostringstream log;  // per-run notes (projection distances) are in each run's attributes
@@ -120,16 +128,37 @@ void validate_runs(const SweepPlan& plan, const std::vector<size_t>& selection, 
       const PreparedRun prepared = prepare_run(spec, log, true);
       if (spec.reference.compute) check_reference(prepared);  // bad [reference] settings: before any run
       for (const auto& w : prepared.warnings) {
-        auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& p) { return p.first == w; });
-        if (it == warnings.end()) warnings.push_back({w, 1});
-        else ++it->second;
+        const size_t eq = w.find(" = "), why = w.find(" has no effect");
+        Group g;
+        std::string value;
+        if (eq != std::string::npos && why != std::string::npos && eq < why) {
+          g.key = w.substr(0, eq);
+          value = w.substr(eq + 3, why - eq - 3);
+          g.why = w.substr(why);
+        } else {
+          g.why = w;
+        }
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const Group& x) { return x.key == g.key && x.why == g.why; });
+        if (it == groups.end()) it = groups.insert(groups.end(), g);
+        ++it->runs;
+        if (!value.empty() && std::find(it->values.begin(), it->values.end(), value) == it->values.end())
+          it->values.push_back(value);
       }
     } catch (const InputError& e) {
       throw InputError("[sweep] run " + spec.run_id + " (" + spec.sweep_point + "): " + e.what());
     }
   }
-  for (const auto& [w, count] : warnings)
-    err << "clmbench: warning: sweep: " << w << " (" << count << " of " << selection.size() << " runs)\n";
+  for (const auto& g : groups) {
+    err << "clmbench: warning: sweep: ";
+    if (g.key.empty()) {
+      err << g.why;
+    } else {
+      err << g.key << (g.values.size() == 1 ? " = " + g.values.front() : "") << g.why;
+      if (g.values.size() > 1) err << " (" << g.values.size() << " values)";
+    }
+    err << " (" << g.runs << " of " << selection.size() << " runs)\n";
+  }
 }
 
 SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selection, const SweepOptions& options,

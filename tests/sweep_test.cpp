@@ -4,6 +4,8 @@
 // coarse output) so that the suite stays fast; the data are compared by tests/support/h5_tool.py (h5py,
 // independent of clmbench's HDF5 code).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -391,4 +393,39 @@ TEST(Sweep, HelpDescribesEveryFlag) {
   ASSERT_EQ(m.exit_code, 0);
   for (const char* word : {"grid order", "/summary", "found twice", "sweep_config"})
     EXPECT_NE(m.out.find(word), std::string::npos) << word;
+}
+
+// A setting a run does not read is named once for the grid, not once per value: rk4 ignores a tolerance
+// axis, so "run.rtol ... has no effect" is one line counting the runs and the values. And a sweep measures
+// every run against the reference: four_bar has no closed form, so each run's errors come from the one
+// reference run (scd is a number, not "-").
+TEST(Sweep, WarningsSummarizedAndErrorsAgainstTheReference) {
+  ScratchDir dir("sweep_wp");
+  write_text(dir.path() / "w.ini", R"([run]
+problem = four_bar
+formulation = kkt
+t_end = 0.2
+output_every = 0.05
+out = w.h5
+[sweep]
+integrator = dopri5 rk4
+[sweep.zip]
+rtol = 1e-4 1e-6 1e-8
+dt = 1e-2 5e-3 2.5e-3
+)");
+  const ProcessResult r = dir.run("sweep w.ini --progress never");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("clmbench: warning: sweep: run.rtol has no effect: integrator rk4 takes fixed steps of dt "
+                       "(3 values) (3 of 6 runs)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("run.rtol = 1e-4 has no effect"), std::string::npos) << r.err;
+  const Tool runs = h5_tool(dir, "runs w.h5 reference_source");
+  EXPECT_EQ(std::count(runs.out.begin(), runs.out.end(), '\n'), 6) << runs.out;
+  EXPECT_EQ(runs.out.find("none"), std::string::npos) << runs.out;
+  EXPECT_NE(runs.out.find("reference_run"), std::string::npos) << runs.out;
+  const ProcessResult info = dir.run("info w.h5");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  // The rtol 1e-8 dopri5 run is accurate to about 8 digits against the reference (scd near 8).
+  EXPECT_NE(info.out.find("reference_run"), std::string::npos) << info.out;
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Plots a clmbench results file (docs/design.md section 5b).
 
-    tools/plot.py results/quickstart.h5 [more.h5 ...]
+    tools/plot.py [--all] results/quickstart.h5 [more.h5 ...]
 
 Run it directly: the shebang names the system interpreter /usr/bin/python3, which has the Debian packages
 python3-h5py, python3-matplotlib and python3-numpy that tools/setup.sh installs. (`python3 tools/plot.py`
 runs whichever python3 comes first on PATH, e.g. a pyenv or virtualenv one without them.)
 
-For each file, PNGs beside it (<stem> is the file name without .h5):
+A `clmbench sweep` file (tens of runs) gets only its work-precision diagrams; --all draws every run's
+time series as well. For each file, PNGs beside it (<stem> is the file name without .h5):
     <stem>_drift.png            constraint drift |h(q)| and |A(q) qd| against time (log scale)
     <stem>_energy.png           relative energy error |E - E0| / |E0| against time (log scale)
     <stem>_lambda.png           multipliers lambda against time, per problem; many multipliers are grouped
@@ -53,6 +54,10 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    # A file's figures are built, then saved and closed one by one (main); a sweep file makes more than
+    # matplotlib's default warning threshold of 20 open figures.
+    plt.rcParams["figure.max_open_warning"] = 0
     import h5py
 except ImportError as error:  # one line, not a traceback
     print(f"plot.py: error: Python module '{error.name}' is missing for {sys.executable}; run tools/setup.sh "
@@ -1010,12 +1015,24 @@ def plot_extras(runs, stem, name):
     return render(panels, f"{name}: formulation diagnostics (extras/, floor {FLOOR:g})", f"{stem}_extras.png")
 
 
-def build_figures(path):
-    """Every figure for one results file, unsaved: [(png path, matplotlib figure)] (tests inspect them)."""
-    runs = load_runs(path)
+def is_sweep_file(path):
+    """A `clmbench sweep` output (root attribute sweep_config): many runs, compared by work precision."""
+    with h5py.File(path, "r") as f:
+        return "sweep_config" in f.attrs
+
+
+def build_figures(path, all_runs=False):
+    """Every figure for one results file, unsaved: [(png path, matplotlib figure)] (tests inspect them).
+    A sweep file gets its work-precision diagrams only, unless all_runs: its tens of runs' time series
+    would be pages of unreadable panels (and every sample of every run in memory)."""
     stem = os.path.splitext(path)[0]
     name = os.path.basename(stem)
-    if not runs:
+    sweep = is_sweep_file(path) and not all_runs
+    runs = [] if sweep else load_runs(path)
+    if sweep:
+        note(f"{name}: a sweep file: work-precision diagrams only (tools/plot.py --all FILE draws every run's "
+             "time series too)")
+    elif not runs:
         note(f"{path}: no runs")
     figures = []
     for make in (plot_drift, plot_energy, lambda r, s, n: plot_series(r, s, n, "lambda"),
@@ -1037,12 +1054,13 @@ def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
         return 0 if len(argv) >= 2 else 1
-    for path in argv[1:]:
+    all_runs = "--all" in argv[1:]
+    for path in [a for a in argv[1:] if a != "--all"]:
         if not os.path.exists(path):
             print(f"plot.py: error: no such file '{path}'", file=sys.stderr)
             return 1
         try:
-            figures = build_figures(path)
+            figures = build_figures(path, all_runs)
         except OSError as e:
             print(f"plot.py: error: cannot read '{path}': {e}", file=sys.stderr)
             return 2
