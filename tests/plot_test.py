@@ -215,6 +215,18 @@ def main(argv):
 
         # The figures themselves: units on every axis, legends inside the figure height.
         mod = load_plot_module()
+
+        # Two runs of one curve (kkt / dopri5 on the sleigh) at one tolerance, differing only in a Baumgarte
+        # gain, are not a tolerance sweep: no work-precision diagram (the Fernandez-Bloch file's *_off runs
+        # once made one).
+        same_tol = os.path.join(tmp, "same_tol.ini")
+        with open(same_tol, "w") as fh:
+            fh.write("[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = dopri5\nrtol = 1e-8\n"
+                     "t_end = 1\noutput_every = 0.1\n[run.plain]\n[run.stabilized]\n"
+                     "[formulation.stabilized]\nbaumgarte_alpha = 1\n")
+        st = make(binary, tmp, ["run", same_tol], "same_tol.h5")
+        check(mod.work_precision_groups(mod.load_work_precision(st)) == [],
+              "two runs at one tolerance are not a work-precision curve")
         import matplotlib.pyplot as plt
         for key, path in list(files.items()) + [("degenerate", synthetic)]:
             figures = mod.build_figures(path)

@@ -901,7 +901,8 @@ def work_precision_groups(entries):
     """[(title, {curve label: [entries ordered by tolerance, loosest first]})]: one group per problem,
     parameter set, initial data and t_end (the runs that share a reference); one curve per formulation x
     integrator (and N for the limit formulations). Only runs that finished ok with a finite error and cost
-    count; a group is drawn when some curve has two points or more (a tolerance sweep)."""
+    count; a group is drawn when some curve has two tolerances or more (a tolerance sweep): runs that differ
+    in something else at one tolerance (initial_offset, Baumgarte gains) are not a work-precision curve."""
     groups = {}
     for e in entries:
         ok = (e["status"] == "ok" and e["reference_source"] != "none" and np.isfinite(e["q_error_max"])
@@ -917,7 +918,7 @@ def work_precision_groups(entries):
         for label in curves:
             # Loosest tolerance first: rtol for adaptive runs, the step for fixed-step ones.
             curves[label].sort(key=lambda e: -(e["dt"] if e["fixed"] else e["rtol"]))
-        if max(len(c) for c in curves.values()) < 2:
+        if max(len({knob_text(e) for e in c}) for c in curves.values()) < 2:
             continue
         problem = key[0]
         title = problem
