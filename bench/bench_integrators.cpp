@@ -61,11 +61,8 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
 // a whole run to T = 5 at rtol = atol = 1e-8 (m 1.7, Ic 0.35, b 0.45, N = 1e6).
 using clm::testing::PenaltySleighAutoDiff;
 
-void BM_Radau5PenaltySleighRun(benchmark::State& state, const std::string& jacobian) {
-  PenaltySleighAutoDiff sys;
-  Vec y0(6);
-  y0 << 0.2, -0.1, 0.4, 0.9 * std::cos(0.4) + 0.45 * 1.3 * std::sin(0.4), 0.9 * std::sin(0.4) - 0.45 * 1.3 * std::cos(0.4),
-      -1.3;
+// One iteration: radau5 on `sys` from y0 to T = 5 at rtol = atol = 1e-8; the last run's statistics as counters.
+void Radau5RunToT5(benchmark::State& state, OdeSystem& sys, const Vec& y0, const std::string& jacobian) {
   auto integrator = integrator_registry().get("radau5").make();
   IntegratorSettings s;
   s.rtol = s.atol = 1e-8;
@@ -82,6 +79,14 @@ void BM_Radau5PenaltySleighRun(benchmark::State& state, const std::string& jacob
   state.counters["jac"] = benchmark::Counter(double(st.jacobian_evals));
 }
 
+void BM_Radau5PenaltySleighRun(benchmark::State& state, const std::string& jacobian) {
+  PenaltySleighAutoDiff sys;
+  Vec q0, qd0, y0(6);
+  clm::testing::penalty_sleigh_initial(0.45, q0, qd0);
+  y0 << q0, qd0;
+  Radau5RunToT5(state, sys, y0, jacobian);
+}
+
 // radau5 through the penalty formulation (m 1.7, Ic 0.35, b 0.45, N = 1e6, rtol = atol = 1e-8, as in
 // tests/stiff_integrator_test.cpp): one iteration is a whole run to T = 5.
 void BM_Radau5PenaltyFormulationRun(benchmark::State& state, const std::string& jacobian) {
@@ -89,25 +94,10 @@ void BM_Radau5PenaltyFormulationRun(benchmark::State& state, const std::string& 
   FormulationOptions options;
   options.N = 1e6;
   auto f = formulation_registry().get("penalty").make(model, options);
-  const double th0 = 0.4, u0 = 0.9, w0 = -1.3, b = 0.45;
-  Vec q0(3), qd0(3), y0;
-  q0 << 0.2, -0.1, th0;
-  qd0 << u0 * std::cos(th0) - b * w0 * std::sin(th0), u0 * std::sin(th0) + b * w0 * std::cos(th0), w0;
+  Vec q0, qd0, y0;
+  clm::testing::penalty_sleigh_initial(0.45, q0, qd0);
   f->initial_state(q0, qd0, y0);
-  auto integrator = integrator_registry().get("radau5").make();
-  IntegratorSettings s;
-  s.rtol = s.atol = 1e-8;
-  s.dt = 1e-6;
-  s.jacobian = jacobian;
-  for (auto _ : state) {
-    integrator->initialize(*f, 0.0, y0, s);
-    while (integrator->time() < 5.0) integrator->step(5.0);
-  }
-  const auto& st = integrator->statistics();
-  state.counters["steps"] = benchmark::Counter(double(st.steps));
-  state.counters["rejected"] = benchmark::Counter(double(st.rejected_steps));
-  state.counters["rhs"] = benchmark::Counter(double(st.rhs_evals));
-  state.counters["jac"] = benchmark::Counter(double(st.jacobian_evals));
+  Radau5RunToT5(state, *f, y0, jacobian);
 }
 
 const int registered = [] {

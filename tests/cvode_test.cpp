@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "allocation_counter.hpp"
+#include "run_allocations.hpp"
 #include "clmbench_process.hpp"
 #include "core/problem_registry.hpp"
 #include "recorded_run.hpp"
@@ -174,23 +175,11 @@ TEST(Cvode, NoAllocationPerStep) {
   Vec y0(6);
   y0 << 0, 0, 0, 1, 0.3, 0.2;
   for (const char* method : {"bdf", "adams"}) {
-    std::size_t counts[2];
-    for (int i = 0; i < 2; ++i) {
-      auto integ = integrator_registry().get("cvode").make();
-      IntegratorSettings s;
-      s.rtol = 1e-8;
-      s.atol = 1e-10;
-      s.cvode_method = method;
-      SimulationSettings sim;
-      sim.t_end = i == 0 ? 0.5 : 5.0;
-      sim.output_every = 0.01;
-      double sink = 0;
-      SampleCallback cb = [&sink](double, const Vec& y) { sink += y[0]; };
-      clm::testing::AllocationScope scope;
-      auto r = simulate(sys, *integ, y0, sim, s, cb);
-      counts[i] = scope.count();
-      EXPECT_EQ(r.status, "ok") << r.message;
-    }
+    IntegratorSettings s;
+    s.rtol = 1e-8;
+    s.atol = 1e-10;
+    s.cvode_method = method;
+    const auto counts = clm::testing::allocations_of_runs(sys, "cvode", y0, s, 0.01, 0.5, 5.0);
     EXPECT_EQ(counts[0], counts[1]) << method;
   }
 }

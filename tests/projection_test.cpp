@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "allocation_counter.hpp"
+#include "run_allocations.hpp"
 #include "clmbench_process.hpp"
 #include "core/problem_registry.hpp"
 #include "recorded_run.hpp"
@@ -153,21 +154,9 @@ TEST(Projection, NoAllocationPerProjectedStep) {
   Vec y0;
   f->initial_state(q0, qd0, y0);
   ProjectedSystem sys(*f, ProjectionMode::kBoth);
-  std::size_t counts[2];
-  for (int i = 0; i < 2; ++i) {
-    auto integ = integrator_registry().get("rk4").make();
-    IntegratorSettings s;
-    s.dt = 1e-3;
-    SimulationSettings sim;
-    sim.t_end = i == 0 ? 0.05 : 0.5;
-    sim.output_every = 0.01;
-    double sink = 0;
-    SampleCallback cb = [&sink](double, const Vec& y) { sink += y[0]; };
-    clm::testing::AllocationScope scope;
-    auto r = simulate(sys, *integ, y0, sim, s, cb);
-    counts[i] = scope.count();
-    EXPECT_EQ(r.status, "ok");
-  }
+  IntegratorSettings s;
+  s.dt = 1e-3;
+  const auto counts = clm::testing::allocations_of_runs(sys, "rk4", y0, s, 0.01, 0.05, 0.5);
   EXPECT_EQ(counts[0], counts[1]);
   EXPECT_GT(sys.statistics().projections, 500);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "allocation_counter.hpp"
+#include "run_allocations.hpp"
 #include "core/simulate.hpp"
 #include "test_odes.hpp"
 
@@ -310,22 +311,11 @@ TEST(Simulate, BadSettingsAreInputErrors) {
 TEST(Simulate, NoAllocationPerStep) {
   HopfOscillator sys(2.3, 0.4, 0.3);
   for (const char* name : {"rk4", "dopri5"}) {
-    std::size_t counts[2];
-    for (int i = 0; i < 2; ++i) {
-      auto integ = integrator_registry().get(name).make();
-      IntegratorSettings s;
-      s.dt = 1e-3;
-      s.rtol = s.atol = 1e-10;
-      SimulationSettings sim;
-      sim.t_end = i == 0 ? 0.1 : 1.0;
-      sim.output_every = 0.0007;  // many interpolated samples
-      double sink = 0;
-      SampleCallback cb = [&sink](double, const Vec& y) { sink += y[0]; };
-      clm::testing::AllocationScope scope;
-      auto r = simulate(sys, *integ, sys.initial(), sim, s, cb);
-      counts[i] = scope.count();
-      EXPECT_EQ(r.status, "ok");
-    }
+    IntegratorSettings s;
+    s.dt = 1e-3;
+    s.rtol = s.atol = 1e-10;
+    // output_every = 0.0007: many interpolated samples
+    const auto counts = clm::testing::allocations_of_runs(sys, name, sys.initial(), s, 0.0007, 0.1, 1.0);
     EXPECT_EQ(counts[0], counts[1]) << name;
   }
 }

@@ -57,6 +57,20 @@ class VanDerPol final : public OdeSystem {
 // to ~1e-6. Its Jacobian is by finite differences unless a test asks for jacobian = autodiff.
 using PenaltySleigh = PenaltySleighAutoDiff;
 
+// The per-step allocation checks' loop: 100 step attempts with an interpolation inside each step, then a
+// reset_state (projection) and one more step, counted together. Returns (accepted steps, allocations).
+std::pair<long, std::size_t> counted_steps(Integrator& integ, Vec& y) {
+  long accepted = 0;
+  clm::testing::AllocationScope scope;
+  for (int i = 0; i < 100; ++i) {
+    if (integ.step(1e3)) ++accepted;
+    integ.interpolate(integ.time() - 0.05 * integ.current_step(), y);
+  }
+  integ.reset_state(y);
+  integ.step(1e3);
+  return {accepted, scope.count()};
+}
+
 // Integrates [t0, T] with n constant steps (fixed_step for adaptive methods) and returns the final state.
 Vec integrate_fixed(const std::string& method, OdeSystem& sys, const Vec& y0, double T, int n,
                     double newton_rtol = 1e-13, StepStatistics* stats = nullptr) {
@@ -265,11 +279,8 @@ TEST(Radau5, PenaltySleighOwnSystem) {
   sleigh.m = m;
   sleigh.Ic = Ic;
   sleigh.b = b;
-  // On the constraint: qd = u e1 + b w e2 + (0, 0, w).
-  const double th0 = 0.4, u0 = 0.9, w0 = -1.3;
-  Vec q0(3), qd0(3), y0(6);
-  q0 << 0.2, -0.1, th0;
-  qd0 << u0 * std::cos(th0) - b * w0 * std::sin(th0), u0 * std::sin(th0) + b * w0 * std::cos(th0), w0;
+  Vec q0, qd0, y0(6);
+  clm::testing::penalty_sleigh_initial(b, q0, qd0);  // on the constraint
   y0 << q0, qd0;
   const double T = 5.0;
   Vec q_nh(3), qd_nh(3);
@@ -315,10 +326,9 @@ TEST(Radau5, PenaltyFormulationSleighN1e6UnderIssueBar) {
   FormulationOptions options;
   options.N = 1e6;
   auto f = formulation_registry().get("penalty").make(model, options);
-  const double th0 = 0.4, u0 = 0.9, w0 = -1.3, b = 0.45;
-  Vec q0(3), qd0(3), y0;
-  q0 << 0.2, -0.1, th0;
-  qd0 << u0 * std::cos(th0) - b * w0 * std::sin(th0), u0 * std::sin(th0) + b * w0 * std::cos(th0), w0;
+  const double b = 0.45;
+  Vec q0, qd0, y0;
+  clm::testing::penalty_sleigh_initial(b, q0, qd0);
   f->initial_state(q0, qd0, y0);
   auto integ = integrator_registry().get("radau5").make();
   SimulationSettings sim;
@@ -444,16 +454,8 @@ TEST(StiffIntegrators, NoHeapAllocationPerStep) {
         integ->initialize(*target.sys, 0.0, target.y0, s);
         const int n = target.sys->dimension();
         Vec y(n);
-        long accepted = 0;
         const StepStatistics before = integ->statistics();
-        clm::testing::AllocationScope scope;
-        for (int i = 0; i < 100; ++i) {
-          if (integ->step(1e3)) ++accepted;
-          integ->interpolate(integ->time() - 0.05 * integ->current_step(), y);
-        }
-        integ->reset_state(y);
-        integ->step(1e3);
-        const std::size_t allocations = scope.count();
+        const auto [accepted, allocations] = counted_steps(*integ, y);
         const StepStatistics& after = integ->statistics();
         EXPECT_EQ(allocations, 0u) << name << (fixed ? " fixed" : " adaptive") << " n = " << n;
         EXPECT_GT(accepted, 50) << name;
@@ -605,16 +607,8 @@ TEST(ImplicitJacobian, AutodiffNeedsASystemJacobianAndAllocatesNothingPerStep) {
       s.jacobian = "autodiff";
       integ->initialize(sleigh, 0.0, y0, s);
       Vec y(6);
-      long accepted = 0;
       const StepStatistics before = integ->statistics();
-      clm::testing::AllocationScope scope;
-      for (int i = 0; i < 100; ++i) {
-        if (integ->step(1e3)) ++accepted;
-        integ->interpolate(integ->time() - 0.05 * integ->current_step(), y);
-      }
-      integ->reset_state(y);
-      integ->step(1e3);
-      const std::size_t allocations = scope.count();
+      const auto [accepted, allocations] = counted_steps(*integ, y);
       const StepStatistics& after = integ->statistics();
       EXPECT_EQ(allocations, 0u) << name << (fixed ? " fixed" : " adaptive");
       EXPECT_GT(accepted, 50) << name;
@@ -700,10 +694,9 @@ TEST(Radau5, PenaltyFormulationSleighAutodiffJacobian) {
   options.N = 1e6;
   auto f = formulation_registry().get("penalty").make(model, options);
   ASSERT_TRUE(f->has_jacobian());
-  const double th0 = 0.4, u0 = 0.9, w0 = -1.3, b = 0.45;
-  Vec q0(3), qd0(3), y0;
-  q0 << 0.2, -0.1, th0;
-  qd0 << u0 * std::cos(th0) - b * w0 * std::sin(th0), u0 * std::sin(th0) + b * w0 * std::cos(th0), w0;
+  const double b = 0.45;
+  Vec q0, qd0, y0;
+  clm::testing::penalty_sleigh_initial(b, q0, qd0);
   f->initial_state(q0, qd0, y0);
   PenaltySleigh own(1.7, 0.35, b, 1e6);
   StepStatistics own_stats;

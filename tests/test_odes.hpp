@@ -103,4 +103,15 @@ class PenaltySleighAutoDiff final : public AutoDiffOdeSystem<PenaltySleighAutoDi
   double m_, Ic_, b_, N_;
 };
 
+// The initial data of the penalty-sleigh runs (the stiff-integrator tests, bench/bench_integrators.cpp; the
+// kozlov_friction setup): q0 = (0.2, -0.1, 0.4) on the constraint, qd = u e1 + b w e2 + (0, 0, w) with
+// u = 0.9, w = -1.3, for blade offset b.
+inline void penalty_sleigh_initial(double b, Vec& q0, Vec& qd0) {
+  const double th0 = 0.4, u0 = 0.9, w0 = -1.3;
+  q0.resize(3);
+  qd0.resize(3);
+  q0 << 0.2, -0.1, th0;
+  qd0 << u0 * std::cos(th0) - b * w0 * std::sin(th0), u0 * std::sin(th0) + b * w0 * std::cos(th0), w0;
+}
+
 }  // namespace clm::testing
