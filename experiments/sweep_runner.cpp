@@ -10,6 +10,7 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <sstream>
@@ -201,7 +202,20 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
                         group.size() > 1 ? "sweep (" + group.description() + ")" : std::string("sweep"));
   // One reference per (problem, parameters, initial data, grid, [reference] settings), computed once by
   // whichever worker asks first and shared (thread-safe); every rank computes its own, deterministically.
+  // Each is released after the last of this process's runs that needs it, so a sweep over parameters or
+  // initial data holds the references of the keys in progress, not one per grid point.
   ReferenceCache references;
+  std::map<std::string, long> reference_uses;  // reference key -> this process's runs still to finish
+  std::vector<std::string> reference_keys(todo.size());  // "" for runs measured against a closed form
+  for (size_t k = 0; k < todo.size(); ++k) {
+    const RunSpec& spec = plan.runs[todo[k]].spec;
+    if (!spec.reference.compute) continue;
+    std::ostringstream quiet;
+    const PreparedRun p = prepare_run(spec, quiet, /*warn_unused=*/false);
+    if (has_closed_form_reference(p)) continue;
+    reference_keys[k] = reference_key(reference_spec(p));
+    ++reference_uses[reference_keys[k]];
+  }
   std::mutex mutex;  // out, progress, report
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
@@ -223,6 +237,11 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         if (prepared.spec.reference.compute) reference = references.get(prepared);
         const RunRecord record =
             execute_run(prepared, &part.run_observer(), /*keep_samples=*/false, nullptr, reference.get());
+        if (!reference_keys[k].empty()) {
+          reference.reset();
+          std::lock_guard<std::mutex> lock(mutex);
+          if (--reference_uses[reference_keys[k]] == 0) references.release(reference_spec(prepared));
+        }
         prepared.formulation.reset();
         const double t3 = now_seconds();
         part.commit({options.command_line, part_config(plan, run.spec), plan.sweep_config});
