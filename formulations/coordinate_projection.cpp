@@ -25,12 +25,15 @@ CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, P
   dq_.resize(n);
 }
 
-void CoordinateProjection::factor(double t, const Vec& q, unsigned terms) {
+void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
   model_->evaluate(t, q, zero_, terms, *ws_, terms_);
   if (terms & kMassMatrix) {
     llt_M_.compute(terms_.M);
     if (llt_M_.info() != Eigen::Success) throw NumericalFailure("projection: mass matrix is not positive definite");
   }
+}
+
+void CoordinateProjection::factor_constraints() {
   MinvAt_ = terms_.A.transpose();
   llt_M_.solveInPlace(MinvAt_);
   S_.noalias() = terms_.A * MinvAt_;
@@ -51,12 +54,13 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
     bool converged = false;
     for (int it = 0; it < 20; ++it) {
       // M is frozen at the unprojected q (the metric of the correction), A follows the iterate.
-      factor(t, q_, it == 0 ? (kMassMatrix | kConstraintJacobian | kConstraintValue)
-                            : (kConstraintJacobian | kConstraintValue));
+      evaluate(t, q_, it == 0 ? (kMassMatrix | kConstraintJacobian | kConstraintValue)
+                              : (kConstraintJacobian | kConstraintValue));
       if (terms_.h.lpNorm<Eigen::Infinity>() <= tol) {
         converged = true;
         break;
       }
+      factor_constraints();  // only for a step still to take (the converged check needs h alone)
       mu_ = terms_.h;
       llt_S_.solveInPlace(mu_);
       dq_.noalias() = MinvAt_ * mu_;
@@ -81,7 +85,8 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
   }
   if (velocity) {
     q_ = q;
-    factor(t, q_, kMassMatrix | kConstraintJacobian);
+    evaluate(t, q_, kMassMatrix | kConstraintJacobian);
+    factor_constraints();
     mu_.noalias() = terms_.A * qd;
     llt_S_.solveInPlace(mu_);
     dq_.noalias() = MinvAt_ * mu_;

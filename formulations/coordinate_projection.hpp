@@ -38,7 +38,8 @@ class CoordinateProjection {
   const ProjectionStatistics& statistics() const { return stats_; }
 
  private:
-  void factor(double t, const Vec& q, unsigned terms);  // M (when asked), A, S = A M^-1 A^T at q
+  void evaluate(double t, const Vec& q, unsigned terms);  // model terms at q; the LLT of M when asked
+  void factor_constraints();  // M^-1 A^T and the LLT of S = A M^-1 A^T from the current terms
 
   std::shared_ptr<const Model> model_;
   ProjectionMode mode_;
