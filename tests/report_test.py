@@ -97,6 +97,13 @@ def main(binary):
             check("fernandez_bloch.h5 cannot be read" in r2, "the damaged file is named")
             check("No results/wp_*.h5" in r2, "the section after it is still made")
 
+        # An unwritable report is one line and exit 2, and leaves no temporary behind.
+        p = run([REPORT, "--results", tmp, "--out", os.path.join(tmp, "no_such_dir", "R.md")])
+        errors = [l for l in p.stderr.splitlines() if "error:" in l]  # (the damaged file above still warns)
+        check(p.returncode == 2 and len(errors) == 1 and errors[0].startswith("report.py: error: cannot write"),
+              f"unwritable report: exit {p.returncode}: {p.stderr[-200:]}")
+        check(not os.path.exists(os.path.join(tmp, "no_such_dir")), "no directory or temporary left")
+
     return finish()
 
 

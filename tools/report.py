@@ -373,10 +373,19 @@ def main(argv):
                                               f"({type(e).__name__}: {e}).*"]
             print(f"report.py: warning: {title}: {e}", file=sys.stderr)
     out = a.out or os.path.join(a.results, "REPORT.md")
+    # Complete or absent: written beside the report and renamed over it only when the write succeeded.
     tmp = out + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    os.replace(tmp, out)
+    try:
+        with open(tmp, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        print(f"report.py: error: cannot write '{out}': {e.strerror or e}", file=sys.stderr)
+        return 2
     print(f"report.py: wrote {out}")
     return 0
 
