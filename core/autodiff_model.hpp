@@ -4,6 +4,7 @@
 //   c        = Mdot qd - 1/2 d/dq(qd^T M qd) + dV/dq
 //   A        = dh/dq (holonomic) or the problem's A(q) (Pfaffian)
 //   Adot qd  = d/dq(A(q) qd) qd
+//   dL/dq    = 1/2 d/dq(qd^T M qd) - dV/dq,   p = dL/dqd = M qd      (on request, variational integrators)
 //
 // Three passes, each sized to what it must differentiate:
 //   1. Jet<1> at q + eps qd: M and Mdot = dM/dq[qd] (and, for Pfaffian problems, A and Adot).
@@ -98,7 +99,7 @@ class AutoDiffModel final : public Model {
     auto& ws = static_cast<Workspace&>(base);
     ws.q = q;
     ws.qd = qd;
-    const bool want_M = what & (kMassMatrix | kEnergy);
+    const bool want_M = what & (kMassMatrix | kEnergy | kMomentum);
     const bool want_c = what & kBias;
 
     bool analytic_done = false;
@@ -116,6 +117,8 @@ class AutoDiffModel final : public Model {
     }
     if (what & (kConstraintJacobian | kConstraintBias | kConstraintValue)) constraint_terms(ws, what, out);
     if (what & kConstraintCurvature) constraint_curvature(ws, out);
+    if (what & kLagrangianGradient) lagrangian_gradient(ws, out);
+    if (what & kMomentum) out.p.noalias() = out.M * qd;
     if (what & kEnergy) {
       double twice_t = 0;
       for (int i = 0; i < n_; ++i) twice_t += qd[i] * out.M.row(i).dot(qd);
@@ -291,6 +294,25 @@ class AutoDiffModel final : public Model {
       const JetK V = p_.template potential<JetK>(ws.qk);
       const int width = std::min(K, n - start);
       for (int k = 0; k < width; ++k) out.c[start + k] += -0.5 * T.v[k] + V.v[k];
+    }
+  }
+
+  // dL/dq = 1/2 d/dq(qd^T M qd) - dV/dq by the Jet<K> pass of mass_and_bias (kept apart: problems with
+  // analytic_terms skip that pass, and c is Mdot qd - dL/dq only without a gyroscopic term).
+  void lagrangian_gradient(Workspace& ws, ModelTerms& out) const {
+    const int n = n_;
+    for (int start = 0; start < n; start += K) {
+      seed_chunk(ws, start);
+      p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
+      JetK T(0.0);
+      for (int i = 0; i < n; ++i) {
+        JetK row(0.0);
+        for (int j = 0; j < n; ++j) row += ws.Mk(i, j) * ws.qd[j];
+        T += row * ws.qd[i];
+      }
+      const JetK V = p_.template potential<JetK>(ws.qk);
+      const int width = std::min(K, n - start);
+      for (int k = 0; k < width; ++k) out.dL_dq[start + k] = 0.5 * T.v[k] - V.v[k];
     }
   }
 

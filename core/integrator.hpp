@@ -14,6 +14,8 @@
 
 namespace clm {
 
+class Formulation;
+
 struct IntegratorSettings {
   double dt = 1e-3;    // fixed step, or the initial step of an adaptive method
   // Adaptive methods only. These are also the command line's defaults (RunSpec reads them from here).
@@ -62,6 +64,22 @@ class Integrator {
   // Why the method cannot run with these settings ("" when it can); checked by initialize (InputError) and by
   // the runner before any run starts.
   virtual std::string refuses(const IntegratorSettings&) const { return {}; }
+
+  // ---- Methods that integrate the constrained mechanical system itself -----------------------------------
+  // rattle, dla, nh_rattle and ida advance (q, qd) of the constrained system rather than one formulation's
+  // ODE: they run with --formulation kkt, which names that system (integrators/mechanical_system.hpp), read
+  // the Model through it, and write their own multipliers. Why the method cannot run with formulation f on
+  // its model ("" when it can): checked by the runner before the run (InputError, one line) and by the
+  // methods' do_initialize.
+  virtual std::string refuses_formulation(const Formulation& /*f*/) const { return {}; }
+  // True for those methods: coordinate projection does not apply to them (they keep the constraints).
+  virtual bool integrates_constrained_system() const { return false; }
+  // What the method accepts, for `clmbench list integrators` ("every formulation", "kkt; holonomic problems").
+  virtual std::string accepts() const { return "every formulation and problem"; }
+  // The multipliers of the last accepted step where the method computes its own (the discrete multipliers
+  // of rattle and dla, ida's algebraic variables); nullptr: lambda is the formulation's, from the sampled state.
+  // The runner writes them for every sample on that step.
+  virtual const Vec* step_multipliers() const { return nullptr; }
 
   // Validates the settings (InputError, one line naming the method and the setting), binds the system,
   // sets t = t0 and y = y0, evaluates f(t0, y0), resets the statistics, and lets the method size every

@@ -10,6 +10,8 @@ ModelTerms Model::make_terms() const {
   t.A = Mat::Zero(m(), n());
   t.Adot_qd = Vec::Zero(m());
   t.C = Mat::Zero(m(), n());
+  t.dL_dq = Vec::Zero(n());
+  t.p = Vec::Zero(n());
   t.h = holonomic() ? Vec::Zero(m()) : Vec();
   return t;
 }

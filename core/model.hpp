@@ -27,6 +27,11 @@ enum ModelTerm : unsigned {
   // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k. Zero for holonomic constraints (second derivatives of h
   // commute). Not part of kDynamics/kAll: only vakonomic and added_mass ask for it.
   kConstraintCurvature = 1u << 7,
+  // The two partial derivatives of the Lagrangian L = 1/2 qd^T M(q) qd - V(q) (+ the gyroscopic term
+  // qd . a(q) where a problem writes one) that the variational integrators need (rattle, verlet, dla,
+  // nh_rattle: discrete Lagrangians, docs/design.md section 3). Not part of kDynamics/kAll.
+  kLagrangianGradient = 1u << 8,  // dL/dq at (q, qd)
+  kMomentum = 1u << 9,            // p = dL/dqd = M qd (+ a(q)); also fills M
   kDynamics = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintValue,
   kAll = kDynamics | kEnergy,
 };
@@ -40,6 +45,8 @@ struct ModelTerms {
   Vec Adot_qd;
   Vec h;  // empty for Pfaffian problems
   Mat C;  // m x n, [Phi] (kConstraintCurvature); sized on the first request, so make_terms() leaves it empty
+  Vec dL_dq;  // kLagrangianGradient
+  Vec p;      // kMomentum
   double kinetic = 0, potential = 0;
   double energy() const { return kinetic + potential; }
 };

@@ -53,8 +53,13 @@ std::string format_catalog(const std::string& what) {
     if (what.empty()) out << "\n";
     const auto entries = integrator_registry().all();
     const size_t w = name_width(entries);
-    out << "integrators:\n";
-    for (const auto* e : entries) out << "  " << pad(e->name, w) << "  " << e->description << "\n";
+    out << "integrators:  (order; what it accepts)\n";
+    for (const auto* e : entries) {
+      const auto method = e->make();
+      out << "  " << pad(e->name, w) << "  " << e->description << "\n"
+          << "  " << pad("", w) << "  order " << method->order() << (method->adaptive() ? ", adaptive" : ", fixed step")
+          << "; accepts " << method->accepts() << "\n";
+    }
   }
   return out.str();
 }

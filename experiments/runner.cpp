@@ -84,6 +84,11 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   run.integrator = integrator_registry().get(spec.integrator).make();
   if (const std::string why = run.integrator->refuses(spec.integrator_settings()); !why.empty())
     throw InputError(label + ": " + why);
+  if (const std::string why = run.integrator->refuses_formulation(*run.formulation); !why.empty())
+    throw InputError(label + ": " + why);
+  if (run.integrator->integrates_constrained_system() && projection_mode(spec.options.projection) != ProjectionMode::kNone)
+    throw InputError(label + ": integrator " + spec.integrator + " keeps the constraints itself; formulation.projection = " +
+                     spec.options.projection + " does not apply to it (use projection = none)");
   if (spec.jacobian == "autodiff" && run.integrator->uses_jacobian(spec.integrator_settings()) &&
       !run.formulation->has_jacobian()) {
     throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +
@@ -143,6 +148,8 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
       ~Timer() { total += thread_cpu_seconds() - start; }
     } timer{output_cpu};
     f.observe(t, y, obs);  // may throw: then nothing of this sample is recorded
+    // The method's own multipliers (rattle, dla, ida) replace the formulation's, on every sample of the step.
+    if (const Vec* own = run.integrator->step_multipliers(); own && own->size() == r.m) obs.lambda = *own;
     if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
     obs.extras.resize(r.extra_names.size(), kNaN);
     ++r.sample_count;

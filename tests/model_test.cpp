@@ -433,3 +433,39 @@ TEST(VelocityBasis, AnnihilatedByConstraintsAndSdotMatchesFiniteDifferences) {
   }
   EXPECT_EQ(checked, 3);
 }
+
+// The Lagrangian's partial derivatives that the variational integrators use (kLagrangianGradient, kMomentum)
+// against fourth-order central differences of L = T - V from kEnergy, on every registered problem.
+TEST(ModelReference, LagrangianGradientAndMomentumMatchFiniteDifferences) {
+  std::mt19937 rng(23);
+  for (const ProblemEntry* entry : problem_registry().all()) {
+    SCOPED_TRACE(entry->name);
+    auto model = make_model(entry->name, {});
+    const int n = model->n();
+    auto ws = model->make_workspace();
+    ModelTerms t = model->make_terms();
+    Vec q0, qd0;
+    model->default_initial(q0, qd0);
+    const Vec q = q0 + random_vec(rng, n, -0.2, 0.2), qd = qd0 + random_vec(rng, n, -1, 1);
+    auto L = [&](const Vec& x, const Vec& v) {
+      model->evaluate(0, x, v, kEnergy, *ws, t);
+      return t.kinetic - t.potential;
+    };
+    auto central = [&](auto&& f, int j, bool in_q) {
+      auto at = [&](double s) {
+        Vec x = q, v = qd;
+        (in_q ? x : v)[j] += s;
+        return f(x, v);
+      };
+      const double s = 1e-3;
+      const double d1 = (at(s) - at(-s)) / (2 * s), d2 = (at(s / 2) - at(-s / 2)) / s;
+      return (4 * d2 - d1) / 3;
+    };
+    model->evaluate(0, q, qd, kLagrangianGradient | kMomentum, *ws, t);
+    const Vec dL_dq = t.dL_dq, p = t.p;
+    for (int j = 0; j < n; ++j) {
+      EXPECT_NEAR(dL_dq[j], central(L, j, true), 1e-8 * (1 + std::abs(dL_dq[j]))) << "dL/dq_" << j;
+      EXPECT_NEAR(p[j], central(L, j, false), 1e-8 * (1 + std::abs(p[j]))) << "p_" << j;
+    }
+  }
+}
