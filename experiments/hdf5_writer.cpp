@@ -477,6 +477,8 @@ static SummaryTable summary_table(const std::vector<ResultsWriter::State::Summar
   column("lambda_error_final", [](const Row& r) { return r.s.lambda_error_final; });
   column("scd", [](const Row& r) { return r.s.scd; });
   column("mescd", [](const Row& r) { return r.s.mescd; });
+  column("energy_error_growth", [](const Row& r) { return r.s.energy_error_growth; });
+  column("drift_growth", [](const Row& r) { return r.s.drift_growth; });
   return t;
 }
 
@@ -617,6 +619,8 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "lambda_error_final", r.summary.lambda_error_final);
   set_attr(g, "scd", r.summary.scd);
   set_attr(g, "mescd", r.summary.mescd);
+  set_attr(g, "energy_error_growth", r.summary.energy_error_growth);
+  set_attr(g, "drift_growth", r.summary.drift_growth);
   if (s.sweep_index >= 0) {
     set_attr(g, "sweep_index", s.sweep_index);
     set_attr(g, "sweep_point", s.sweep_point);
@@ -801,7 +805,10 @@ void ResultsWriter::commit(const Provenance& provenance) {
              {"lambda_error_max", "max over samples of |lambda - lambda_ref| (units of lambda)"},
              {"lambda_error_final", "|lambda - lambda_ref| at t_end"},
              {"scd", "digits: -log10 max_i |(y_i - r_i) / r_i| at t_end over y = (q, qd), r_i != 0 (Bari test set)"},
-             {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"}})
+             {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"},
+             {"energy_error_growth", "exponent p of max_{s<=t} |E(s) - E0| / |E0| ~ t^p over the last two decades of t "
+                                     "(0 bounded, 1/2 random walk, 1 linear drift; NaN for runs under two decades)"},
+             {"drift_growth", "exponent p of max_{s<=t} drift(s) ~ t^p (|h| holonomic, |A qd| otherwise), as energy_error_growth"}})
       if (H5Lexists(sg, name.c_str(), H5P_DEFAULT) > 0) describe_dataset(sg, name, text);
     summary.close();
 

@@ -74,7 +74,10 @@ void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec&
 }
 
 void RunSummaryAccumulator::add(double t, const Observation& obs) {
-  if (samples_ == 0) energy0_ = obs.energy;
+  if (samples_ == 0) {
+    energy0_ = obs.energy;
+    t0_ = t;
+  }
   ++samples_;
   if (holonomic_) {
     update_max(max_dp_, obs.drift_position);
@@ -85,6 +88,8 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
   // Relative to E0, but never dividing by less than machine epsilon (a system at rest has E0 = 0).
   const double scale = std::max(std::abs(energy0_), std::numeric_limits<double>::epsilon());
   max_rel_energy_ = std::max(max_rel_energy_, std::abs(obs.energy - energy0_) / scale);
+  energy_growth_.add(t - t0_, std::abs(obs.energy - energy0_) / scale);
+  drift_growth_.add(t - t0_, holonomic_ ? obs.drift_position : obs.drift_velocity);
   bool closed_form_here = false;  // q_ref_, qd_ref_ hold the closed form at t
   if (q_reference_ && !std::isnan(q_err_)) {
     // The reference is carried forward from the previous sample (Model::closed_form_from), so a sample
@@ -151,6 +156,8 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.error_vs_reference = s.q_error_vs_reference;
   s.reference = std::isnan(s.q_error_vs_reference) ? kReferenceNone : kReferenceQ;
   s.reference_note = note_;
+  s.energy_error_growth = energy_growth_.exponent();
+  s.drift_growth = drift_growth_.exponent();
   if (any && source_ != ReferenceSource::kNone) {
     s.reference_source = reference_source_name(source_);
     s.q_error_max = e_q_max_;

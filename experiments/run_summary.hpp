@@ -8,6 +8,7 @@
 
 #include "core/formulation.hpp"
 #include "core/model.hpp"
+#include "experiments/growth_envelope.hpp"
 #include "experiments/reference_trajectory.hpp"
 #include "experiments/test_set_accuracy.hpp"
 
@@ -43,6 +44,11 @@ struct RunSummary {
   // Bari test-set figures at t_end over the 2n components (q, qd) (experiments/test_set_accuracy.hpp);
   // lambda is left out: an algebraic variable, an estimate for penalty / added_mass, NaN for substituted.
   double scd = kNaN, mescd = kNaN;
+
+  // Long-time behaviour (issue 11 item 7): the exponent p of the envelope of the relative energy error and
+  // of the constraint drift (|h| for holonomic problems, |A qd| otherwise), max_{s<=t} e(s) ~ t^p over the
+  // run's last two decades of time (experiments/growth_envelope.hpp): ~0 bounded, ~1/2 random walk, ~1 linear.
+  double energy_error_growth = kNaN, drift_growth = kNaN;
 };
 
 // What the errors are measured against and with which tolerances (mescd uses the run's atol / rtol).
@@ -77,6 +83,8 @@ class RunSummaryAccumulator {
   long samples_ = 0;
   double max_dp_ = 0, last_dp_ = 0, max_dv_ = 0, last_dv_ = 0;
   double energy0_ = 0, max_rel_energy_ = 0;
+  double t0_ = 0;
+  GrowthEnvelope energy_growth_, drift_growth_;
   bool q_reference_ = false, lambda_reference_ = false;
   double q_err_ = 0, lambda_err_ = 0, lambda_scale_ = 0;
 

@@ -195,7 +195,7 @@ def main(argv):
             "four_bar": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
             "kozlov": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error",
                        "kozlov_friction_sleigh"],
-            "long": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
+            "long": ["drift", "energy", "lambda", "q", "qd", "trajectory", "growth"],
             "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
             "wp": ["work_precision_cpu", "work_precision_rhs"],
         }
@@ -271,6 +271,18 @@ def main(argv):
         figs = mod.build_figures(files["long"])
         titles = " ".join(fig._suptitle.get_text() for _, fig in figs if fig._suptitle)
         check("envelope" in titles, "long run: the titles say the series are envelopes")
+        # ... and the log-log growth plot, its legend carrying the run's recorded growth exponents.
+        growth = dict(figs).get(os.path.join(tmp, "long_growth.png"))
+        check(growth is not None and all(a.get_xscale() == "log" and a.get_yscale() == "log" for a in growth.axes),
+              "long run: long_growth.png on log-log axes")
+        if growth is not None:
+            import h5py
+            with h5py.File(files["long"], "r") as f:
+                a = f["runs"][list(f["runs"])[0]].attrs
+                want = [f"p = {float(a[k]):.2f}" for k in ("energy_error_growth", "drift_growth")]
+            got = [t.get_text() for ax in growth.axes for t in ax.get_legend().get_texts()]
+            check(all(any(w in g for g in got) for w in want), f"growth legends {got} show {want}")
+        check(not os.path.exists(os.path.join(tmp, "quickstart_growth.png")), "quickstart (short runs) has no growth plot")
         plt.close("all")
 
         # A missing module: one line naming it and tools/setup.sh, exit 1.

@@ -34,7 +34,10 @@ def main(binary):
         for args, out in [(["run", "experiments/quickstart.ini"], "quickstart.h5"),
                           (["kozlov", "experiments/kozlov_friction_sleigh.ini"], "kozlov_friction_sleigh.h5"),
                           (["run", "experiments/vakonomic_vs_nonholonomic.ini"], "vakonomic_vs_nonholonomic.h5"),
-                          (["run", "experiments/fernandez_bloch.ini"], "fernandez_bloch.h5")]:
+                          (["run", "experiments/fernandez_bloch.ini"], "fernandez_bloch.h5"),
+                          # The long-time study, shortened (3 decades of samples still give growth exponents).
+                          (["run", "experiments/long_time_sleigh.ini", "--set", "run.t_end=20", "--progress", "never"],
+                           "long_time_sleigh.h5")]:
             p = run([binary] + args + ["--out", os.path.join(tmp, out)], cwd=ROOT)
             check(p.returncode == 0, f"clmbench {' '.join(args)}: {p.stderr.strip()}")
 
@@ -75,6 +78,23 @@ def main(binary):
         # Fernandez-Bloch: the disk's restricted flow is the nonholonomic one to the tolerance.
         row = row_of(report, "rolling_disk")
         check(row is not None and all(float(x) < 1e-8 for x in row[1].split(" / ")), f"disk row {row}")
+
+        # Long-time: every run's growth exponents as in the file, with the word for them.
+        with h5py.File(os.path.join(tmp, "long_time_sleigh.h5")) as f:
+            ids_lt = [x.decode() for x in f["summary/run_id"][()]]
+            pe = f["summary/energy_error_growth"][()]
+            pd = f["summary/drift_growth"][()]
+        check(len(ids_lt) >= 5, f"long_time_sleigh has {len(ids_lt)} runs")
+        section = report[report.index("## Long-time behaviour"):] if "## Long-time behaviour" in report else ""
+        check(bool(section), "the report has a long-time section")
+        for i, rid in enumerate(ids_lt):
+            row = row_of(section, rid)
+            check(row is not None, f"long-time row {rid}")
+            if row is None:
+                continue
+            for cell, value in ((row[4], pe[i]), (row[6], pd[i])):
+                want = "-" if not np.isfinite(value) else f"{value:.2f}"
+                check(cell.startswith(want + " ("), f"{rid}: growth {cell} vs {want}")
 
         # No sweep files: the work-precision section says so instead of an empty table.
         check("No results/wp_*.h5" in report, "work-precision section without files")

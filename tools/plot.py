@@ -27,6 +27,11 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 initial data: the same against the first run that finished ok (a difference
                                 between runs, not an error); not drawn when no two runs share initial data
     <stem>_extras.png           formulation diagnostics (extras/)
+    <stem>_growth.png           long runs (some run with at least GROWTH_SAMPLES samples spanning three decades of
+                                time): the running maximum of the relative energy error and of the constraint
+                                drift against time on log-log axes, each run's fitted growth exponent p
+                                (envelope ~ t^p over the last two decades: 0 bounded, 1/2 random walk, 1 linear
+                                drift; the run attributes energy_error_growth and drift_growth) in the legend
     <stem>_kozlov_<study>.png   files with /kozlov: error_q, error_qd and max |A qd| against N (log-log), the
                                 fitted line log10(error) = slope log10(N) + intercept and its slope
     <stem>_work_precision_cpu.png, <stem>_work_precision_rhs.png
@@ -69,6 +74,7 @@ FLOOR = 1e-17
 MAX_PANELS = 6          # panels per figure; more go to further pages
 LONG = 5000             # samples above which a series is drawn as an envelope
 WINDOWS = 1500          # envelope windows
+GROWTH_SAMPLES = 1000   # a run this long (and spanning 3 decades of time) gets the log-log growth plot
 MAX_PATH_POINTS = 40000  # trajectory points drawn (every k-th sample beyond)
 PANEL_HEIGHT = 2.5      # inches
 FIG_WIDTH = 8.5
@@ -207,6 +213,8 @@ def load_run(g, run_id):
         "q0": np.asarray(a.get("q0", []), dtype=float).ravel(), "qd0": np.asarray(a.get("qd0", []), dtype=float).ravel(),
         "rtol": float(a.get("rtol", np.nan)), "dt": float(a.get("dt", np.nan)),
         "options": {x: a[x] for x in a if x.startswith("formulation.")},
+        "energy_error_growth": float(a.get("energy_error_growth", np.nan)),
+        "drift_growth": float(a.get("drift_growth", np.nan)),
     }
     run["q_names"], run["q_units"] = columns_and_units(g, "q", problem, n)
     run["qd_names"], run["qd_units"] = columns_and_units(g, "qd", problem, n, velocity=True)
@@ -454,6 +462,54 @@ def plot_energy(runs, stem, name):
     p = Panel(f"energy error of the original Lagrangian (E in {unit}; floor {FLOOR:g})",
               "|E - E0| / |E0| [-]", draw)
     return render([p], f"{name}: relative energy error{envelope_note(runs)}", f"{stem}_energy.png")
+
+
+def is_long_time(r):
+    t = r["t"]
+    return r["k"] >= GROWTH_SAMPLES and t[1] - t[0] > 0 and (t[-1] - t[0]) >= 1000 * (t[1] - t[0])
+
+
+def plot_growth(runs, stem, name):
+    """Long-time behaviour on log-log axes: the running maximum of the relative energy error and of the drift
+    against elapsed time, the slope of which is the growth exponent the run records."""
+    runs = [r for r in plottable(runs, "growth") if is_long_time(r)]
+    if not runs:
+        return []
+
+    def running_max(t, y):
+        """The running maximum of |y| at about 400 log-spaced times after the first sample (exact values)."""
+        elapsed = t - t[0]
+        y = floored(y)
+        run = np.fmax.accumulate(np.where(np.isnan(y), -np.inf, y))
+        idx = np.unique(np.geomspace(1, len(t) - 1, 400).astype(int))
+        v = run[idx]
+        return elapsed[idx], np.where(np.isfinite(v), v, np.nan)
+
+    def exponent(p):
+        return f"p = {p:.2f}" if np.isfinite(p) else "p = -"
+
+    def panel(series, growth_key, title, ylabel):
+        chosen = [(r, y) for r, y in series if y is not None and len(y)]
+
+        def draw(ax):
+            for r, y in chosen:
+                st = style(r, count=len(runs))
+                x, v = running_max(r["t"], y)
+                ax.loglog(x, v, label=f"{r['label']}: {exponent(r[growth_key])}", **st)
+        return Panel(title, ylabel, draw, xlabel="elapsed time t - t0 [s]") if chosen else None
+
+    energy = []
+    for r in runs:
+        e = r["energy"]
+        energy.append((r, None if not np.isfinite(e[0]) else (e - e[0]) / max(abs(e[0]), np.finfo(float).eps)))
+    drift = [(r, r["drift_position"] if r["drift_position"] is not None else r["drift_velocity"]) for r in runs]
+    panels = [panel(energy, "energy_error_growth", f"relative energy error, running maximum (floor {FLOOR:g})",
+                    "max |E - E0| / |E0| [-]"),
+              panel(drift, "drift_growth", f"constraint drift |h(q)| (holonomic) or |A(q) qd|, running maximum "
+                    f"(floor {FLOOR:g})", "max drift [constraint unit]")]
+    panels = [p for p in panels if p]
+    return render(panels, f"{name}: long-time growth (p: slope over the last two decades)", f"{stem}_growth.png") \
+        if panels else []
 
 
 def coordinate_groups(names, units, limit=8):
@@ -1036,7 +1092,7 @@ def build_figures(path, all_runs=False):
     elif not runs:
         note(f"{path}: no runs")
     figures = []
-    for make in (plot_drift, plot_energy, lambda r, s, n: plot_series(r, s, n, "lambda"),
+    for make in (plot_drift, plot_energy, plot_growth, lambda r, s, n: plot_series(r, s, n, "lambda"),
                  lambda r, s, n: plot_series(r, s, n, "q"), lambda r, s, n: plot_series(r, s, n, "qd"),
                  plot_trajectory, plot_body_velocities, lambda r, s, n: plot_error(r, s, n, path), plot_extras):
         try:

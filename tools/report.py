@@ -318,6 +318,64 @@ def section_work_precision(results):
     return out
 
 
+def growth_word(p):
+    """What a growth exponent says (experiments/growth_envelope.hpp): the nearest of the textbook cases."""
+    if p is None or not math.isfinite(p):
+        return "-"
+    if p < 0.25:
+        return "bounded"
+    if p < 0.75:
+        return "random walk"
+    if p < 1.5:
+        return "linear"
+    return "faster than linear"
+
+
+def section_long_time(results):
+    out = ["## Long-time behaviour", "",
+           "`build/clmbench run experiments/long_time_<mechanism>.ini` per mechanism: one long run per integrator "
+           "family (all through kkt; rk4 + projection = both/velocity, rk4 + Baumgarte, and the methods that keep the "
+           "constraints themselves). p is the slope of the running maximum of the relative energy error (p_E) and of "
+           "the constraint drift (p_drift: |h| for holonomic problems, |A qd| otherwise) against time on log-log axes "
+           "over the run's last two decades (/summary energy_error_growth, drift_growth): about 0 bounded, 1/2 a "
+           "random walk, 1 linear drift."]
+    files = sorted(n for n in os.listdir(results) if n.startswith("long_time_") and n.endswith(".h5")) \
+        if os.path.isdir(results) else []
+    if not files:
+        return out + ["", "*No results/long_time_*.h5: run `tools/report.py --run`.*"]
+    for name in files:
+        f, missing = open_results(results, name)
+        if f is None:
+            out += ["", missing]
+            continue
+        rows_in = summary_rows(f)
+        if not rows_in:
+            out += ["", f"*{name} has no runs.*"]
+            continue
+        first = rows_in[0]
+        out += ["", f"### {first['problem']}, t_end = {fmt(first.get('t_end'))} s ({name}; {provenance(f)})", ""]
+        rows = []
+        for r in rows_in:
+            holo = math.isfinite(r.get("max_drift_position", float("nan")))
+            proj = run_attr(f, r["run_id"], "formulation.projection", "none")
+            alpha = run_attr(f, r["run_id"], "formulation.baumgarte_alpha", 0.0) or 0.0
+            knobs = ([f"projection {proj}"] if proj not in (None, "none") else []) + \
+                    ([f"Baumgarte {fmt(alpha)}"] if alpha else [])
+            method = r["integrator"] + (f" ({', '.join(knobs)})" if knobs else "")
+            pe, pd = r.get("energy_error_growth"), r.get("drift_growth")
+            rows.append([r["run_id"], method, r["status"], fmt(r.get("max_rel_energy_error")),
+                         f"{fixed(pe, 2)} ({growth_word(pe)})",
+                         fmt(r.get("max_drift_position") if holo else r.get("max_drift_velocity")),
+                         f"{fixed(pd, 2)} ({growth_word(pd)})", fmt(r.get("error_vs_reference")),
+                         fmt(r.get("steps")), f"{r.get('cpu_time_s', float('nan')):.3g}"])
+        out.append(table(["run", "integrator", "status", "max rel. energy error", "p_E", "max drift", "p_drift",
+                          "error vs reference", "steps", "cpu s"], rows))
+        stem = name[:-3]
+        out += ["", "Plots: " + ", ".join(png_link(results, f"{stem}_{k}.png", k)
+                                          for k in ("growth", "energy", "drift")) + "."]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- running
 
 def experiments():
@@ -329,6 +387,9 @@ def experiments():
     for n in sorted(os.listdir(os.path.join(ROOT, "experiments"))):
         if n.startswith("wp_") and n.endswith(".ini"):
             items.append((n[:-4] + ".h5", ["sweep", f"experiments/{n}"]))
+    for n in sorted(os.listdir(os.path.join(ROOT, "experiments"))):
+        if n.startswith("long_time_") and n.endswith(".ini"):
+            items.append((n[:-4] + ".h5", ["run", f"experiments/{n}", "--progress", "never"]))
     return items
 
 
@@ -364,7 +425,7 @@ def main(argv):
              "`tools/build.sh && tools/report.py --run`). Numbers are read from the HDF5 files; \"-\" is a figure "
              "that cannot be computed. What the numbers mean: [docs/findings.md](../docs/findings.md)."]
     for section in (section_quickstart, section_kozlov, section_vakonomic, section_fernandez_bloch,
-                    section_work_precision):
+                    section_work_precision, section_long_time):
         try:
             lines += [""] + section(a.results)
         except (OSError, KeyError, ValueError, IndexError) as e:  # a damaged or foreign file: say so, go on
