@@ -3,6 +3,7 @@
 // and experiments, so problems/ stays free of them (problems, formulations and integrators are siblings).
 #include "core/problem_registry.hpp"
 #include "experiments/problem_capabilities.hpp"
+#include "problems/andrews_squeezer.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 #include "problems/closed_chain.hpp"
 #include "problems/four_bar.hpp"
@@ -34,6 +35,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<RollingDisk>());
     r.add(registered<SkateIncline>());
     r.add(registered<SphereInDisguise>());
+    r.add(registered<AndrewsSqueezer>());
     return r;
   }();
   return registry;

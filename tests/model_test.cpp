@@ -278,7 +278,8 @@ void expect_consistent_default(const Model& model, const std::string& label) {
     EXPECT_LT(t.h.norm(), 1e-12);
   }
   EXPECT_LT((t.A * qd0).norm(), 1e-12);
-  EXPECT_GT(qd0.norm(), 1e-3);
+  // Every problem starts moving, except Andrews' squeezer, which starts at rest like the test set it reproduces.
+  if (model.name() != "andrews_squeezer") EXPECT_GT(qd0.norm(), 1e-3);
   EXPECT_TRUE(q0.allFinite() && qd0.allFinite());
   // Full row rank at the start (every formulation needs it).
   Eigen::JacobiSVD<Mat> svd(t.A);
@@ -297,7 +298,10 @@ TEST(DefaultInitial, ConsistentForDefaultAndPerturbedParameters) {
       std::map<std::string, double> params;
       for (const auto& info : entry->parameters) {
         const double d = info.default_value;
-        params[info.name] = d != 0 ? d * (1 + 0.15 * u(rng)) : 0.5 * u(rng);
+        // Andrews' squeezer is a precision mechanism: its three loops close only within a few percent of its
+        // design dimensions (15% changes of all 30 lengths leave no assembly).
+        const double spread = entry->name == "andrews_squeezer" ? 0.02 : 0.15;
+        params[info.name] = d != 0 ? d * (1 + spread * u(rng)) : 0.5 * u(rng);
       }
       if (entry->name == "closed_chain") {
         const double n = bars(rng), L = params["L"];
