@@ -1,5 +1,5 @@
-// dla: the discrete Lagrange-d'Alembert integrator for Pfaffian constraints A(q) qd = 0 [Cortes-Martinez-2001;
-// MP-2006], with the midpoint discrete Lagrangian and the midpoint discrete constraint
+// dla: the discrete Lagrange-d'Alembert integrator for Pfaffian constraints A(q) qd = 0 [Cortes-Martinez-2001],
+// [MP-2006], with the midpoint discrete Lagrangian and the midpoint discrete constraint
 //   D2 L_d(q_{k-1}, q_k) + D1 L_d(q_k, q_{k+1}) + f_d^+ + f_d^- + h A(q_k)^T lambda_k = 0,
 //   A(q_{k+1/2}) (q_{k+1} - q_k) = 0,   q_{k+1/2} = (q_k + q_{k+1})/2,
 // solved for (q_{k+1}, lambda_k) by Newton (integrators/midpoint_discrete_mechanics.hpp): the discrete

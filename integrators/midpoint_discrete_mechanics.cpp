@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "integrators/hermite.hpp"
@@ -21,6 +22,8 @@ constexpr double kReuseTheta = 0.02;
 // stopped shrinking (rate > 0.5) below kStagnation eps |dq|_inf (the noise floor of the residual).
 constexpr double kRoundoff = 8;
 constexpr double kStagnation = 1e3;
+// A step rejected at h below this fraction of dt (20 halvings) ends the run "failed".
+constexpr double kSmallestStepFraction = 0x1p-20;
 
 // |v|_inf, 0 for an empty vector.
 double max_abs(const Vec& v) { return v.size() ? v.lpNorm<Eigen::Infinity>() : 0.0; }
@@ -145,6 +148,10 @@ void MidpointDiscreteMechanics::update_jacobian(double h) {
 }
 
 bool MidpointDiscreteMechanics::solve_step(double h) {
+  auto fail = [this](const char* why) {
+    failure_ = why;
+    return false;
+  };
   // Predictor: dq = h qd + h^2/2 qdd from the end-point derivative f_ = (qd, qdd), O(h^3) off; lambda_k as
   // given.
   z_.head(n_) = h * f_.head(n_) + (0.5 * h * h) * f_.tail(n_);
@@ -156,11 +163,11 @@ bool MidpointDiscreteMechanics::solve_step(double h) {
     residual(h, z_, r_);
     if (converged) return true;  // terms_ hold the model at the accepted q_{k+1}
     if (k == kMaxNewtonIterations) break;
-    if (!r_.allFinite()) return false;
+    if (!r_.allFinite()) return fail("the residual is not finite");
     if (!jac_valid_ || h != h_jac_) update_jacobian(h);
     if (!well_conditioned(pivot_ratio(lu_.matrixLU().diagonal()))) {
       jac_valid_ = false;
-      return false;
+      return fail("singular Newton matrix");
     }
     dz_ = lu_.solve(r_);
     z_ -= dz_;
@@ -168,7 +175,7 @@ bool MidpointDiscreteMechanics::solve_step(double h) {
     // The increment in units of eps |dq|_inf.
     const double size = z_.head(n_).lpNorm<Eigen::Infinity>();
     const double step = dz_.head(n_).lpNorm<Eigen::Infinity>();
-    if (!std::isfinite(step)) return false;
+    if (!std::isfinite(step)) return fail("the Newton increment is not finite");
     const double dn = step == 0 ? 0.0 : step / (kEps * std::max(size, std::numeric_limits<double>::min()));
     if (dn <= kRoundoff) {
       converged = true;
@@ -181,13 +188,13 @@ bool MidpointDiscreteMechanics::solve_step(double h) {
         continue;
       }
       theta_ = theta;
-      if (!(theta_ < 0.99)) return false;
+      if (!(theta_ < 0.99)) return fail("Newton diverges (rate >= 0.99)");
       // The remaining iterations cannot reach the noise floor at this rate.
-      if (dn * std::pow(theta_, kMaxNewtonIterations - 1 - k) > kStagnation) return false;
+      if (dn * std::pow(theta_, kMaxNewtonIterations - 1 - k) > kStagnation) return fail("Newton converges too slowly");
     }
     dn_old = dn;
   }
-  return false;
+  return fail("Newton did not converge in 12 iterations");
 }
 
 void MidpointDiscreteMechanics::legendre_onto_constraint(const Vec& q, const Vec& p_minus, double h, Vec& qd,
@@ -222,6 +229,13 @@ bool MidpointDiscreteMechanics::do_step(double h) {
   }
   jac_fresh_ = false;
   if (!ok) {
+    // Halving stops being a remedy long before dt_min: end the run saying what failed.
+    if (h < dt_ * kSmallestStepFraction) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3g", h);
+      throw NumericalFailure(name() + ": Newton on the discrete equations failed at h = " + buf +
+                             " (dt halved 20 times): " + failure_);
+    }
     h_ = 0.5 * h;
     return false;
   }

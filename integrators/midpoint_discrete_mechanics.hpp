@@ -1,9 +1,9 @@
 // The machinery shared by the two integrators of nonholonomic (Pfaffian) mechanics built on the midpoint
-// discrete Lagrangian [marsden-west-2001]
+// discrete Lagrangian [Marsden-West-2001]
 //   L_d(q0, q1) = h L(q_m, v_m),   q_m = (q0 + q1)/2,   v_m = (q1 - q0)/h,
 //   D1 L_d = h/2 dL/dq(q_m, v_m) - p(q_m, v_m),   D2 L_d = h/2 dL/dq(q_m, v_m) + p(q_m, v_m),
 // with dL/dq and p = dL/dqd from the Model (ModelTerms::dL_dq, ::p, by autodiff), the generalized force as
-// midpoint discrete forcing f_d^- = f_d^+ = h/2 F(t_m, q_m, v_m) [marsden-west-2001, section 3.2], and the
+// midpoint discrete forcing f_d^- = f_d^+ = h/2 F(t_m, q_m, v_m) [Marsden-West-2001, section 3.2], and the
 // constraint forces A^T lambda of the suite's convention M qdd + c = F + A^T lambda.
 //
 // One step from (q_k, qd_k), with p_k = p(q_k, qd_k):
@@ -25,7 +25,7 @@
 // evaluations; the lambda columns are exact), from the predictor dq = h qd + h^2/2 qdd. As in
 // implicit_midpoint, the Jacobian and its LU are kept across steps while Newton contracts fast, retried
 // once fresh on failure, and a step that still fails is rejected and halved (later steps double back up to
-// dt). Newton runs to round-off (increment below 8 eps |dq|, or no longer shrinking below 1e3 eps |dq|):
+// dt); a step that fails at h < dt / 2^20 ends the run "failed" (NumericalFailure) saying why Newton failed. Newton runs to round-off (increment below 8 eps |dq|, or no longer shrinking below 1e3 eps |dq|):
 // a structure-preserving method that stopped at a tolerance would let its invariants drift by that
 // tolerance per step. So rtol and atol do not apply (the command line says so); the accepted q_{k+1} is
 // the one the last residual was evaluated at.
@@ -92,6 +92,7 @@ class MidpointDiscreteMechanics : public Integrator {
   ModelTerms terms_;
   int n_ = 0, m_ = 0, nz_ = 0;
   double dt_ = 0;
+  const char* failure_ = "";  // why the last Newton solve failed
   double theta_ = 1;
   bool jac_valid_ = false, jac_fresh_ = false;
   double h_jac_ = 0;

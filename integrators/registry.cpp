@@ -27,10 +27,10 @@ Registry<IntegratorEntry>& integrator_registry() {
            "(adams, non-stiff), adaptive",
            [] { return std::make_unique<CvodeIntegrator>(); }});
     r.add({"dla", "discrete Lagrange-d'Alembert (midpoint L_d, discrete constraint A(q_k+1/2)(q_k+1 - q_k) = 0), "
-           "fixed step, order 2; kkt only",
+           "fixed step, order 2",
            [] { return std::make_unique<DiscreteLagrangeDalembert>(); }});
     r.add({"nh_rattle", "nonholonomic RATTLE (Ferraro-Iglesias-Martin de Diego; A(q) qd = 0 at every step), fixed "
-           "step, order 2; kkt only",
+           "step, order 2",
            [] { return std::make_unique<NonholonomicRattle>(); }});
     return r;
   }();

@@ -276,3 +276,74 @@ TEST(Dla, MultiplierConverges) {
     EXPECT_NEAR(p, 2.0, 0.15) << method;
   }
 }
+
+// nh_rattle is a two-step method in disguise (lambda_k is carried from one step to the next): its parasitic
+// mode, lambda alternating in sign, follows the time-reversed flow. On the sleigh that flow is unstable at
+// the rate beta c (u -> -c is the repelling end of u' = beta (c^2 - u^2)), so the mode grows like
+// exp(beta c t): fitted from the second differences of the written lambda over t in [8, 16] at h = 0.1.
+// dla, a one-step map of (q, qd), has no such mode: its second differences decay like the smooth lambda.
+TEST(Dla, NhRattleParasiticModeFollowsTheReversedSleigh) {
+  auto model = make_model("chaplygin_sleigh");
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  const auto params = model->parameters();  // m, Ic, b
+  const double m = params[0].second, Ic = params[1].second, b = params[2].second;
+  const double K = m * b * b + Ic, beta = m * b / K;
+  const double u0 = qd0[0];  // theta0 = 0
+  const double c = std::sqrt(u0 * u0 + K * qd0[2] * qd0[2] / m);
+  for (const char* method : {"nh_rattle", "dla"}) {
+    auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
+    auto integ = integrator_registry().get(method).make();
+    Vec y0;
+    f->initial_state(q0, qd0, y0);
+    IntegratorSettings s;
+    s.dt = 0.1;
+    integ->initialize(*f, 0.0, y0, s);
+    std::vector<double> t, lam;
+    while (integ->time() < 16) {
+      ASSERT_TRUE(integ->step(16));
+      t.push_back(integ->time());
+      lam.push_back((*integ->step_multipliers())[0]);
+    }
+    std::vector<double> ts, logd;
+    for (size_t k = 1; k + 1 < lam.size(); ++k) {
+      if (t[k] < 8) continue;
+      ts.push_back(t[k]);
+      logd.push_back(std::log(std::abs(lam[k + 1] - 2 * lam[k] + lam[k - 1])));
+    }
+    // Least-squares slope of log|second difference| against t.
+    double st = 0, sl = 0, stt = 0, stl = 0;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      st += ts[i];
+      sl += logd[i];
+      stt += ts[i] * ts[i];
+      stl += ts[i] * logd[i];
+    }
+    const double N = double(ts.size());
+    const double rate = (N * stl - st * sl) / (N * stt - st * st);
+    std::printf("  sleigh h = 0.1 %-9s growth rate of lambda's second differences %.4f (beta c = %.4f)\n", method,
+                rate, beta * c);
+    // Measured 0.5964 (nh_rattle) and -0.5969 (dla: the smooth lambda ~ sech(beta c t + tau0) decays at
+    // the forward rate) against beta c = 0.5968.
+    const double expected = std::string(method) == "nh_rattle" ? beta * c : -beta * c;
+    EXPECT_NEAR(rate, expected, 0.002 * beta * c) << method;
+  }
+}
+
+// A run whose Newton fails even after 20 halvings of dt ends "failed" saying so (slider_crank, holonomic,
+// at dt = 2 drifts off h(q) = 0 into a singular configuration).
+TEST(Dla, NewtonFailureEndsTheRunWithAMessage) {
+  auto model = make_model("slider_crank");
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  clm::testing::RunSettings rs;
+  rs.integrator = "dla";
+  rs.dt = 2;
+  rs.t_end = 40;
+  rs.output_every = 2;
+  const auto r = clm::testing::record_run(model, "kkt", q0, qd0, rs);
+  EXPECT_EQ(r.result.status, "failed");
+  EXPECT_NE(r.result.message.find("dla: Newton on the discrete equations failed at h = "), std::string::npos)
+      << r.result.message;
+  for (const auto& o : r.obs) EXPECT_TRUE(o.q.allFinite() && o.qd.allFinite());
+}
