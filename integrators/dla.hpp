@@ -36,20 +36,13 @@ class DiscreteLagrangeDalembert final : public MidpointDiscreteMechanics {
   // are second-order accurate at t_{k+1/2} (the end value lambda_{k+1} alone is first order); the first
   // step extrapolates from the continuous lambda(t0).
   void written_multiplier(double t_k, double t_k1, Vec& out) override {
-    if (first_step_) {
-      first_step_ = false;
-      anchor_ = lambda_initial_;
-      t_anchor_ = t_k;
-    }
     const double t_mid = 0.5 * (t_k + t_k1);
     const double s = (t_k1 - t_mid) / (t_mid - t_anchor_);
     out = 0.5 * (lambda_kick_ + lambda_end_);
-    out += s * (out - anchor_);
-    anchor_ = 0.5 * (lambda_kick_ + lambda_end_);
+    out += s * (out - lambda_anchor_);
+    lambda_anchor_ = 0.5 * (lambda_kick_ + lambda_end_);
     t_anchor_ = t_mid;
   }
-  Vec anchor_;
-  double t_anchor_ = 0;
 };
 
 }  // namespace clm

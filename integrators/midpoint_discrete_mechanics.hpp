@@ -64,10 +64,11 @@ class MidpointDiscreteMechanics : public Integrator {
   // dla: lambda_k is an unknown of the Newton system, fixed by the discrete constraint.
   virtual bool solves_for_kick_multiplier() const = 0;
   // The multiplier written for the samples of the accepted step [t_k, t_{k+1}], from lambda_kick_
-  // (lambda_k) and lambda_end_ (lambda_{k+1}); lambda_initial_ is the continuous one at (q0, qd0).
+  // (lambda_k) and lambda_end_ (lambda_{k+1}).
   virtual void written_multiplier(double t_k, double t_k1, Vec& out) = 0;
-  Vec lambda_initial_;
-  bool first_step_ = true;  // set by initialize
+  // The last (time, value) a subclass extrapolates lambda from; initialize sets (t0, the continuous lambda).
+  Vec lambda_anchor_;
+  double t_anchor_ = 0;
 
   Vec lambda_kick_;  // lambda_k of the last accepted step (the first half kick)
   // lambda_{k+1} of the last accepted step (the second half kick); at t0 the continuous multiplier of the
@@ -101,7 +102,7 @@ class MidpointDiscreteMechanics : public Integrator {
   double t_prev_ = 0;
   Vec y_prev_, f_prev_;
   Vec q_, qd_, p_k_, kick_, zero_;  // q_k, qd_k, p_k, p_k + h/2 A_k^T lambda_k (without the unknown part)
-  Mat A_k_;
+  Mat A_k_, A_jac_;  // A(q_k); A(q_m) where the constraint rows of J_ were last brought up to date
   Vec z_, dz_, r_, r_work_, z_work_, qm_, vm_, dq_, res_m_, lambda_out_, p_minus_, rhs_kkt_, sol_kkt_;
   Mat J_, kkt_;
   Eigen::PartialPivLU<Mat> lu_, kkt_lu_;
