@@ -15,8 +15,9 @@
 // Carrying lambda_k makes it a two-step method in disguise (the nonholonomic SHAKE of [FIMdD-2009]): it has
 // a parasitic mode, lambda alternating in sign, which follows the time-reversed flow. Where that flow is
 // unstable it grows: on the Chaplygin sleigh like exp(beta c t), the rate at which the sleigh's reversed
-// motion leaves u = c (measured in tests/dla_test.cpp; at h = 0.1 it spoils the run by t ~ 15, at h = 0.01
-// it stays below the O(h^2) error over t = 10). dla has no such mode.
+// motion leaves u = c (measured in tests/dla_test.cpp). At h = 0.1 it spoils the run by t ~ 15 (relative
+// energy error 0.96 at t = 20, dla's 9e-5); at h = 0.01 the error at t = 10 is still O(h^2) (8.8e-5, dla's
+// 2.1e-5). dla has no such mode.
 #pragma once
 
 #include "integrators/midpoint_discrete_mechanics.hpp"
