@@ -25,14 +25,15 @@
 // evaluations; the lambda columns are exact), from the predictor dq = h qd + h^2/2 qdd. As in
 // implicit_midpoint, the Jacobian and its LU are kept across steps while Newton contracts fast, retried
 // once fresh on failure, and a step that still fails is rejected and halved (later steps double back up to
-// dt); a step that fails at h < dt / 2^20 ends the run "failed" (NumericalFailure) saying why Newton failed. Newton runs to round-off (increment below 8 eps |dq|, or no longer shrinking below 1e3 eps |dq|):
-// a structure-preserving method that stopped at a tolerance would let its invariants drift by that
-// tolerance per step. So rtol and atol do not apply (the command line says so); the accepted q_{k+1} is
-// the one the last residual was evaluated at.
+// dt); a step that fails at h < dt / 2^20 ends the run "failed" (NumericalFailure) saying why Newton
+// failed. A dla Jacobian kept across steps gets its exact multiplier columns and the A(q_m) part of its
+// constraint rows brought up to date every step. Newton runs to round-off (increment below 8 eps |dq|, or
+// no longer shrinking below 1e3 eps |dq|): a structure-preserving method that stopped at a tolerance
+// would let its invariants drift by that tolerance per step. So rtol and atol do not apply (the command
+// line says so); the accepted q_{k+1} is the one the last residual was evaluated at.
 //
 // Every model evaluation counts as one rhs evaluation in the statistics (plus one kkt rhs per step, the
-// end-point derivative (qd, qdd) for the cubic Hermite dense output and the next predictor
-// q + h qd + h^2/2 qdd).
+// end-point derivative (qd, qdd) for the cubic Hermite dense output and the next predictor).
 #pragma once
 
 #include <memory>
@@ -80,8 +81,8 @@ class MidpointDiscreteMechanics : public Integrator {
   bool do_step(double h) override;
   void do_reset_state() override;
 
-  // Residual (R1, R2) at the unknowns z_ = (q1, mu) for the step (t_k, h); also leaves the model terms at
-  // (t_m, q_m, v_m) in terms_.
+  // Residual (R1, R2) at the unknowns z = (dq, lambda_k) (dla) or z = dq (nh_rattle) for the step (t_k, h);
+  // also leaves the model terms at (t_m, q_m, v_m) in terms_.
   void residual(double h, const Vec& z, Vec& r);
   void update_jacobian(double h);
   bool solve_step(double h);
