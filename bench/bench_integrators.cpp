@@ -2,7 +2,8 @@
 // the penalty formulation (anisotropic friction, Kozlov Theorem 1) at N = 1e6, rtol 1e-8. One benchmark
 // iteration is one step() attempt (accepted or rejected), from a state on the way to T = 5; the
 // integrator is re-initialized when it reaches T. dopri5 on the same system is timed for comparison: its
-// steps are cheap but it needs ~3,000x more of them (tests/stiff_integrator_test.cpp).
+// steps are cheap but it needs ~3,000x more of them (tests/stiff_integrator_test.cpp). BM_KktStep: the
+// per-step cost of dla and nh_rattle (the constrained system on kkt) on the sleigh and the four-bar.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -121,6 +122,54 @@ const int registered = [] {
     benchmark::RegisterBenchmark((std::string("Radau5PenaltyFormulationSleighRunToT5/") + jacobian).c_str(),
                                  BM_Radau5PenaltyFormulationRun, std::string(jacobian))
         ->Unit(benchmark::kMicrosecond);
+  return 0;
+}();
+
+// Per-step cost of the integrators of the constrained system itself (dla, nh_rattle: kkt only, fixed step
+// dt = 1e-2) on the sleigh and the four-bar, against dopri5 on kkt (rtol 1e-10) and implicit_midpoint (dt
+// = 1e-2). One iteration is one step() attempt on the way to T = 10 (re-initialized there); counters:
+// heap allocations per step (0 for the suite's own methods), model/rhs evaluations and Newton iterations
+// per step.
+void BM_KktStep(benchmark::State& state, const std::string& problem, const std::string& integrator_name) {
+  auto model = make_model(problem);
+  auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
+  auto integrator = integrator_registry().get(integrator_name).make();
+  Vec q0, qd0, y0;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y0);
+  IntegratorSettings s;
+  s.dt = 1e-2;
+  const double t_end = 10;
+  integrator->initialize(*f, 0.0, y0, s);
+  long attempts = 0, rhs = 0, newton = 0;
+  clm::testing::start_counting_allocations();
+  std::size_t allocations = 0;
+  for (auto _ : state) {
+    if (integrator->time() >= t_end) {
+      state.PauseTiming();
+      allocations += clm::testing::stop_counting_allocations();
+      rhs += integrator->statistics().rhs_evals;
+      newton += integrator->statistics().newton_iterations;
+      integrator->initialize(*f, 0.0, y0, s);
+      clm::testing::start_counting_allocations();
+      state.ResumeTiming();
+    }
+    integrator->step(t_end);
+    ++attempts;
+  }
+  allocations += clm::testing::stop_counting_allocations();
+  rhs += integrator->statistics().rhs_evals;
+  newton += integrator->statistics().newton_iterations;
+  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
+  state.counters["rhs_per_step"] = benchmark::Counter(double(rhs) / double(attempts));
+  state.counters["newton_per_step"] = benchmark::Counter(double(newton) / double(attempts));
+}
+
+const int registered_constrained = [] {
+  for (const char* problem : {"chaplygin_sleigh", "four_bar"})
+    for (const char* name : {"dla", "nh_rattle", "implicit_midpoint", "dopri5"})
+      benchmark::RegisterBenchmark((std::string("KktStep/") + problem + "/" + name).c_str(), BM_KktStep,
+                                   std::string(problem), std::string(name));
   return 0;
 }();
 

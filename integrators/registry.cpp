@@ -1,9 +1,11 @@
 // One line per integrator (docs/design.md section 3).
 #include "core/integrator.hpp"
 #include "integrators/cvode_integrator.hpp"
+#include "integrators/dla.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
 #include "integrators/implicit_midpoint.hpp"
+#include "integrators/nh_rattle.hpp"
 #include "integrators/radau5.hpp"
 
 namespace clm {
@@ -24,6 +26,12 @@ Registry<IntegratorEntry>& integrator_registry() {
     r.add({"cvode", "SUNDIALS CVODE: variable-order BDF (cvode_method = bdf, stiff, Newton + dense LU) or Adams "
            "(adams, non-stiff), adaptive",
            [] { return std::make_unique<CvodeIntegrator>(); }});
+    r.add({"dla", "discrete Lagrange-d'Alembert (midpoint L_d, discrete constraint A(q_k+1/2)(q_k+1 - q_k) = 0), "
+           "fixed step, order 2",
+           [] { return std::make_unique<DiscreteLagrangeDalembert>(); }});
+    r.add({"nh_rattle", "nonholonomic RATTLE (Ferraro-Iglesias-Martin de Diego; A(q) qd = 0 at every step), fixed "
+           "step, order 2",
+           [] { return std::make_unique<NonholonomicRattle>(); }});
     return r;
   }();
   return registry;
