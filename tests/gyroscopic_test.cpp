@@ -10,6 +10,7 @@
 #include <numbers>
 #include <random>
 
+#include "allocation_counter.hpp"
 #include "recorded_run.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
@@ -284,4 +285,25 @@ TEST(Gyroscopic, TermsAndDynamicsDerivativesMatchFiniteDifferences) {
   EXPECT_LT(worst_grad, 3e-12);
   EXPECT_LT(worst_c, 1e-12);
   EXPECT_LT(worst_dc, 3e-12);
+}
+
+// The gyroscopic passes use the workspace's fixed-size Jet buffers: no heap allocation in evaluate() (every
+// term) or dynamics_derivatives() on the registered gyroscopic problems (after a first call has sized C).
+TEST(Gyroscopic, EvaluateAndDerivativesDoNotAllocate) {
+  for (const char* name : {"charged_particle", "contact_oscillator_nr"}) {
+    auto model = make_model(name, {});
+    auto ws = model->make_workspace();
+    ModelTerms t = model->make_terms();
+    DynamicsDerivatives d = model->make_derivatives();
+    Vec q0, qd0;
+    model->default_initial(q0, qd0);
+    const unsigned all = kAll | kMomentum | kLagrangianGradient | kConstraintCurvature;
+    model->evaluate(0, q0, qd0, all, *ws, t);
+    clm::testing::AllocationScope scope;
+    for (int k = 0; k < 10; ++k) {
+      model->evaluate(0.1 * k, q0, qd0, all, *ws, t);
+      model->dynamics_derivatives(q0, qd0, *ws, d);
+    }
+    EXPECT_EQ(scope.count(), 0u) << name;
+  }
 }
