@@ -6,6 +6,11 @@
 //   Adot qd  = d/dq(A(q) qd) qd
 //   dL/dq    = 1/2 d/dq(qd^T M qd) - dV/dq,   p = dL/dqd = M qd      (on request, variational integrators)
 //
+// A problem with a gyroscopic term qd . a(q) in L (core/problem.hpp) adds, with Da_ij = d a_i / d q_j,
+//   c += (Da - Da^T) qd,   dL/dq += Da^T qd,   p += a(q);
+// Da qd = d/dt a(q(t)) comes from the same Jet<1> pass as Mdot qd, Da^T qd = d/dq (qd . a) from the Jet<K>
+// pass of the gradients. The energy T + V is unchanged (the gyroscopic force does no work).
+//
 // Three passes, each sized to what it must differentiate:
 //   1. Jet<1> at q + eps qd: M and Mdot = dM/dq[qd] (and, for Pfaffian problems, A and Adot).
 //   2. Jet<K> seeded with K coordinate directions at a time: gradients of T = 1/2 qd^T M(q) qd and of V,
@@ -56,6 +61,7 @@ class AutoDiffModel final : public Model {
   int n() const override { return n_; }
   int m() const override { return m_; }
   bool holonomic() const override { return kHolonomic; }
+  bool gyroscopic() const override { return HasGyroscopic<P>; }
   std::vector<std::pair<std::string, double>> parameters() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));
@@ -71,6 +77,7 @@ class AutoDiffModel final : public Model {
       q2.resize(n); h2.resize(m);
       Ak.resize(m, n);
       qh.resize(n); Mh.resize(n, n); hh.resize(m);
+      a.resize(n); a1.resize(n); ak.resize(n); ah.resize(n);
     }
     VecN<double, N> q, qd, v;
     MatN<double, N, N> M;
@@ -88,6 +95,10 @@ class AutoDiffModel final : public Model {
     VecN<HyperDual, N> qh;  // second derivatives (dynamics_derivatives)
     MatN<HyperDual, N, N> Mh;
     VecN<HyperDual, C> hh;
+    VecN<double, N> a;  // gyroscopic a(q) in each scalar (problems without one leave them unused)
+    VecN<Jet1, N> a1;
+    VecN<JetK, N> ak;
+    VecN<HyperDual, N> ah;
   };
 
   std::unique_ptr<ModelWorkspace> make_workspace() const override {
@@ -119,6 +130,13 @@ class AutoDiffModel final : public Model {
     if (what & kConstraintCurvature) constraint_curvature(ws, out);
     if (what & kLagrangianGradient) lagrangian_gradient(ws, out);
     if (what & kMomentum) out.p.noalias() = out.M * qd;
+    if constexpr (HasGyroscopic<P>) {
+      if (what & (kMomentum | kEnergy)) {
+        p_.template gyroscopic<double>(ws.q, ws.a);
+        if (what & kMomentum) out.p += ws.a;
+        if (what & kEnergy) out.gyroscopic = ws.a.dot(ws.qd);
+      }
+    }
     if (what & kEnergy) {
       double twice_t = 0;
       for (int i = 0; i < n_; ++i) twice_t += qd[i] * out.M.row(i).dot(qd);
@@ -128,13 +146,15 @@ class AutoDiffModel final : public Model {
   }
 
   // F must not depend on the state: problems with a generalized force (double-only) are left to finite
-  // differences.
+  // differences. A gyroscopic term is included (see dynamics_derivatives).
   bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P>; }
 
   // dM/dq and, for Pfaffian problems, dA/dq by one Jet<K> pass each (per K coordinates); dc/dqd from dM/dq
   // (c is quadratic in qd); dc/dq from hyper-dual passes: q + e1 qd + e2 e_l over M (n passes) gives
   // d/dq_l (Mdot) qd, and q + e1 e_i + e2 e_l over W = V - 1/2 qd^T M qd (n(n+1)/2 passes) gives the rest,
   // d^2 W / dq_i dq_l. Holonomic dA/dq = d^2 h / dq dq by hyper-dual passes over h.
+  // A gyroscopic term adds Da - Da^T to dc/dqd (Da from a Jet<K> pass), d/dq_l (Da qd) to dc/dq (the same
+  // hyper-dual passes as Mdot qd, over a) and -qd . a to W.
   void dynamics_derivatives(const Vec& q, const Vec& qd, ModelWorkspace& base,
                             DynamicsDerivatives& out) const override {
     if constexpr (HasGeneralizedForce<P>) {
@@ -159,6 +179,18 @@ class AutoDiffModel final : public Model {
           out.dc_dqd(i, l) = acc;
         }
       }
+      if constexpr (HasGyroscopic<P>) {
+        for (int start = 0; start < n; start += K) {  // + Da - Da^T, Da(i, start + k) = ak[i].v[k]
+          seed_chunk(ws, start);
+          p_.template gyroscopic<JetK>(ws.qk, ws.ak);
+          const int width = std::min(K, n - start);
+          for (int k = 0; k < width; ++k)
+            for (int i = 0; i < n; ++i) {
+              out.dc_dqd(i, start + k) += ws.ak[i].v[k];
+              out.dc_dqd(start + k, i) -= ws.ak[i].v[k];
+            }
+        }
+      }
       // d/dq_l of Mdot qd = sum_j d^2 M_ij [qd, e_l] qd_j.
       for (int l = 0; l < n; ++l) {
         for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
@@ -167,6 +199,10 @@ class AutoDiffModel final : public Model {
           double acc = 0;
           for (int j = 0; j < n; ++j) acc += ws.Mh(i, j).d * qd[j];
           out.dc_dq(i, l) = acc;
+        }
+        if constexpr (HasGyroscopic<P>) {  // + d/dq_l (Da qd)_i = d^2 a_i [qd, e_l]
+          p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
+          for (int i = 0; i < n; ++i) out.dc_dq(i, l) += ws.ah[i].d;
         }
       }
       // + d^2 W / dq_i dq_l, W = V - 1/2 qd^T M qd.
@@ -180,7 +216,11 @@ class AutoDiffModel final : public Model {
             for (int b = 0; b < n; ++b) row += ws.Mh(a, b) * qd[b];
             T2 += row * qd[a];
           }
-          const HyperDual W = p_.template potential<HyperDual>(ws.qh) - 0.5 * T2;
+          HyperDual W = p_.template potential<HyperDual>(ws.qh) - 0.5 * T2;
+          if constexpr (HasGyroscopic<P>) {
+            p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
+            for (int a = 0; a < n; ++a) W -= ws.ah[a] * qd[a];
+          }
           out.dc_dq(i, l) += W.d;
           if (l != i) out.dc_dq(l, i) += W.d;
         }
@@ -282,6 +322,10 @@ class AutoDiffModel final : public Model {
       }
       out.c[i] = mdot_qd;
     }
+    if constexpr (HasGyroscopic<P>) {  // + Da qd = d/dt a along qd
+      p_.template gyroscopic<Jet1>(ws.q1, ws.a1);
+      for (int i = 0; i < n; ++i) out.c[i] += ws.a1[i].v[0];
+    }
     for (int start = 0; start < n; start += K) {
       seed_chunk(ws, start);
       p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
@@ -292,13 +336,14 @@ class AutoDiffModel final : public Model {
         T += row * ws.qd[i];
       }
       const JetK V = p_.template potential<JetK>(ws.qk);
+      const JetK G = gyroscopic_pairing(ws);  // qd . a(q): its gradient is Da^T qd
       const int width = std::min(K, n - start);
-      for (int k = 0; k < width; ++k) out.c[start + k] += -0.5 * T.v[k] + V.v[k];
+      for (int k = 0; k < width; ++k) out.c[start + k] += -0.5 * T.v[k] + V.v[k] - G.v[k];
     }
   }
 
-  // dL/dq = 1/2 d/dq(qd^T M qd) - dV/dq by the Jet<K> pass of mass_and_bias (kept apart: problems with
-  // analytic_terms skip that pass, and c is Mdot qd - dL/dq only without a gyroscopic term).
+  // dL/dq = 1/2 d/dq(qd^T M qd) - dV/dq + Da^T qd by the Jet<K> pass of mass_and_bias (kept apart: problems
+  // with analytic_terms skip that pass, and c is Mdot qd - dL/dq only without a gyroscopic term).
   void lagrangian_gradient(Workspace& ws, ModelTerms& out) const {
     const int n = n_;
     for (int start = 0; start < n; start += K) {
@@ -311,9 +356,22 @@ class AutoDiffModel final : public Model {
         T += row * ws.qd[i];
       }
       const JetK V = p_.template potential<JetK>(ws.qk);
+      const JetK G = gyroscopic_pairing(ws);
       const int width = std::min(K, n - start);
-      for (int k = 0; k < width; ++k) out.dL_dq[start + k] = 0.5 * T.v[k] - V.v[k];
+      for (int k = 0; k < width; ++k) out.dL_dq[start + k] = 0.5 * T.v[k] - V.v[k] + G.v[k];
     }
+  }
+
+  // qd . a(q) at the seeded ws.qk (zero without a gyroscopic term).
+  JetK gyroscopic_pairing(Workspace& ws) const {
+    JetK G(0.0);
+    if constexpr (HasGyroscopic<P>) {
+      p_.template gyroscopic<JetK>(ws.qk, ws.ak);
+      for (int i = 0; i < n_; ++i) G += ws.ak[i] * ws.qd[i];
+    } else {
+      (void)ws;
+    }
+    return G;
   }
 
   void seed_chunk(Workspace& ws, int start) const {

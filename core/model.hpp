@@ -18,11 +18,12 @@ namespace clm {
 enum ModelTerm : unsigned {
   kMassMatrix = 1u << 0,      // M(q)
   kBias = 1u << 1,            // c(q, qd) = Mdot qd - 1/2 d/dq(qd^T M qd) + dV/dq   (seed's B + G)
+                              //            + (Da - Da^T) qd for a gyroscopic term qd . a(q) in L
   kForce = 1u << 2,           // F(t, q, qd)
   kConstraintJacobian = 1u << 3,  // A(q)
   kConstraintBias = 1u << 4,  // Adot qd = d/dq(A(q) qd) qd
   kConstraintValue = 1u << 5,  // h(q), holonomic problems only
-  kEnergy = 1u << 6,          // T + V of the original Lagrangian
+  kEnergy = 1u << 6,          // T + V of the original Lagrangian (and ModelTerms::gyroscopic = qd . a)
   // C = [Phi], the Lagrangian derivative of Phi = A(q) qd ([seed-004], vakonomic model):
   // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k. Zero for holonomic constraints (second derivatives of h
   // commute). Not part of kDynamics/kAll: only vakonomic and added_mass ask for it.
@@ -48,6 +49,9 @@ struct ModelTerms {
   Vec dL_dq;  // kLagrangianGradient
   Vec p;      // kMomentum
   double kinetic = 0, potential = 0;
+  // qd . a(q), the part of L linear in qd (problems with a gyroscopic term; 0 otherwise), filled with kEnergy.
+  // L = kinetic + gyroscopic - potential; it does no work, so it is not part of the energy.
+  double gyroscopic = 0;
   double energy() const { return kinetic + potential; }
 };
 
@@ -86,6 +90,8 @@ class Model {
   virtual int n() const = 0;  // coordinates
   virtual int m() const = 0;  // constraint rows
   virtual bool holonomic() const = 0;
+  // True when L has a term linear in qd, qd . a(q) (core/problem.hpp, gyroscopic): it is in c, dL/dq and p.
+  virtual bool gyroscopic() const { return false; }
   // Resolved parameter values, in declaration order.
   virtual std::vector<std::pair<std::string, double>> parameters() const = 0;
 

@@ -45,6 +45,13 @@
 //       problem's terms (formulations/substitution.hpp);
 //   template <class T> void transversal_frame(const VecN<T,kDof>& q, MatN<T,kDof,kConstraints>& X) const;
 //       fernandez_bloch's frame (formulations/restricted_lagrangian.hpp).
+//   template <class T> void gyroscopic(const VecN<T,kDof>& q, VecN<T,kDof>& a) const;
+//       a term of the Lagrangian linear in qd, L = 1/2 qd^T M qd + qd . a(q) - V (magnetic vector potential,
+//       Coriolis terms in a rotating frame, a gauge term d/dt S(q) = qd . grad S): c gains (Da - Da^T) qd,
+//       dL/dq gains Da^T qd, p = dL/dqd gains a(q) (Da_ij = d a_i / d q_j, by autodiff); the energy T + V
+//       is unchanged (the force (Da^T - Da) qd does no work). A problem with analytic_terms must then put
+//       the term in its c itself. Formulations that build their own Lagrangian from M and V (substituted,
+//       fernandez_bloch) refuse such problems.
 // The typed extensions built from these (velocity basis, substitution, restricted Lagrangian, constraint
 // analysis) are Model capabilities (core/model.hpp), attached when the problem is registered.
 //
@@ -108,6 +115,11 @@ concept HasClosedFormFrom = requires(const P& p, double t, const Vec& a, Vec& b)
 
 template <class P>
 concept HasClosedFormMultiplier = requires(const P& p, const Vec& a, Vec& b) { p.closed_form_multiplier(a, a, b); };
+
+template <class P>
+concept HasGyroscopic = requires(const P& p, const VecN<double, P::kDof>& q, VecN<double, P::kDof>& a) {
+  p.gyroscopic(q, a);
+};
 
 template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {

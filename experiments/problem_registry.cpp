@@ -5,7 +5,10 @@
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
 #include "problems/chaplygin_sleigh.hpp"
+#include "problems/charged_particle.hpp"
 #include "problems/closed_chain.hpp"
+#include "problems/contact_oscillator.hpp"
+#include "problems/contact_oscillator_nr.hpp"
 #include "problems/four_bar.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
@@ -36,6 +39,9 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<SkateIncline>());
     r.add(registered<SphereInDisguise>());
     r.add(registered<AndrewsSqueezer>());
+    r.add(registered<ContactOscillator>());
+    r.add(registered<ContactOscillatorNr>());
+    r.add(registered<ChargedParticle>());
     return r;
   }();
   return registry;

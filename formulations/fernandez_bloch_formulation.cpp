@@ -13,6 +13,11 @@ FernandezBlochFormulation::FernandezBlochFormulation(std::shared_ptr<const Model
     throw InputError("fernandez_bloch: problem " + model_->name() +
                      " has holonomic constraints; the restricted Lagrangian (seed 003) is built for Pfaffian "
                      "(nonholonomic) constraints");
+  // L~ is built from M and V alone (formulations/restricted_lagrangian.hpp): a term qd . a(q) would be dropped.
+  if (model_->gyroscopic())
+    throw InputError("fernandez_bloch: problem " + model_->name() +
+                     " has a gyroscopic term qd . a(q) in its Lagrangian, which the restricted Lagrangian does "
+                     "not carry");
   if (const auto* factory = model_->capability<RestrictedLagrangianFactory>()) restricted_ = factory->make();
   if (!restricted_)
     throw InputError("fernandez_bloch: model " + model_->name() + " supplies no restricted Lagrangian");

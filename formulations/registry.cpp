@@ -69,6 +69,9 @@ Registry<FormulationEntry>& formulation_registry() {
              if (m.holonomic())
                return "problem " + m.name() + " has holonomic constraints; fernandez_bloch (seed 003) is for "
                       "Pfaffian constraints";
+             if (m.gyroscopic())
+               return "problem " + m.name() + " has a gyroscopic term qd . a(q) in its Lagrangian, which the "
+                      "restricted Lagrangian does not carry";
              return {};
            },
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {

@@ -191,10 +191,11 @@ class ProblemRestrictedLagrangianFactory final : public RestrictedLagrangianFact
   P p_;
 };
 
-// Registration: Pfaffian problems get the capability (holonomic ones would need nested Jets).
+// Registration: Pfaffian problems get the capability (holonomic ones would need nested Jets); not problems
+// with a gyroscopic term qd . a(q), which L~ (built from M and V) does not carry (fernandez_bloch refuses them).
 template <Problem P>
 void add_restricted_lagrangian(Model& model, const P& p) {
-  if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian)
+  if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian && !HasGyroscopic<P>)
     model.add_capability<RestrictedLagrangianFactory>(std::make_shared<ProblemRestrictedLagrangianFactory<P>>(p));
 }
 

@@ -7,6 +7,10 @@
 namespace clm {
 
 std::string SubstitutedFormulation::refuses(const Model& model) {
+  // L_c is built from M and V alone (formulations/substitution.hpp): a term qd . a(q) would be dropped.
+  if (model.gyroscopic())
+    return "substituted: problem " + model.name() +
+           " has a gyroscopic term qd . a(q) in its Lagrangian, which the substituted Lagrangian does not carry";
   const auto* sub = model.capability<SubstitutionCapability>();
   if (!sub || sub->eliminated_velocities().empty())
     return "substituted: problem " + model.name() + " declares no eliminated velocities";

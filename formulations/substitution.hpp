@@ -267,10 +267,11 @@ class ProblemSubstitution final : public SubstitutionCapability {
   P p_;
 };
 
-// Registration: attaches the capability when P declares kEliminated.
+// Registration: attaches the capability when P declares kEliminated and has no gyroscopic term (L_c is built
+// from M and V; the substituted formulation refuses such problems).
 template <Problem P>
 void add_substitution(Model& model, const P& p) {
-  if constexpr (HasEliminatedVelocities<P>)
+  if constexpr (HasEliminatedVelocities<P> && !HasGyroscopic<P>)
     model.add_capability<SubstitutionCapability>(std::make_shared<ProblemSubstitution<P>>(p));
 }
 
