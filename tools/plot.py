@@ -90,6 +90,7 @@ COORDINATES = {
     "rolling_disk": (["x", "y", "theta", "phi"], ["m", "m", "rad", "rad"]),
     "skate_incline": (["x", "y", "phi"], ["m", "m", "rad"]),
     "sphere_in_disguise": (["x", "y", "z"], ["m", "m", "m"]),
+    "charged_particle": (["x", "y"], ["m", "m"]),
 }
 # Units of h(q) (holonomic) or of A qd times seconds (Pfaffian): the unit of one constraint.
 CONSTRAINT_UNITS = {"pendulum_polar": "m", "pendulum_cartesian": "m^2", "slider_crank": "m", "four_bar": "m",
@@ -104,7 +105,7 @@ LAMBDA_UNKNOWN = "N or N m per unit of constraint"
 EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energy": "J", "chart_rcond": "-",
                "fb_condition_1": "units of seed-003 eq. 4.1", "fb_condition_2": "units of seed-003 eq. 4.1",
                "invariant_residual": "units of the invariant"}
-PLANAR = {"chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
+PLANAR = {"charged_particle", "chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
           "four_bar", "closed_chain", "slider_crank"}
 NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk"}
 ADAPTIVE = {"dopri5", "radau5"}
@@ -627,6 +628,8 @@ def trajectory_points(r):
         return [("contact point (x, y)", q[:, 0], q[:, 1])]
     if problem == "pendulum_cartesian" and n == 2:
         return [("bob (x, y)", q[:, 0], q[:, 1])]
+    if problem == "charged_particle" and n == 2:
+        return [("particle (x, y)", q[:, 0], q[:, 1])]
     if problem == "pendulum_polar" and n == 2:
         return [("bob (r sin theta, -r cos theta)", q[:, 0] * np.sin(q[:, 1]), -q[:, 0] * np.cos(q[:, 1]))]
     if problem == "four_bar" and n == 9:
