@@ -230,12 +230,16 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
 }
 
 // A dataset of rows of `cols` doubles (cols = 0: one number per row) that grows as rows are appended;
-// rows are buffered one chunk at a time, so its memory is fixed.
+// rows are buffered one chunk at a time, so its memory is fixed. A chunk holds about 64 KiB of rows, or
+// fewer when the run has at most `max_rows` samples (0: unknown): a short run's datasets are then one
+// chunk of its own size instead of a 64 KiB chunk mostly of fill, which HDF5 would fill, shuffle and
+// deflate whole on every write (measured: most of the cost of writing a run of 11 samples).
 class AppendableDataset {
  public:
-  AppendableDataset(hid_t parent, std::string name, hsize_t cols, bool matrix)
+  AppendableDataset(hid_t parent, std::string name, hsize_t cols, bool matrix, hsize_t max_rows)
       : parent_(parent), name_(std::move(name)), cols_(cols), matrix_(matrix) {
     block_rows_ = chunk_rows(cols_, sizeof(double));
+    if (max_rows > 0) block_rows_ = std::min(block_rows_, max_rows);
     if (matrix_ && cols_ == 0) return;  // a K x 0 dataset cannot be chunked: written contiguous at close()
     Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
     check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
@@ -258,14 +262,16 @@ class AppendableDataset {
     buffer_.reserve(block_rows_ * std::max<hsize_t>(cols_, 1));
   }
 
-  void push(const double* row) {
+  // Buffers a row (no HDF5 call, so no lock: another writer may be writing meanwhile); true when a whole
+  // chunk is buffered and flush() is due before the next push.
+  bool push(const double* row) {
     if (matrix_ && cols_ == 0) {
       ++rows_;
-      return;
+      return false;
     }
     buffer_.insert(buffer_.end(), row, row + std::max<hsize_t>(cols_, 1));
     ++buffered_;
-    if (buffered_ == block_rows_) flush();
+    return buffered_ == block_rows_;
   }
 
   // Attributes of the dataset (names and units of its columns), written at close().
@@ -284,8 +290,9 @@ class AppendableDataset {
     ds_.close();
   }
 
- private:
-  int rank() const { return matrix_ ? 2 : 1; }
+  bool full() const { return buffered_ == block_rows_; }
+
+  // Writes the buffered rows (HDF5: under the lock).
   void flush() {
     if (buffered_ == 0) return;
     const hsize_t dims[2] = {rows_ + buffered_, cols_};
@@ -303,6 +310,9 @@ class AppendableDataset {
     buffered_ = 0;
     buffer_.clear();
   }
+
+ private:
+  int rank() const { return matrix_ ? 2 : 1; }
 
   hid_t parent_;
   std::string name_;
@@ -503,17 +513,26 @@ void ResultsWriter::State::begin(const RunRecord& header) {
 }
 
 void ResultsWriter::State::sample(double t, const Observation& obs) {
-  writer->guarded("run samples", [&] {
-    datasets[0]->push(&t);
-    datasets[1]->push(obs.q.data());
-    datasets[2]->push(obs.qd.data());
-    datasets[3]->push(obs.lambda.data());
-    datasets[4]->push(&obs.energy);
-    size_t next = 5;
-    if (holonomic) datasets[next++]->push(&obs.drift_position);
-    datasets[next]->push(&obs.drift_velocity);
-    for (size_t j = 0; j < extras.size(); ++j) extras[j]->push(&obs.extras[j]);
-  });
+  // Buffering a sample is no HDF5 call: the lock is taken only when a chunk is full (for a short run,
+  // never before finish()), so a sweep's workers do not wait on each other's writing for every sample.
+  if (broken) throw OutputError("results file '" + writer->out_path() + "' is already closed");
+  bool full = datasets[0]->push(&t);
+  full = datasets[1]->push(obs.q.data()) || full;
+  full = datasets[2]->push(obs.qd.data()) || full;
+  full = datasets[3]->push(obs.lambda.data()) || full;
+  full = datasets[4]->push(&obs.energy) || full;
+  size_t next = 5;
+  if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
+  full = datasets[next]->push(&obs.drift_velocity) || full;
+  for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
+  if (full) {
+    writer->guarded("run samples", [&] {
+      for (auto& d : datasets)
+        if (d->full()) d->flush();
+      for (auto& d : extras)
+        if (d->full()) d->flush();
+    });
+  }
 }
 
 void ResultsWriter::State::finish(const RunRecord& record) {
@@ -525,6 +544,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   holonomic = r.holonomic;
   const hid_t g = group.get();
   const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
+  const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
   datasets.clear();
   // Units and column names travel with the data (a reader needs no table of the problem's coordinates).
   std::vector<std::string> qd_units, lambda_names;
@@ -532,7 +552,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   for (int i = 1; i <= r.m; ++i) lambda_names.push_back("lambda" + std::to_string(i));
   auto add = [&](const char* name, hsize_t cols, bool matrix,
                  std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
-    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix));
+    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix, max_rows));
     datasets.back()->labels = std::move(labels);
   };
   add("t", 0, false, {{"units", {"s"}}});
@@ -546,7 +566,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   extras_group = make_group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
-    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false));
+    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false, max_rows));
 }
 
 void ResultsWriter::State::close_run(const RunRecord& r) {
