@@ -792,7 +792,7 @@ void ResultsWriter::write_group(const ResultGroup& g) {
   });
 }
 
-void ResultsWriter::commit(const Provenance& provenance) {
+void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
   guarded("closing", [&] {
     State& st = *state_;
     Handle summary = make_group(st.file.get(), "summary");
@@ -832,6 +832,7 @@ void ResultsWriter::commit(const Provenance& provenance) {
     set_attr(f, "command_line", provenance.command_line);
     set_attr(f, "config", provenance.config_text);
     if (!provenance.sweep_config.empty()) set_attr(f, "sweep_config", provenance.sweep_config);
+    if (!run_configs.empty()) set_attr(f, "run_configs", run_configs);
     st.runs.close();
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
     st.file.close();

@@ -117,8 +117,9 @@ class ResultsWriter {
   // length; the same columns as the other rows, else the commit fails).
   void append_summary(const SummaryTable& rows);
   // Writes /summary and the root attributes, closes and fsyncs the file, renames it to the output path
-  // and fsyncs the directory.
-  void commit(const Provenance& provenance);
+  // and fsyncs the directory. run_configs (a sweep's part file): the resolved configuration of each run,
+  // in /summary order, as the root attribute run_configs (what --resume compares); empty: none.
+  void commit(const Provenance& provenance, const std::vector<std::string>& run_configs = {});
 
   const std::string& out_path() const { return out_path_; }
   const std::string& temp_path() const { return temp_path_; }
