@@ -234,32 +234,27 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
 // fewer when the run has at most `max_rows` samples (0: unknown): a short run's datasets are then one
 // chunk of its own size instead of a 64 KiB chunk mostly of fill, which HDF5 would fill, shuffle and
 // deflate whole on every write (measured: most of the cost of writing a run of 11 samples).
+// A dataset whose max_rows rows take at most kCompactBytes is compact instead (its data in its object
+// header, written at close): no chunk index, no filter, which cost more than such data (deflating 100
+// numbers does not make them smaller) when it is written, copied by a merge and read.
 class AppendableDataset {
  public:
+  static constexpr hsize_t kCompactBytes = 4096;
+
   AppendableDataset(hid_t parent, std::string name, hsize_t cols, bool matrix, hsize_t max_rows)
       : parent_(parent), name_(std::move(name)), cols_(cols), matrix_(matrix) {
     block_rows_ = chunk_rows(cols_, sizeof(double));
     if (max_rows > 0) block_rows_ = std::min(block_rows_, max_rows);
     if (matrix_ && cols_ == 0) return;  // a K x 0 dataset cannot be chunked: written contiguous at close()
-    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
-    check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
-    const hsize_t chunk[2] = {block_rows_, cols_};
-    check(H5Pset_chunk(dcpl.get(), rank(), chunk), "cannot chunk '" + name_ + "'");
-    check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name_ + "'");
-    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name_ + "'");
-    const hsize_t dims[2] = {0, cols_}, max_dims[2] = {H5S_UNLIMITED, cols_};
-    Handle space(H5Screate_simple(rank(), dims, max_dims), H5Sclose, "dataspace");
-    // Whole chunks are written at once, so HDF5's chunk cache (1 MiB per open dataset by default) would
-    // only hold copies: without it the memory of a run is the block buffers alone.
-    Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "dataset access property list");
-    check(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "cannot set the chunk cache of '" + name_ + "'");
-    ds_ = Handle(H5Dcreate2(parent_, name_.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(),
-                            dapl.get()),
-                 H5Dclose, "dataset '" + name_ + "'");
-    dapl.close();
-    space.close();
-    dcpl.close();
-    buffer_.reserve(block_rows_ * std::max<hsize_t>(cols_, 1));
+    const hsize_t row = std::max<hsize_t>(cols_, 1);
+    if (max_rows > 0 && max_rows * row * sizeof(double) <= kCompactBytes) {
+      compact_ = true;
+      block_rows_ = max_rows + 1;  // never full while the bound holds
+      buffer_.reserve(max_rows * row);
+      return;
+    }
+    create_chunked();
+    buffer_.reserve(block_rows_ * row);
   }
 
   // Buffers a row (no HDF5 call, so no lock: another writer may be writing meanwhile); true when a whole
@@ -282,7 +277,11 @@ class AppendableDataset {
       write_dataset(parent_, name_, H5T_NATIVE_DOUBLE, {rows_, 0}, nullptr);
       return;
     }
-    flush();
+    if (compact_ && !ds_) {
+      create_whole();
+    } else {
+      flush();
+    }
     for (const auto& [name, values] : labels) {
       if (!matrix_ && values.size() == 1) set_attr(ds_.get(), name, values.front());  // a 1-D dataset: one string
       else set_attr(ds_.get(), name, values);
@@ -295,6 +294,7 @@ class AppendableDataset {
   // Writes the buffered rows (HDF5: under the lock).
   void flush() {
     if (buffered_ == 0) return;
+    if (!ds_) create_chunked();  // a compact dataset given more rows than its bound
     const hsize_t dims[2] = {rows_ + buffered_, cols_};
     check(H5Dset_extent(ds_.get(), dims), "cannot extend dataset '" + name_ + "'");
     Handle file_space(H5Dget_space(ds_.get()), H5Sclose, "dataspace");
@@ -314,10 +314,52 @@ class AppendableDataset {
  private:
   int rank() const { return matrix_ ? 2 : 1; }
 
+  void create_chunked() {
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+    check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
+    const hsize_t chunk[2] = {block_rows_, cols_};
+    check(H5Pset_chunk(dcpl.get(), rank(), chunk), "cannot chunk '" + name_ + "'");
+    check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name_ + "'");
+    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name_ + "'");
+    const hsize_t dims[2] = {0, cols_}, max_dims[2] = {H5S_UNLIMITED, cols_};
+    Handle space(H5Screate_simple(rank(), dims, max_dims), H5Sclose, "dataspace");
+    // Whole chunks are written at once, so HDF5's chunk cache (1 MiB per open dataset by default) would
+    // only hold copies: without it the memory of a run is the block buffers alone.
+    Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "dataset access property list");
+    check(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "cannot set the chunk cache of '" + name_ + "'");
+    ds_ = Handle(H5Dcreate2(parent_, name_.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(),
+                            dapl.get()),
+                 H5Dclose, "dataset '" + name_ + "'");
+    dapl.close();
+    space.close();
+    dcpl.close();
+  }
+
+  // The compact dataset with the buffered rows (an empty one contiguous: nothing to hold).
+  void create_whole() {
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+    check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
+    check(H5Pset_layout(dcpl.get(), buffered_ > 0 ? H5D_COMPACT : H5D_CONTIGUOUS), "cannot set the layout of '" + name_ + "'");
+    const hsize_t dims[2] = {buffered_, cols_};
+    Handle space(H5Screate_simple(rank(), dims, nullptr), H5Sclose, "dataspace");
+    ds_ = Handle(H5Dcreate2(parent_, name_.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(),
+                            H5P_DEFAULT),
+                 H5Dclose, "dataset '" + name_ + "'");
+    if (buffered_ > 0)
+      check(H5Dwrite(ds_.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer_.data()),
+            "cannot write dataset '" + name_ + "'");
+    space.close();
+    dcpl.close();
+    rows_ = buffered_;
+    buffered_ = 0;
+    buffer_.clear();
+  }
+
   hid_t parent_;
   std::string name_;
   hsize_t cols_;
   bool matrix_;
+  bool compact_ = false;
   hsize_t block_rows_ = 1, rows_ = 0, buffered_ = 0;
   std::vector<double> buffer_;
   Handle ds_;

@@ -16,8 +16,8 @@
 // renamed over <out> only after every HDF5 write, flush and close succeeded and the file was fsync'ed;
 // any error removes the temporary file and leaves an existing <out> untouched. Samples are streamed to
 // chunked, extendible datasets in blocks of about 64 KiB per dataset (a short run: one chunk of its own
-// size; buffering a sample takes no lock), so memory does not grow with the number of samples. Strings
-// are variable-length UTF-8 (h5py reads them as str).
+// size, or a compact dataset when that is at most 4 KiB; buffering a sample takes no lock), so memory
+// does not grow with the number of samples. Strings are variable-length UTF-8 (h5py reads them as str).
 #pragma once
 
 #include <hdf5.h>

@@ -238,9 +238,18 @@ TEST(Hdf5Layout, EveryDatasetAndAttributeWithShapes) {
   EXPECT_EQ(at(f, "/summary/reference").s[1], "q");
   EXPECT_LT(at(f, "/summary/error_vs_reference").d[1], 1e-8);
 
-  // Chunked and deflate-compressed.
-  H5::H5File file(dir / "two.h5", H5F_ACC_RDONLY);
-  for (const char* path : {"/runs/pendulum/q", "/runs/sleigh/t", "/summary/max_drift_velocity", "/summary/run_id"}) {
+  // Chunked and deflate-compressed; a run's datasets of at most 4 KiB (at most t_end / output_every + 2
+  // samples: here 12) compact, unfiltered; a run whose samples are not bounded (output_every = 0) chunked.
+  ASSERT_EQ(dir.run("run --problem pendulum_polar --formulation kkt --integrator rk4 --t-end 0.05 --dt 1e-3 "
+                    "--output-every 0 --out every_step.h5").exit_code, 0);
+  H5::H5File small(dir / "two.h5", H5F_ACC_RDONLY);
+  for (const char* path : {"/runs/pendulum/q", "/runs/sleigh/t"}) {
+    H5::DataSet ds = small.openDataSet(path);
+    EXPECT_EQ(ds.getCreatePlist().getLayout(), H5D_COMPACT) << path;
+    EXPECT_EQ(ds.getCreatePlist().getNfilters(), 0) << path;
+  }
+  H5::H5File file(dir / "every_step.h5", H5F_ACC_RDONLY);
+  for (const char* path : {"/runs/pendulum_polar_kkt_rk4/q", "/runs/pendulum_polar_kkt_rk4/t", "/summary/max_drift_velocity", "/summary/run_id"}) {
     H5::DSetCreatPropList p = file.openDataSet(path).getCreatePlist();
     EXPECT_EQ(p.getLayout(), H5D_CHUNKED) << path;
     bool deflate = false;
