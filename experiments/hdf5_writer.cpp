@@ -230,13 +230,91 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
 }
 
 // A dataset of rows of `cols` doubles (cols = 0: one number per row) that grows as rows are appended;
-// rows are buffered one chunk at a time, so its memory is fixed.
+// rows are buffered one chunk at a time, so its memory is fixed. A chunk holds about 64 KiB of rows, or
+// fewer when the run has at most `max_rows` samples (0: unknown): a short run's datasets are then one
+// chunk of its own size instead of a 64 KiB chunk mostly of fill, which HDF5 would fill, shuffle and
+// deflate whole on every write (measured: most of the cost of writing a run of 11 samples).
+// A dataset whose max_rows rows take at most kCompactBytes is compact instead (its data in its object
+// header, written at close): no chunk index, no filter, which cost more than such data (deflating 100
+// numbers does not make them smaller) when it is written, copied by a merge and read.
 class AppendableDataset {
  public:
-  AppendableDataset(hid_t parent, std::string name, hsize_t cols, bool matrix)
+  static constexpr hsize_t kCompactBytes = 4096;
+
+  AppendableDataset(hid_t parent, std::string name, hsize_t cols, bool matrix, hsize_t max_rows)
       : parent_(parent), name_(std::move(name)), cols_(cols), matrix_(matrix) {
     block_rows_ = chunk_rows(cols_, sizeof(double));
+    if (max_rows > 0) block_rows_ = std::min(block_rows_, max_rows);
     if (matrix_ && cols_ == 0) return;  // a K x 0 dataset cannot be chunked: written contiguous at close()
+    const hsize_t row = std::max<hsize_t>(cols_, 1);
+    if (max_rows > 0 && max_rows * row * sizeof(double) <= kCompactBytes) {
+      compact_ = true;
+      block_rows_ = max_rows + 1;  // never full while the bound holds
+      buffer_.reserve(max_rows * row);
+      return;
+    }
+    create_chunked();
+    buffer_.reserve(block_rows_ * row);
+  }
+
+  // Buffers a row (no HDF5 call, so no lock: another writer may be writing meanwhile); true when a whole
+  // chunk is buffered and flush() is due before the next push.
+  bool push(const double* row) {
+    if (matrix_ && cols_ == 0) {
+      ++rows_;
+      return false;
+    }
+    buffer_.insert(buffer_.end(), row, row + std::max<hsize_t>(cols_, 1));
+    ++buffered_;
+    return buffered_ == block_rows_;
+  }
+
+  // Attributes of the dataset (names and units of its columns), written at close().
+  std::vector<std::pair<std::string, std::vector<std::string>>> labels;
+
+  void close() {
+    if (matrix_ && cols_ == 0) {
+      write_dataset(parent_, name_, H5T_NATIVE_DOUBLE, {rows_, 0}, nullptr);
+      return;
+    }
+    if (compact_ && !ds_) {
+      create_whole();
+    } else {
+      flush();
+    }
+    for (const auto& [name, values] : labels) {
+      if (!matrix_ && values.size() == 1) set_attr(ds_.get(), name, values.front());  // a 1-D dataset: one string
+      else set_attr(ds_.get(), name, values);
+    }
+    ds_.close();
+  }
+
+  bool full() const { return buffered_ == block_rows_; }
+
+  // Writes the buffered rows (HDF5: under the lock).
+  void flush() {
+    if (buffered_ == 0) return;
+    if (!ds_) create_chunked();  // a compact dataset given more rows than its bound
+    const hsize_t dims[2] = {rows_ + buffered_, cols_};
+    check(H5Dset_extent(ds_.get(), dims), "cannot extend dataset '" + name_ + "'");
+    Handle file_space(H5Dget_space(ds_.get()), H5Sclose, "dataspace");
+    const hsize_t start[2] = {rows_, 0}, count[2] = {buffered_, cols_};
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+          "cannot select rows of '" + name_ + "'");
+    Handle memory_space(H5Screate_simple(rank(), count, nullptr), H5Sclose, "dataspace");
+    check(H5Dwrite(ds_.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, buffer_.data()),
+          "cannot write dataset '" + name_ + "'");
+    memory_space.close();
+    file_space.close();
+    rows_ += buffered_;
+    buffered_ = 0;
+    buffer_.clear();
+  }
+
+ private:
+  int rank() const { return matrix_ ? 2 : 1; }
+
+  void create_chunked() {
     Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
     check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
     const hsize_t chunk[2] = {block_rows_, cols_};
@@ -255,51 +333,24 @@ class AppendableDataset {
     dapl.close();
     space.close();
     dcpl.close();
-    buffer_.reserve(block_rows_ * std::max<hsize_t>(cols_, 1));
   }
 
-  void push(const double* row) {
-    if (matrix_ && cols_ == 0) {
-      ++rows_;
-      return;
-    }
-    buffer_.insert(buffer_.end(), row, row + std::max<hsize_t>(cols_, 1));
-    ++buffered_;
-    if (buffered_ == block_rows_) flush();
-  }
-
-  // Attributes of the dataset (names and units of its columns), written at close().
-  std::vector<std::pair<std::string, std::vector<std::string>>> labels;
-
-  void close() {
-    if (matrix_ && cols_ == 0) {
-      write_dataset(parent_, name_, H5T_NATIVE_DOUBLE, {rows_, 0}, nullptr);
-      return;
-    }
-    flush();
-    for (const auto& [name, values] : labels) {
-      if (!matrix_ && values.size() == 1) set_attr(ds_.get(), name, values.front());  // a 1-D dataset: one string
-      else set_attr(ds_.get(), name, values);
-    }
-    ds_.close();
-  }
-
- private:
-  int rank() const { return matrix_ ? 2 : 1; }
-  void flush() {
-    if (buffered_ == 0) return;
-    const hsize_t dims[2] = {rows_ + buffered_, cols_};
-    check(H5Dset_extent(ds_.get(), dims), "cannot extend dataset '" + name_ + "'");
-    Handle file_space(H5Dget_space(ds_.get()), H5Sclose, "dataspace");
-    const hsize_t start[2] = {rows_, 0}, count[2] = {buffered_, cols_};
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-          "cannot select rows of '" + name_ + "'");
-    Handle memory_space(H5Screate_simple(rank(), count, nullptr), H5Sclose, "dataspace");
-    check(H5Dwrite(ds_.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, buffer_.data()),
-          "cannot write dataset '" + name_ + "'");
-    memory_space.close();
-    file_space.close();
-    rows_ += buffered_;
+  // The compact dataset with the buffered rows (an empty one contiguous: nothing to hold).
+  void create_whole() {
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+    check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
+    check(H5Pset_layout(dcpl.get(), buffered_ > 0 ? H5D_COMPACT : H5D_CONTIGUOUS), "cannot set the layout of '" + name_ + "'");
+    const hsize_t dims[2] = {buffered_, cols_};
+    Handle space(H5Screate_simple(rank(), dims, nullptr), H5Sclose, "dataspace");
+    ds_ = Handle(H5Dcreate2(parent_, name_.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(),
+                            H5P_DEFAULT),
+                 H5Dclose, "dataset '" + name_ + "'");
+    if (buffered_ > 0)
+      check(H5Dwrite(ds_.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer_.data()),
+            "cannot write dataset '" + name_ + "'");
+    space.close();
+    dcpl.close();
+    rows_ = buffered_;
     buffered_ = 0;
     buffer_.clear();
   }
@@ -308,6 +359,7 @@ class AppendableDataset {
   std::string name_;
   hsize_t cols_;
   bool matrix_;
+  bool compact_ = false;
   hsize_t block_rows_ = 1, rows_ = 0, buffered_ = 0;
   std::vector<double> buffer_;
   Handle ds_;
@@ -505,17 +557,26 @@ void ResultsWriter::State::begin(const RunRecord& header) {
 }
 
 void ResultsWriter::State::sample(double t, const Observation& obs) {
-  writer->guarded("run samples", [&] {
-    datasets[0]->push(&t);
-    datasets[1]->push(obs.q.data());
-    datasets[2]->push(obs.qd.data());
-    datasets[3]->push(obs.lambda.data());
-    datasets[4]->push(&obs.energy);
-    size_t next = 5;
-    if (holonomic) datasets[next++]->push(&obs.drift_position);
-    datasets[next]->push(&obs.drift_velocity);
-    for (size_t j = 0; j < extras.size(); ++j) extras[j]->push(&obs.extras[j]);
-  });
+  // Buffering a sample is no HDF5 call: the lock is taken only when a chunk is full (for a short run,
+  // never before finish()), so a sweep's workers do not wait on each other's writing for every sample.
+  if (broken) throw OutputError("results file '" + writer->out_path() + "' is already closed");
+  bool full = datasets[0]->push(&t);
+  full = datasets[1]->push(obs.q.data()) || full;
+  full = datasets[2]->push(obs.qd.data()) || full;
+  full = datasets[3]->push(obs.lambda.data()) || full;
+  full = datasets[4]->push(&obs.energy) || full;
+  size_t next = 5;
+  if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
+  full = datasets[next]->push(&obs.drift_velocity) || full;
+  for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
+  if (full) {
+    writer->guarded("run samples", [&] {
+      for (auto& d : datasets)
+        if (d->full()) d->flush();
+      for (auto& d : extras)
+        if (d->full()) d->flush();
+    });
+  }
 }
 
 void ResultsWriter::State::finish(const RunRecord& record) {
@@ -527,6 +588,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   holonomic = r.holonomic;
   const hid_t g = group.get();
   const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
+  const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
   datasets.clear();
   // Units and column names travel with the data (a reader needs no table of the problem's coordinates).
   std::vector<std::string> qd_units, lambda_names;
@@ -534,7 +596,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   for (int i = 1; i <= r.m; ++i) lambda_names.push_back("lambda" + std::to_string(i));
   auto add = [&](const char* name, hsize_t cols, bool matrix,
                  std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
-    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix));
+    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix, max_rows));
     datasets.back()->labels = std::move(labels);
   };
   add("t", 0, false, {{"units", {"s"}}});
@@ -548,7 +610,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   extras_group = make_group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
-    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false));
+    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false, max_rows));
 }
 
 void ResultsWriter::State::close_run(const RunRecord& r) {
@@ -776,7 +838,7 @@ void ResultsWriter::write_group(const ResultGroup& g) {
   });
 }
 
-void ResultsWriter::commit(const Provenance& provenance) {
+void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
   guarded("closing", [&] {
     State& st = *state_;
     Handle summary = make_group(st.file.get(), "summary");
@@ -819,6 +881,7 @@ void ResultsWriter::commit(const Provenance& provenance) {
     set_attr(f, "command_line", provenance.command_line);
     set_attr(f, "config", provenance.config_text);
     if (!provenance.sweep_config.empty()) set_attr(f, "sweep_config", provenance.sweep_config);
+    if (!run_configs.empty()) set_attr(f, "run_configs", run_configs);
     st.runs.close();
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
     st.file.close();

@@ -15,8 +15,9 @@
 // The guarantee: the output file is complete or absent. The file is written as "<out>.tmp-<pid>" and
 // renamed over <out> only after every HDF5 write, flush and close succeeded and the file was fsync'ed;
 // any error removes the temporary file and leaves an existing <out> untouched. Samples are streamed to
-// chunked, extendible datasets in blocks of about 64 KiB per dataset, so memory does not grow with the
-// number of samples. Strings are variable-length UTF-8 (h5py reads them as str).
+// chunked, extendible datasets in blocks of about 64 KiB per dataset (a short run: one chunk of its own
+// size, or a compact dataset when that is at most 4 KiB; buffering a sample takes no lock), so memory
+// does not grow with the number of samples. Strings are variable-length UTF-8 (h5py reads them as str).
 #pragma once
 
 #include <hdf5.h>
@@ -116,8 +117,9 @@ class ResultsWriter {
   // length; the same columns as the other rows, else the commit fails).
   void append_summary(const SummaryTable& rows);
   // Writes /summary and the root attributes, closes and fsyncs the file, renames it to the output path
-  // and fsyncs the directory.
-  void commit(const Provenance& provenance);
+  // and fsyncs the directory. run_configs (a sweep's part file): the resolved configuration of each run,
+  // in /summary order, as the root attribute run_configs (what --resume compares); empty: none.
+  void commit(const Provenance& provenance, const std::vector<std::string>& run_configs = {});
 
   const std::string& out_path() const { return out_path_; }
   const std::string& temp_path() const { return temp_path_; }

@@ -242,24 +242,31 @@ std::string column_list(const SummaryTable& t) {
 
 }  // namespace
 
-std::optional<std::string> stored_part_config(const std::string& path, const std::string& run_id) {
+std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   try {
+    const Input in = read_input(path);  // checks that every run /summary lists is in /runs
     Id f = open_results(path);
-    const std::string group = "runs/" + run_id;
-    if (H5Lexists(f.get(), "runs", H5P_DEFAULT) <= 0 || H5Lexists(f.get(), group.c_str(), H5P_DEFAULT) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      return std::nullopt;
+    std::vector<std::string> configs;
+    if (H5Aexists(f.get(), "run_configs") > 0) {
+      Id a(H5Aopen(f.get(), "run_configs", H5P_DEFAULT), H5Aclose);
+      const auto v = a.ok() ? read_values(a.get(), true) : std::nullopt;
+      if (!v || v->cls != H5T_STRING || v->dims.size() != 1) return std::nullopt;
+      configs = v->strings;
     }
-    return text_attribute(f.get(), "config");
+    H5Eclear2(H5E_DEFAULT);
+    if (configs.size() != in.run_ids.size()) return std::nullopt;
+    std::vector<PartRun> runs;
+    for (size_t i = 0; i < configs.size(); ++i) runs.push_back({in.run_ids[i], configs[i]});
+    return runs;
   } catch (const InputError&) {
     return std::nullopt;
   }
 }
 
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
-                          const std::string& command_line) {
+                          const std::string& command_line, size_t expected_runs) {
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (inputs.empty()) throw InputError("merge needs at least one input file");
@@ -331,6 +338,9 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
     ++report.duplicates;
   }
 
+  if (expected_runs > 0 && kept.size() != expected_runs)
+    throw OutputError("the inputs hold " + std::to_string(kept.size()) + " runs of the " +
+                      std::to_string(expected_runs) + " expected");
   ResultsWriter writer(out, inputs);
   SummaryTable rows = in.front().table;
   for (auto& c : rows) std::visit([](auto& v) { v.clear(); }, c.values);

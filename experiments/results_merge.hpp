@@ -25,11 +25,17 @@ struct MergeReport {
 // as sweep_config), else their common config, else each input's config under a "# from FILE" line.
 // InputError for an input that is missing or not a clmbench results file, for inputs of different sweeps
 // or with different /summary columns, and for a run id twice with different contents.
+// expected_runs > 0 (a sweep merging its parts): OutputError, before OUT is touched, when the inputs
+// hold another number of distinct runs.
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
-                          const std::string& command_line);
+                          const std::string& command_line, size_t expected_runs = 0);
 
-// The root attribute `config` of a part file, when the file is a readable results file holding
-// /runs/<run_id>; nullopt otherwise.
-std::optional<std::string> stored_part_config(const std::string& path, const std::string& run_id);
+// The runs of a sweep's part file (OUT.parts/*.h5) with the resolved configuration each was computed
+// from: the rows of /summary/run_id and the root attribute run_configs. nullopt when the file is not a
+// readable results file holding every run its /summary lists, or has no configuration for each.
+struct PartRun {
+  std::string run_id, config;
+};
+std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path);
 
 }  // namespace clm

@@ -70,7 +70,7 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   }
   // The samples' size, estimated before anything runs (output_every = 0 samples every step: unknown).
   if (spec.output_every > 0 && spec.max_output_gb > 0) {
-    const double samples = std::floor(spec.t_end / spec.output_every) + 2;
+    const double samples = sample_bound(spec);
     const double columns = 3 + 2.0 * model.n() + model.m() + (model.holonomic() ? 1 : 0) +
                            static_cast<double>(run.formulation->extra_names().size());
     const double gb = samples * columns * sizeof(double) / 1e9;
@@ -108,6 +108,10 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   }
   run.formulation->initial_state(run.q0, run.qd0, run.y0);
   return run;
+}
+
+double sample_bound(const RunSpec& spec) {
+  return spec.output_every > 0 ? std::floor(spec.t_end / spec.output_every) + 2 : 0.0;
 }
 
 RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples, ProgressLine* progress,

@@ -80,6 +80,10 @@ struct PreparedRun {
   std::vector<std::string> warnings;  // options set for this run that it does not read
 };
 
+// An upper bound of the number of samples a run records: floor(t_end / output_every) + 2 (the output
+// grid below t_end, then t_end); 0 when output_every = 0 (a sample per accepted step: unknown).
+double sample_bound(const RunSpec& spec);
+
 // Builds the model, projects given initial data (reporting the distance on `log`; InputError under
 // strict_initial when it exceeds 1e-12), checks FormulationEntry::refuses, makes formulation and integrator.
 // With warn_unused, every option set away from its default that this run's formulation or integrator does

@@ -45,12 +45,13 @@ Run ids: the index in grid order, zero-padded, then NAME (multi-run configs) and
 attributes (like `run`) plus sweep_index and sweep_point ("formulation=schur rtol=1e-6").
 
 Runs are independent: one that diverges or fails is recorded with its status and the sweep goes on
-(exit code 0). Each finished run is written to OUT.parts/<run_id>.h5 (a complete results file, renamed
-into place); at the end the parts are merged into OUT in grid order and OUT.parts is removed. The numbers
-in OUT do not depend on --jobs, the shards or the MPI ranks.
+(exit code 0). Finished runs are committed to part files OUT.parts/<first run_id>.h5 (complete results
+files, renamed into place; each job commits the runs it finished about every 0.2 s, a longer run alone);
+at the end the parts are merged into OUT in grid order and OUT.parts is removed. The numbers in OUT do not
+depend on --jobs, the shards or the MPI ranks.
 
---resume continues an interrupted sweep (Ctrl-C, kill -9, a node lost): runs whose part file is complete
-and was computed from the same resolved configuration are skipped, the rest computed, and OUT is the file
+--resume continues an interrupted sweep (Ctrl-C, kill -9, a node lost): runs in a committed part file,
+computed from the same resolved configuration, are skipped, the rest computed, and OUT is the file
 an uninterrupted sweep writes. A part computed from another configuration, or a file in OUT.parts that
 no run of the grid names, is an error naming it (remove it to recompute). Without --resume, existing parts
 are an error (never silently mixed into a new sweep).

@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "experiments/process_group.hpp"
 #include "experiments/results_merge.hpp"
 #include "experiments/runner.hpp"
+#include "experiments/thread_cpu_time.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
@@ -34,6 +36,39 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// At most this many runs in one part: its root attribute run_configs (a reference per run) stays small,
+// as HDF5 keeps attributes in the object header.
+constexpr size_t kMaxRunsPerPart = 256;
+
+// The part writer's share of a run, timed apart from the run: begin (the run's group and datasets) and
+// finish (its data and attributes). sample() only buffers, except for a long run's full chunks, and is
+// not timed (a clock read per sample would cost more than the buffering).
+class TimedObserver : public RunObserver {
+ public:
+  explicit TimedObserver(RunObserver& inner) : inner_(inner) {}
+  void begin(const RunRecord& header) override { timed([&] { inner_.begin(header); }); }
+  void sample(double t, const Observation& obs) override { inner_.sample(t, obs); }
+  void finish(const RunRecord& record) override { timed([&] { inner_.finish(record); }); }
+  double wall = 0, cpu = 0;
+
+ private:
+  template <class F>
+  void timed(F&& f) {
+    const double w0 = now_seconds(), c0 = thread_cpu_seconds();
+    struct Add {  // also when f throws
+      TimedObserver& o;
+      double w0, c0;
+      ~Add() {
+        o.wall += now_seconds() - w0;
+        o.cpu += thread_cpu_seconds() - c0;
+      }
+    } add{*this, w0, c0};
+    f();
+  }
+  RunObserver& inner_;
+};
+
+// A part file is named after the first run it holds.
 std::string part_path(const SweepPlan& plan, const PlannedRun& run) {
   return (fs::path(parts_directory(plan.out)) / (run.spec.run_id + ".h5")).string();
 }
@@ -63,8 +98,8 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
   if (!fs::exists(status)) return done;
   if (!fs::is_directory(status))
     throw OutputError("'" + dir + "' (where a sweep into " + plan.out + " keeps its part files) is not a directory");
-  std::map<std::string, size_t> position;
-  for (size_t j = 0; j < selection.size(); ++j) position[plan.runs[selection[j]].spec.run_id + ".h5"] = j;
+  std::map<std::string, size_t> position;  // run id -> position in the selection
+  for (size_t j = 0; j < selection.size(); ++j) position[plan.runs[selection[j]].spec.run_id] = j;
   size_t parts = 0, stale = 0;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -82,20 +117,29 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     }
     ++parts;
     if (!resume) continue;
-    const auto it = position.find(name);
-    if (it == position.end())
+    // A part is named after the first of its runs (OUT.parts/<run_id>.h5) and holds the runs listed in
+    // its /summary, each with the configuration it was computed from.
+    const std::string stem = name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 ? name.substr(0, name.size() - 3) : "";
+    if (!position.count(stem))
       throw InputError("'" + entry.path().string() + "' is no part of this sweep (no planned run has that id): " + dir +
                        " holds parts of a different sweep into " + plan.out + "; remove it, or choose another --out");
-    const PlannedRun& run = plan.runs[selection[it->second]];
-    const auto stored = stored_part_config(entry.path().string(), run.spec.run_id);
+    const auto stored = stored_part_runs(entry.path().string());
     if (!stored)
-      throw InputError("part file '" + entry.path().string() + "' is not a readable results file of run " +
-                       run.spec.run_id + "; remove it and --resume again");
-    const std::string a = comparable_config(*stored), b = comparable_config(part_config(plan, run.spec));
-    if (a != b)
-      throw InputError("part file '" + entry.path().string() + "' was computed with a different configuration (" +
-                       first_difference(a, b) + "); remove it (or " + dir + ") to recompute, or restore the config");
-    done[it->second] = true;
+      throw InputError("part file '" + entry.path().string() + "' is not a readable results file of runs of this sweep" +
+                       "; remove it and --resume again");
+    for (const PartRun& part_run : *stored) {
+      const auto it = position.find(part_run.run_id);
+      if (it == position.end())
+        throw InputError("part file '" + entry.path().string() + "' holds run " + part_run.run_id +
+                         ", which this sweep does not plan: " + dir + " holds parts of a different sweep into " +
+                         plan.out + "; remove it, or choose another --out");
+      const PlannedRun& run = plan.runs[selection[it->second]];
+      const std::string a = comparable_config(part_run.config), b = comparable_config(part_config(plan, run.spec));
+      if (a != b)
+        throw InputError("part file '" + entry.path().string() + "' was computed with a different configuration (" +
+                         first_difference(a, b) + "); remove it (or " + dir + ") to recompute, or restore the config");
+      done[it->second] = true;
+    }
   }
   if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
   if (stale)
@@ -221,60 +265,90 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   std::atomic<bool> stop{false};
   std::exception_ptr error;
   auto worker = [&] {
-    while (!stop) {
-      const size_t k = next++;
-      if (k >= todo.size()) return;
-      const PlannedRun& run = plan.runs[todo[k]];
-      try {
-        const double t0 = now_seconds();
+    // This worker's open part file: the runs it finished since its last commit, committed together (one
+    // file, one fsync) once the part is commit_interval_s old, so a short run does not pay a file of its
+    // own: a kill loses at most that much finished work, which --resume computes again.
+    std::unique_ptr<ResultsWriter> part;
+    std::vector<std::string> part_configs;
+    double part_opened = 0;
+    auto commit_part = [&] {
+      if (!part) return;
+      const double c0 = now_seconds(), cpu0 = thread_cpu_seconds();
+      part->commit({options.command_line, plan.sweep_config, plan.sweep_config}, part_configs);
+      part.reset();
+      part_configs.clear();
+      std::lock_guard<std::mutex> lock(mutex);
+      ++report.parts;
+      report.commit_seconds += now_seconds() - c0;
+      report.commit_cpu_seconds += thread_cpu_seconds() - cpu0;
+    };
+    size_t k = 0;
+    try {
+      while (!stop) {
+        k = next++;
+        if (k >= todo.size()) break;
+        const PlannedRun& run = plan.runs[todo[k]];
+        const double t0 = now_seconds(), cpu0 = thread_cpu_seconds();
         std::ostringstream log;
         PreparedRun prepared = prepare_run(run.spec, log, /*warn_unused=*/false);
-        const double t1 = now_seconds();
-        ResultsWriter part(part_path(plan, run), {},
-                           {/*remove_stale_temporaries=*/false, /*sync_directory=*/false, /*compress_summary=*/false});
-        const double t2 = now_seconds();
+        const double t1 = now_seconds(), cpu1 = thread_cpu_seconds();
+        if (!part) {
+          part = std::make_unique<ResultsWriter>(part_path(plan, run), std::vector<std::string>{},
+                                                 WriterOptions{/*remove_stale_temporaries=*/false,
+                                                               /*sync_directory=*/false, /*compress_summary=*/false});
+          part_opened = t1;
+        }
+        const double t2 = now_seconds(), cpu2 = thread_cpu_seconds();
         std::shared_ptr<const ReferenceTrajectory> reference;
         if (prepared.spec.reference.compute) reference = references.get(prepared);
-        const RunRecord record =
-            execute_run(prepared, &part.run_observer(), /*keep_samples=*/false, nullptr, reference.get());
+        TimedObserver writing(part->run_observer());
+        const RunRecord record = execute_run(prepared, &writing, /*keep_samples=*/false, nullptr, reference.get());
         if (!reference_keys[k].empty()) {
           reference.reset();
           std::lock_guard<std::mutex> lock(mutex);
           if (--reference_uses[reference_keys[k]] == 0) references.release(reference_spec(prepared));
         }
         prepared.formulation.reset();
-        const double t3 = now_seconds();
-        part.commit({options.command_line, part_config(plan, run.spec), plan.sweep_config});
-        const double t4 = now_seconds();
-        std::lock_guard<std::mutex> lock(mutex);
-        ++report.computed;
-        if (record.status != "ok") ++report.failures;
-        report.run_seconds += (t1 - t0) + (t3 - t2);
-        report.commit_seconds += (t2 - t1) + (t4 - t3);
-        if (options.print_runs) {
-          out << "run " << record.spec.run_id << ": " << record.status;
-          if (!record.message.empty()) out << " (" << record.message << ")";
-          out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
-              << format_number(record.wall_time_s) << " s" << std::endl;
+        part_configs.push_back(part_config(plan, run.spec));
+        const double t3 = now_seconds(), cpu3 = thread_cpu_seconds();
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++report.computed;
+          if (record.status != "ok") ++report.failures;
+          report.run_seconds += (t1 - t0) + (t3 - t2) - writing.wall;
+          report.run_cpu_seconds += (cpu1 - cpu0) + (cpu3 - cpu2) - writing.cpu;
+          report.commit_seconds += (t2 - t1) + writing.wall;
+          report.commit_cpu_seconds += (cpu2 - cpu1) + writing.cpu;
+          if (options.print_runs) {
+            out << "run " << record.spec.run_id << ": " << record.status;
+            if (!record.message.empty()) out << " (" << record.message << ")";
+            out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
+                << format_number(record.wall_time_s) << " s" << std::endl;
+          }
+          progress.update(static_cast<double>(report.computed) / static_cast<double>(todo.size()), [&] {
+            std::string d = "runs " + std::to_string(report.resumed + report.computed) + "/" +
+                            std::to_string(selection.size());
+            if (group.size() > 1) d += " (this rank: " + std::to_string(report.computed) + "/" + std::to_string(todo.size()) + ")";
+            if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
+            return d;
+          });
         }
-        progress.update(static_cast<double>(report.computed) / static_cast<double>(todo.size()), [&] {
-          std::string d = "runs " + std::to_string(report.resumed + report.computed) + "/" +
-                          std::to_string(selection.size());
-          if (group.size() > 1) d += " (this rank: " + std::to_string(report.computed) + "/" + std::to_string(todo.size()) + ")";
-          if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
-          return d;
-        });
-      } catch (const InputError& e) {
-        // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
-        // (the command aborts on anything but an InputError, which it takes for the agreed kind).
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!error) error = std::make_exception_ptr(std::logic_error("run " + run.spec.run_id + ": " + e.what()));
-        stop = true;
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!error) error = std::current_exception();
-        stop = true;
+        if (now_seconds() - part_opened >= options.commit_interval_s || part_configs.size() >= kMaxRunsPerPart)
+          commit_part();
       }
+      // The last part, also when another worker failed: its runs are complete and a --resume keeps them.
+      commit_part();
+    } catch (const InputError& e) {
+      // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
+      // (the command aborts on anything but an InputError, which it takes for the agreed kind).
+      std::lock_guard<std::mutex> lock(mutex);
+      const std::string id = k < todo.size() ? plan.runs[todo[k]].spec.run_id : std::string("?");
+      if (!error) error = std::make_exception_ptr(std::logic_error("run " + id + ": " + e.what()));
+      stop = true;
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!error) error = std::current_exception();
+      stop = true;
     }
   };
   const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(options.jobs, 1)), std::max<size_t>(todo.size(), 1)));
@@ -294,21 +368,37 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   group.barrier();
   if (group.rank() == 0) {
     const double m0 = now_seconds();
+    const double merge_cpu0 = thread_cpu_seconds();
+    // The parts of every process (resumed ones too): the files OUT.parts/*.h5; a part holds several runs,
+    // and the merge puts the runs in grid order whatever the files.
     std::vector<std::string> parts;
-    for (size_t k : selection) parts.push_back(part_path(plan, plan.runs[k]));
-    if (parts.empty()) {
+    if (!selection.empty()) {
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find(".h5.tmp-") == std::string::npos && name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0)
+          parts.push_back(entry.path().string());
+      }
+      if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
+      std::sort(parts.begin(), parts.end());
+    }
+    if (selection.empty()) {
       // A shard without runs (more shards than runs): a complete results file with no runs.
       ResultsWriter empty(plan.out, {plan.source});
       empty.commit({options.command_line, plan.sweep_config, plan.sweep_config});
     } else {
       try {
-        report.statuses = merge_results(parts, plan.out, options.command_line).statuses;
+        if (parts.empty()) throw OutputError("no part file in " + dir);
+        // The parts were checked against the plan when scanned, or written by this sweep: fewer runs than
+        // planned is a part lost on the way (a file system the ranks do not share), and OUT is not written.
+        report.statuses = merge_results(parts, plan.out, options.command_line, selection.size()).statuses;
       } catch (const OutputError& e) {
         throw OutputError(std::string(e.what()) + "; every run is kept in " + dir +
                           ": fix the cause and run the sweep again with --resume to merge them");
       }
     }
     report.merge_seconds = now_seconds() - m0;
+    report.merge_cpu_seconds = thread_cpu_seconds() - merge_cpu0;
     report.merged = true;
     std::error_code ec;
     fs::remove_all(dir, ec);

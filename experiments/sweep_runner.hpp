@@ -1,8 +1,11 @@
-// Carries out a planned sweep: every run into its own part file OUT.parts/<run_id>.h5 (a complete results
-// file, written by ResultsWriter: temporary name, fsync, rename), K runs at a time on worker threads, then
+// Carries out a planned sweep: K runs at a time on worker threads, each worker writing the runs it finishes
+// into its part file OUT.parts/<first run_id>.h5 (a complete results file, written by ResultsWriter:
+// temporary name, fsync, rename), committed once it is SweepOptions::commit_interval_s old (a run longer
+// than that is a part of its own; short runs share one file, one fsync, and one open in the merge), then
 // the parts merged into OUT in grid order and the parts directory removed. A killed sweep keeps every
-// finished part; --resume skips the parts whose stored configuration equals the planned one. Under MPI the
-// ranks share the parts directory, take runs by index (index % size == rank) and rank 0 merges.
+// committed part; --resume skips the runs of the parts whose stored configurations (root attribute
+// run_configs, one per run) equal the planned ones. Under MPI the ranks share the parts directory, take
+// runs by index (index % size == rank) and rank 0 merges.
 //
 // Determinism: each run is computed by one thread from its own resolved spec, and OUT is assembled from the
 // parts in grid order, so the numbers in OUT do not depend on K, on the ranks or on completion order.
@@ -33,6 +36,9 @@ struct SweepOptions {
   ProgressMode progress = ProgressMode::kNever;
   std::string command_line;  // provenance of the part files and of OUT
   bool print_runs = true;    // one line per finished run on `out`
+  // A worker commits its part file once it is this old (seconds since its first run started): what a
+  // kill -9 may lose, and how often a part file is paid for (create, fsync, rename, merge open).
+  double commit_interval_s = 0.2;
 };
 
 struct SweepReport {
@@ -40,9 +46,14 @@ struct SweepReport {
   size_t resumed = 0;   // of those, found complete in the parts directory
   size_t computed = 0;  // computed by this process
   size_t failures = 0;  // computed here with status other than "ok"
-  double run_seconds = 0;     // summed over the runs computed here: prepare + integrate (the run itself)
-  double commit_seconds = 0;  // summed: part file open, streaming overhead aside, commit (fsync + rename)
-  double merge_seconds = 0;   // the final merge (rank 0)
+  size_t parts = 0;     // part files committed here
+  // Wall time, summed over the workers of this process, and the same as thread CPU time (*_cpu_*, which
+  // other load on the machine does not inflate):
+  double run_seconds = 0, run_cpu_seconds = 0;        // the runs themselves: prepare + integrate
+  double commit_seconds = 0, commit_cpu_seconds = 0;  // part files: create, write a run (the writer's
+                                                      // begin / finish; a long run's chunks written while
+                                                      // it integrates count as the run's), commit
+  double merge_seconds = 0, merge_cpu_seconds = 0;    // the final merge (rank 0)
   double wall_seconds = 0;    // the whole sweep
   std::map<std::string, size_t> statuses;  // of OUT's runs (rank 0)
   bool merged = false;        // this process wrote OUT

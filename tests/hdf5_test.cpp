@@ -12,6 +12,7 @@
 
 #include "clmbench_process.hpp"
 #include "core/version.hpp"
+#include "experiments/hdf5_writer.hpp"
 
 using clm::testing::ScratchDir;
 using clm::testing::write_text;
@@ -238,9 +239,18 @@ TEST(Hdf5Layout, EveryDatasetAndAttributeWithShapes) {
   EXPECT_EQ(at(f, "/summary/reference").s[1], "q");
   EXPECT_LT(at(f, "/summary/error_vs_reference").d[1], 1e-8);
 
-  // Chunked and deflate-compressed.
-  H5::H5File file(dir / "two.h5", H5F_ACC_RDONLY);
-  for (const char* path : {"/runs/pendulum/q", "/runs/sleigh/t", "/summary/max_drift_velocity", "/summary/run_id"}) {
+  // Chunked and deflate-compressed; a run's datasets of at most 4 KiB (at most t_end / output_every + 2
+  // samples: here 12) compact, unfiltered; a run whose samples are not bounded (output_every = 0) chunked.
+  ASSERT_EQ(dir.run("run --problem pendulum_polar --formulation kkt --integrator rk4 --t-end 0.05 --dt 1e-3 "
+                    "--output-every 0 --out every_step.h5").exit_code, 0);
+  H5::H5File small(dir / "two.h5", H5F_ACC_RDONLY);
+  for (const char* path : {"/runs/pendulum/q", "/runs/sleigh/t"}) {
+    H5::DataSet ds = small.openDataSet(path);
+    EXPECT_EQ(ds.getCreatePlist().getLayout(), H5D_COMPACT) << path;
+    EXPECT_EQ(ds.getCreatePlist().getNfilters(), 0) << path;
+  }
+  H5::H5File file(dir / "every_step.h5", H5F_ACC_RDONLY);
+  for (const char* path : {"/runs/pendulum_polar_kkt_rk4/q", "/runs/pendulum_polar_kkt_rk4/t", "/summary/max_drift_velocity", "/summary/run_id"}) {
     H5::DSetCreatPropList p = file.openDataSet(path).getCreatePlist();
     EXPECT_EQ(p.getLayout(), H5D_CHUNKED) << path;
     bool deflate = false;
@@ -253,6 +263,53 @@ TEST(Hdf5Layout, EveryDatasetAndAttributeWithShapes) {
     }
     EXPECT_TRUE(deflate) << path;
   }
+}
+
+// A run's datasets are sized by its sample bound, floor(t_end / output_every) + 2 (compact when that is at
+// most 4 KiB): a run that records more samples than its bound (the bound is an estimate of the output
+// grid) still has every sample written, the dataset turning chunked when the bound is passed.
+TEST(Hdf5Layout, SamplesBeyondTheBoundAreWrittenWhole) {
+  ScratchDir dir("bound");
+  clm::RunRecord r;
+  r.spec.run_id = "r";
+  r.spec.t_end = 1;
+  r.spec.output_every = 1;  // bound 3
+  r.n = 2;
+  r.m = 1;
+  r.coordinate_names = {"x", "y"};
+  r.coordinate_units = {"m", "m"};
+  r.q0 = r.qd0 = clm::Vec::Zero(2);
+  const size_t K = 40;
+  for (size_t k = 0; k < K; ++k) {
+    const double v = static_cast<double>(k);
+    r.t.push_back(v / K);
+    r.q.insert(r.q.end(), {v, -v});
+    r.qd.insert(r.qd.end(), {2 * v, 0.5});
+    r.lambda.push_back(v * v);
+    r.energy.push_back(1 + v);
+    r.drift_velocity.push_back(1e-3 * v);
+  }
+  r.sample_count = K;
+  {
+    clm::ResultsWriter writer(dir / "bound.h5");
+    writer.write_run(r);
+    clm::RunRecord two = r;  // within its bound: compact
+    two.spec.run_id = "two";
+    two.sample_count = 2;
+    writer.write_run(two);
+    writer.commit({"test", "", ""});
+  }
+  const auto f = flatten_file(dir / "bound.h5");
+  EXPECT_EQ(at(f, "/runs/r/t").d, r.t);
+  EXPECT_EQ(at(f, "/runs/r/q").d, r.q);
+  EXPECT_EQ(at(f, "/runs/r/q").dims, (std::vector<hsize_t>{K, 2}));
+  EXPECT_EQ(at(f, "/runs/r/lambda").d, r.lambda);
+  EXPECT_EQ(at(f, "/runs/r/drift_velocity").d, r.drift_velocity);
+  EXPECT_EQ(at(f, "/runs/two/q").d, std::vector<double>(r.q.begin(), r.q.begin() + 4));
+  EXPECT_EQ(at(f, "/runs/r/q@units").s, (std::vector<std::string>{"m", "m"}));  // labels of a dataset turned chunked
+  H5::H5File file(dir / "bound.h5", H5F_ACC_RDONLY);
+  EXPECT_EQ(file.openDataSet("/runs/r/q").getCreatePlist().getLayout(), H5D_CHUNKED);
+  EXPECT_EQ(file.openDataSet("/runs/two/q").getCreatePlist().getLayout(), H5D_COMPACT);
 }
 
 TEST(Hdf5Reproducibility, ConfigTextRoundTripsAndRerunsBitForBit) {
