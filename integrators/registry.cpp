@@ -3,6 +3,7 @@
 #include "integrators/cvode_integrator.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
+#include "integrators/ida_integrator.hpp"
 #include "integrators/implicit_midpoint.hpp"
 #include "integrators/radau5.hpp"
 
@@ -24,6 +25,9 @@ Registry<IntegratorEntry>& integrator_registry() {
     r.add({"cvode", "SUNDIALS CVODE: variable-order BDF (cvode_method = bdf, stiff, Newton + dense LU) or Adams "
            "(adams, non-stiff), adaptive",
            [] { return std::make_unique<CvodeIntegrator>(); }});
+    r.add({"ida", "SUNDIALS IDA on the constrained system as a DAE (GGL stabilized index 2, multipliers algebraic; "
+           "IDACalcIC), variable-order BDF 1-5, adaptive; formulation kkt only",
+           [] { return std::make_unique<IdaIntegrator>(); }});
     return r;
   }();
   return registry;
