@@ -3,6 +3,7 @@
 #include "integrators/finite_difference_jacobian.hpp"
 
 #include <cvode/cvode.h>
+#include <cvode/cvode_proj.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
@@ -28,6 +29,7 @@ struct CvodeIntegrator::Sundials {
   Vec y_in, dy_out;         // the OdeSystem's Vec arguments in the callbacks
   Mat J;                    // df/dy for the BDF Newton iterations
   Vec f_in, y_work, f_work;  // finite-difference Jacobian buffers
+  Vec y_proj, err_proj;      // projection inside CVODE's step (CVodeSetProjFn)
   bool autodiff = false;     // jacobian = autodiff: the system's own Jacobian
   long jacobian_rhs_evals = 0;
   OdeSystem* sys = nullptr;
@@ -83,6 +85,27 @@ int jacobian_callback(double t, N_Vector y, N_Vector fy, SUNMatrix J, void* user
       s->jacobian_rhs_evals += finite_difference_jacobian(*s->sys, t, s->y_in, s->f_in, s->y_work, s->f_work, s->J);
     }
     Eigen::Map<Mat>(SUNDenseMatrix_Data(J), n, n) = s->J;
+    return 0;
+  } catch (...) {
+    s->error = std::current_exception();
+    return -1;
+  }
+}
+
+// The system's projection inside CVODE's step (CVodeSetProjFn): CVODE passes its corrected solution and
+// wants the correction to the projected one, and its local error estimate projected onto the tangent space
+// (so that the error test measures only what the projection keeps). CVODE's epsProj (the tolerance of an
+// inexact projection) is not needed: Gauss-Newton runs to round-off (formulations/coordinate_projection.hpp).
+int projection_callback(double t, N_Vector ycur, N_Vector corr, double, N_Vector err, void* user) {
+  auto* s = static_cast<Sundials*>(user);
+  try {
+    const Eigen::Index n = s->y_proj.size();
+    const Eigen::Map<const Vec> y(N_VGetArrayPointer(ycur), n);
+    s->y_proj = y;
+    if (err) s->err_proj = Eigen::Map<const Vec>(N_VGetArrayPointer(err), n);
+    s->sys->project_in_step(t, s->y_proj, err ? &s->err_proj : nullptr);
+    Eigen::Map<Vec>(N_VGetArrayPointer(corr), n) = s->y_proj - y;
+    if (err) Eigen::Map<Vec>(N_VGetArrayPointer(err), n) = s->err_proj;
     return 0;
   } catch (...) {
     s->error = std::current_exception();
@@ -151,6 +174,14 @@ void CvodeIntegrator::do_initialize(const IntegratorSettings& settings) {
     s.y_work.resize(y_.size());
     s.f_work.resize(y_.size());
     check(CVodeSetJacFn(s.mem, jacobian_callback), "CVodeSetJacFn");
+    // The system's projection (if any) inside CVODE's step, which keeps its history (CVODE supports it
+    // for BDF only; Adams stays with after_step and re-initialization).
+    if (sys_->has_projection()) {
+      s.y_proj.resize(y_.size());
+      s.err_proj.resize(y_.size());
+      check(CVodeSetProjFn(s.mem, projection_callback), "CVodeSetProjFn");
+      sys_->set_projection_in_step(true);
+    }
   } else {
     s.nls = SUNNonlinSol_FixedPoint(s.y, 0, s.ctx);
     if (!s.nls) throw NumericalFailure("cvode: could not allocate the fixed-point solver");
