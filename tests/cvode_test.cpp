@@ -212,4 +212,16 @@ TEST(Cvode, NoAllocationPerStep) {
     const auto counts = clm::testing::allocations_of_runs(sys, "cvode", y0, s, 0.01, 0.5, 5.0);
     EXPECT_EQ(counts[0], counts[1]) << method;
   }
+  // With the projection inside CVODE's step (CVodeSetProjFn) as well.
+  auto model = make_model("four_bar");
+  Vec q0, qd0, y;
+  model->default_initial(q0, qd0);
+  auto f = formulation_registry().get("kkt").make(model, {});
+  f->initial_state(q0, qd0, y);
+  ProjectedSystem projected(*f, ProjectionMode::kBoth);
+  IntegratorSettings s;
+  s.rtol = 1e-6;
+  s.atol = 1e-8;
+  const auto counts = clm::testing::allocations_of_runs(projected, "cvode", y, s, 0.01, 0.2, 2.0);
+  EXPECT_EQ(counts[0], counts[1]) << "bdf + projection";
 }
