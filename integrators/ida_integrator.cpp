@@ -28,6 +28,7 @@ struct IdaIntegrator::Sundials {
   SUNMatrix J = nullptr;
   SUNLinearSolver ls = nullptr;
   Vec yy_data, yp_data, dky_data, id_data, atol_data, ewt_data;
+  Vec lambda_sample;  // multipliers_at: lambda at a sample inside the last step
 
   // The residual's model view and buffers, sized once.
   std::shared_ptr<const Model> model;
@@ -240,6 +241,7 @@ void IdaIntegrator::do_initialize(const IntegratorSettings& settings) {
   s.message.clear();
   s.residual_evals = s.jacobian_evals = s.ic_newton_iterations = s.ic_failures = 0;
   lambda_.setZero(m);
+  s.lambda_sample.setZero(m);
 
   // Guesses for IDACalcIC: (q0, v0) from the driver; q' = v0, v' = 0, lambda = mu = 0.
   s.yy_data = Vec::Zero(N);
@@ -325,6 +327,15 @@ void IdaIntegrator::interpolate(double t, Vec& y) const {
   const int flag = IDAGetDky(s.mem, std::min(t, s.last_t), 0, s.dky);
   if (flag < 0) fail("IDAGetDky", flag, s.message);
   y = s.dky_data.head(2 * s.n);
+}
+
+const Vec* IdaIntegrator::multipliers_at(double t) const {
+  Sundials& s = *s_;
+  if (!s.mem || !(t < s.last_t)) return &lambda_;
+  const int flag = IDAGetDky(s.mem, t, 0, s.dky);
+  if (flag < 0) fail("IDAGetDky", flag, s.message);
+  s.lambda_sample = s.dky_data.segment(2 * s.n, s.m);
+  return &s.lambda_sample;
 }
 
 void IdaIntegrator::update_statistics() {

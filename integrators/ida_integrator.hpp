@@ -23,7 +23,8 @@
 // a vector per Jacobian); failures end the run "failed" with the return code's name and IDA's message.
 // Statistics: steps, residual evaluations (as rhs evaluations: IDA's, those of the Jacobian, and
 // IDACalcIC's), Jacobian evaluations, Newton iterations (IDACalcIC's and the steps'), and as rejected
-// steps the error-test and convergence failures. step_multipliers() is lambda at the step end.
+// steps the error-test and convergence failures. step_multipliers() is lambda at the step end, and a sample
+// inside a step gets lambda from IDA's interpolant (multipliers_at).
 // It runs with --formulation kkt only (integrators/mechanical_system.hpp), without Baumgarte gains (they
 // belong to kkt's ODE, which ida does not integrate) and without coordinate projection.
 #pragma once
@@ -51,6 +52,8 @@ class IdaIntegrator final : public Integrator {
     return "formulation kkt without Baumgarte gains; holonomic (GGL index 2) and Pfaffian (index 2) problems";
   }
   const Vec* step_multipliers() const override { return &lambda_; }
+  // lambda(t) from IDA's interpolant on the last step (lambda at the step end for t there).
+  const Vec* multipliers_at(double t) const override;
 
   struct Sundials;  // IDA memory, context, vectors, matrix, solver and the residual's buffers (ida_integrator.cpp)
 
