@@ -11,6 +11,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <string>
@@ -119,9 +120,17 @@ void error_handler(int, const char*, const char* function, char* msg, void* user
   s->message = std::string(function) + ": " + msg;
 }
 
+// SUNDIALS 6 returns the flag's name in a malloc'ed string.
+std::string flag_name(int flag) {
+  char* name = CVodeGetReturnFlagName(flag);
+  std::string s = name ? name : "CVODE flag " + std::to_string(flag);
+  std::free(name);
+  return s;
+}
+
 void check(int flag, const char* call) {
   if (flag < 0)
-    throw NumericalFailure(std::string("cvode: ") + call + " failed with " + CVodeGetReturnFlagName(flag));
+    throw NumericalFailure(std::string("cvode: ") + call + " failed with " + flag_name(flag));
 }
 
 }  // namespace
@@ -205,7 +214,7 @@ bool CvodeIntegrator::do_step(double) {
     std::rethrow_exception(e);
   }
   if (flag < 0) {
-    throw NumericalFailure(std::string("cvode: CVode failed with ") + CVodeGetReturnFlagName(flag) +
+    throw NumericalFailure(std::string("cvode: CVode failed with ") + flag_name(flag) +
                            (s.message.empty() ? "" : " (" + s.message + ")"));
   }
   s.last_t = t_reached;
@@ -222,7 +231,7 @@ bool CvodeIntegrator::do_step(double) {
 void CvodeIntegrator::interpolate(double t, Vec& y) const {
   Sundials& s = *s_;
   const int flag = CVodeGetDky(s.mem, std::min(t, s.last_t), 0, s.dky);
-  if (flag < 0) throw NumericalFailure(std::string("cvode: CVodeGetDky failed with ") + CVodeGetReturnFlagName(flag));
+  if (flag < 0) throw NumericalFailure(std::string("cvode: CVodeGetDky failed with ") + flag_name(flag));
   y = s.dky_data;
 }
 
