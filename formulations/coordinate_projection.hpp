@@ -23,7 +23,7 @@ enum class ProjectionMode { kNone, kPosition, kVelocity, kBoth };
 ProjectionMode projection_mode(const std::string& text);  // "none" | "position" | "velocity" | "both"
 
 struct ProjectionStatistics {
-  long projections = 0;          // accepted steps projected
+  long projections = 0;          // steps projected (inside CVODE: also attempts its error test then rejects)
   long iterations = 0;           // Gauss-Newton iterations of the position projection, summed
   double max_position_correction = 0;  // max over steps of |dq|_inf
   double max_velocity_correction = 0;  // max over steps of |dqd|_inf
