@@ -8,7 +8,7 @@
 // every formulation writes. The extra multiplier mu of GGL keeps q on h(q) = 0 as well as v on A v = 0; it
 // is zero on exact solutions. Both constraint rows are solved by every Newton iteration, so the
 // constraints hold to the Newton tolerance at every step (no drift). lambda and mu are index-2 variables:
-// they are excluded from IDA's local error test (IDASetSuppressAlg), as [BCP-1996] recommends.
+// they are excluded from IDA's local error test (IDASetSuppressAlg), as usual for index-2 variables [BCP-1996].
 //
 // Consistent initial data: IDACalcIC (IDA_YA_YDP_INIT, [BHP-1998]) computes lambda, mu and (q', v') from
 // (q0, v0). IDACalcIC handles index-1 systems only, and in the index-2 form above the constraint rows do
