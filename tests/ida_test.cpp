@@ -4,6 +4,8 @@
 // statistics, and no heap allocation per step.
 #include <gtest/gtest.h>
 
+#include <H5Cpp.h>
+
 #include <cmath>
 
 #include "allocation_counter.hpp"
@@ -216,6 +218,31 @@ TEST(Ida, Refusals) {
   clm::testing::expect_one_line_error(r, 1, {"ida", "fixed-step"});
   r = dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator ida --t-end 0.5 --out ok.h5");
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Through the CLI: IDA's counters land in the run's attributes like every integrator's, and the lambda the
+// file holds (IDA's interpolant at the samples) is within 1e-7 of the sleigh's closed-form multiplier
+// (summary lambda_error_max, measured 3.9e-8 at rtol 1e-10; with the step-end value at every sample, 3.5e-3).
+TEST(Ida, ResultsFile) {
+  clm::testing::ScratchDir dir("ida_results");
+  auto r = dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator ida --rtol 1e-10 --atol 1e-12 "
+                   "--t-end 5 --out s.h5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  H5::H5File file(dir / "s.h5", H5F_ACC_RDONLY);
+  H5::Group g = file.openGroup("/runs/chaplygin_sleigh_kkt_ida");
+  auto number = [&](const char* name) {
+    double v = NAN;
+    g.openAttribute(name).read(H5::PredType::NATIVE_DOUBLE, &v);
+    return v;
+  };
+  EXPECT_GT(number("steps"), 100);  // measured 177 over 2 s in AgreesWithDopri5
+  EXPECT_GT(number("rhs_evals"), number("steps"));
+  EXPECT_GT(number("jacobian_evals"), 0);
+  EXPECT_GE(number("newton_iterations"), number("steps"));
+  EXPECT_GE(number("rejected_steps"), 0);
+  double lambda_error = NAN;
+  file.openDataSet("/summary/lambda_error_max").read(&lambda_error, H5::PredType::NATIVE_DOUBLE);
+  EXPECT_LT(lambda_error, 1e-7);
 }
 
 // IDA's vectors wrap the integrator's memory, its matrix and solver are made in initialize and the
