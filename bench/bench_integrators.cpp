@@ -1,4 +1,5 @@
-// Per-step cost of the stiff integrators on the stiff problem they exist for: the Chaplygin sleigh under
+// Per-step cost of the integrators on constrained systems (kkt; ida on the DAE), and of the stiff
+// integrators on the stiff problem they exist for: the Chaplygin sleigh under
 // the penalty formulation (anisotropic friction, Kozlov Theorem 1) at N = 1e6, rtol 1e-8. One benchmark
 // iteration is one step() attempt (accepted or rejected), from a state on the way to T = 5; the
 // integrator is re-initialized when it reaches T. dopri5 on the same system is timed for comparison: its
@@ -35,6 +36,44 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
   s.dt = fixed ? 1e-3 : 1e-4;
   s.fixed_step = fixed;
   s.jacobian = jacobian;
+  const double t_end = 5;
+  integrator->initialize(*f, 0.0, y0, s);
+  long attempts = 0;
+  clm::testing::start_counting_allocations();
+  std::size_t allocations = 0;
+  for (auto _ : state) {
+    if (integrator->time() >= t_end) {
+      state.PauseTiming();
+      allocations += clm::testing::stop_counting_allocations();
+      integrator->initialize(*f, 0.0, y0, s);
+      clm::testing::start_counting_allocations();
+      state.ResumeTiming();
+    }
+    integrator->step(t_end);
+    ++attempts;
+  }
+  allocations += clm::testing::stop_counting_allocations();
+  const auto& st = integrator->statistics();
+  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
+  state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / double(st.steps + st.rejected_steps));
+}
+
+// Per-step cost on the constrained system (formulation kkt, rtol 1e-8, atol 1e-10): the suite's dopri5 and
+// radau5 on kkt's ODE, cvode (BDF) on the same ODE, ida on the GGL / index-2 DAE of the same model. One
+// iteration is one step() attempt from a state on the way to T = 5 (re-initialized there, untimed and
+// uncounted). SUNDIALS is linked as a shared library: its allocations go through the same malloc and are
+// counted (cvode: 1-3 per run to T in CVODE's first step, so a fraction per step; ida: none).
+void BM_KktStep(benchmark::State& state, const std::string& problem, const std::string& integrator_name) {
+  auto model = make_model(problem);
+  auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
+  auto integrator = integrator_registry().get(integrator_name).make();
+  Vec q0, qd0, y0;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y0);
+  IntegratorSettings s;
+  s.rtol = 1e-8;
+  s.atol = 1e-10;
+  s.dt = 1e-4;
   const double t_end = 5;
   integrator->initialize(*f, 0.0, y0, s);
   long attempts = 0;
@@ -106,7 +145,7 @@ const int registered = [] {
     benchmark::RegisterBenchmark((std::string("Radau5PenaltySleighRunToT5/") + jacobian).c_str(),
                                  BM_Radau5PenaltySleighRun, std::string(jacobian))
         ->Unit(benchmark::kMicrosecond);
-  for (const char* name : {"radau5", "implicit_midpoint", "dopri5"}) {
+  for (const char* name : {"radau5", "cvode", "implicit_midpoint", "dopri5"}) {
     if (!integrator_registry().contains(name)) continue;
     const bool fixed = std::string(name) == "implicit_midpoint";
     benchmark::RegisterBenchmark((std::string("PenaltySleighN1e6/") + name).c_str(), BM_PenaltySleighStep,
@@ -118,6 +157,11 @@ const int registered = [] {
     benchmark::RegisterBenchmark((std::string("PenaltySleighN1e6/") + name + "_autodiff").c_str(),
                                  BM_PenaltySleighStep, std::string(name), fixed, std::string("autodiff"));
   }
+  for (const char* problem : {"pendulum_cartesian", "four_bar", "chaplygin_sleigh"})
+    for (const char* name : {"dopri5", "radau5", "cvode", "ida"})
+      if (integrator_registry().contains(name))
+        benchmark::RegisterBenchmark((std::string("KktStep/") + problem + "/" + name).c_str(), BM_KktStep,
+                                     std::string(problem), std::string(name));
   for (const char* jacobian : {"finite_difference", "autodiff"})
     benchmark::RegisterBenchmark((std::string("Radau5PenaltyFormulationSleighRunToT5/") + jacobian).c_str(),
                                  BM_Radau5PenaltyFormulationRun, std::string(jacobian))

@@ -44,6 +44,7 @@ void Integrator::initialize(OdeSystem& sys, double t0, const Vec& y0, const Inte
     throw InputError(who + "initial state has size " + std::to_string(y0.size()) + " but the system has dimension " +
                      std::to_string(sys.dimension()));
 
+  sys.set_projection_in_step(false);  // after_step projects unless this integrator takes the projection
   sys_ = &sys;
   settings_ = s;
   constant_steps_ = constant;

@@ -80,6 +80,9 @@ class Integrator {
   // of rattle and dla, ida's algebraic variables); nullptr: lambda is the formulation's, from the sampled state.
   // The runner writes them for every sample on that step.
   virtual const Vec* step_multipliers() const { return nullptr; }
+  // The multipliers for a sample at time t on the last accepted step: step_multipliers() unless the method
+  // has an interpolant for them (ida: IDAGetDky of its algebraic variables). What the runner writes.
+  virtual const Vec* multipliers_at(double /*t*/) const { return step_multipliers(); }
 
   // Validates the settings (InputError, one line naming the method and the setting), binds the system,
   // sets t = t0 and y = y0, evaluates f(t0, y0), resets the statistics, and lets the method size every

@@ -16,6 +16,19 @@ class OdeSystem {
   // coordinate partition). Returns true when it did, so that integrators drop cached derivatives.
   virtual bool after_step(double /*t*/, Vec& /*y*/) { return false; }
 
+  // Projection inside the integrator's step. A system whose after_step projects onto an invariant manifold
+  // (ProjectedSystem, formulations/coordinate_projection.hpp) says so here and can hand that projection to an
+  // integrator that applies it within its own step and corrects its own history and error estimate (cvode
+  // with BDF: CVodeSetProjFn) instead of being restarted by reset_state after every step. Integrator::
+  // initialize hands it back (set_projection_in_step(false)); an integrator that takes it sets true, and
+  // after_step then leaves the projection to the integrator's calls of project_in_step.
+  virtual bool has_projection() const { return false; }
+  virtual void set_projection_in_step(bool /*on*/) {}
+  // Projects y onto the manifold in place; when `error` is given, replaces it by its projection onto the
+  // manifold's tangent space at the projected y (the part of a local error estimate that the projection
+  // keeps). No heap allocation; NumericalFailure when the projection fails.
+  virtual void project_in_step(double /*t*/, Eigen::Ref<Vec> /*y*/, Vec* /*error*/) {}
+
   // The Jacobian-provider hook of the implicit integrators (IntegratorSettings::jacobian = "autodiff"):
   // a system that can differentiate its own rhs (ceres::Jet through a templated rhs, core/autodiff_ode.hpp;
   // the penalty formulation through Model::dynamics_derivatives) says so here and fills J = df/dy (n x n, already sized; no heap allocation) at (t, y).

@@ -153,7 +153,7 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     } timer{output_cpu};
     f.observe(t, y, obs);  // may throw: then nothing of this sample is recorded
     // The method's own multipliers (rattle, dla, ida) replace the formulation's, on every sample of the step.
-    if (const Vec* own = run.integrator->step_multipliers(); own && own->size() == r.m) obs.lambda = *own;
+    if (const Vec* own = run.integrator->multipliers_at(t); own && own->size() == r.m) obs.lambda = *own;
     if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
     obs.extras.resize(r.extra_names.size(), kNaN);
     ++r.sample_count;

@@ -100,13 +100,38 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
   return changed;
 }
 
+void CoordinateProjection::project_error(double t, const Eigen::Ref<const Vec>& q, Eigen::Ref<Vec> eq,
+                                         Eigen::Ref<Vec> eqd) {
+  if (!projects()) return;
+  const bool position = (mode_ == ProjectionMode::kPosition || mode_ == ProjectionMode::kBoth) && model_->holonomic();
+  const bool velocity = mode_ == ProjectionMode::kVelocity || mode_ == ProjectionMode::kBoth;
+  q_ = q;
+  evaluate(t, q_, kMassMatrix | kConstraintJacobian);
+  factor_constraints();
+  if (position) {
+    mu_.noalias() = terms_.A * eq;
+    llt_S_.solveInPlace(mu_);
+    eq.noalias() -= MinvAt_ * mu_;
+  }
+  if (velocity) {
+    mu_.noalias() = terms_.A * eqd;
+    llt_S_.solveInPlace(mu_);
+    eqd.noalias() -= MinvAt_ * mu_;
+  }
+}
+
 ProjectedSystem::ProjectedSystem(Formulation& formulation, ProjectionMode mode)
     : f_(formulation), n_(formulation.model().n()), projection_(formulation.model_ptr(), mode) {}
 
 bool ProjectedSystem::after_step(double t, Vec& y) {
   bool changed = f_.after_step(t, y);
-  changed = projection_.project(t, y.head(n_), y.segment(n_, n_)) || changed;
+  if (!in_step_) changed = projection_.project(t, y.head(n_), y.segment(n_, n_)) || changed;
   return changed;
+}
+
+void ProjectedSystem::project_in_step(double t, Eigen::Ref<Vec> y, Vec* error) {
+  projection_.project(t, y.head(n_), y.segment(n_, n_));
+  if (error) projection_.project_error(t, y.head(n_), error->head(n_), error->segment(n_, n_));
 }
 
 std::string projection_refusal(const Formulation& formulation, ProjectionMode mode) {

@@ -23,7 +23,7 @@ enum class ProjectionMode { kNone, kPosition, kVelocity, kBoth };
 ProjectionMode projection_mode(const std::string& text);  // "none" | "position" | "velocity" | "both"
 
 struct ProjectionStatistics {
-  long projections = 0;          // accepted steps projected
+  long projections = 0;          // steps projected (inside CVODE: also attempts its error test then rejects)
   long iterations = 0;           // Gauss-Newton iterations of the position projection, summed
   double max_position_correction = 0;  // max over steps of |dq|_inf
   double max_velocity_correction = 0;  // max over steps of |dqd|_inf
@@ -35,6 +35,12 @@ class CoordinateProjection {
   // Projects in place; true when q or qd changed. Throws NumericalFailure when A M^-1 A^T is singular or
   // Gauss-Newton does not reach the tolerance in 20 iterations (the step left the constraint too far).
   bool project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> qd);
+  // The tangent-space part of a local error estimate (eq, eqd) at a projected q: each block that project()
+  // corrects loses its component normal to the constraint in the same metric,
+  // e <- e - M^-1 A^T (A M^-1 A^T)^-1 A e (eq: holonomic position projection; eqd: velocity projection).
+  // For integrators that project inside their step (cvode: CVodeSetProjFn's error projection).
+  void project_error(double t, const Eigen::Ref<const Vec>& q, Eigen::Ref<Vec> eq, Eigen::Ref<Vec> eqd);
+  bool projects() const { return mode_ != ProjectionMode::kNone && model_->m() > 0; }
   const ProjectionStatistics& statistics() const { return stats_; }
 
  private:
@@ -51,13 +57,19 @@ class CoordinateProjection {
   ProjectionStatistics stats_;
 };
 
-// The formulation seen by the driver, with the projection as its after_step (after the formulation's own).
+// The formulation seen by the driver, with the projection as its after_step (after the formulation's own),
+// or, for an integrator that takes it (OdeSystem::set_projection_in_step; cvode with BDF), inside the
+// integrator's step through project_in_step. The statistics count every projection either way (inside
+// CVODE also those of step attempts its error test then rejects).
 class ProjectedSystem final : public OdeSystem {
  public:
   ProjectedSystem(Formulation& formulation, ProjectionMode mode);
   int dimension() const override { return f_.dimension(); }
   void rhs(double t, const Vec& y, Vec& dy) override { f_.rhs(t, y, dy); }
   bool after_step(double t, Vec& y) override;
+  bool has_projection() const override { return projection_.projects(); }
+  void set_projection_in_step(bool on) override { in_step_ = on && projection_.projects(); }
+  void project_in_step(double t, Eigen::Ref<Vec> y, Vec* error) override;
   bool has_jacobian() const override { return f_.has_jacobian(); }
   void jacobian(double t, const Vec& y, Mat& J) override { f_.jacobian(t, y, J); }
   const ProjectionStatistics& statistics() const { return projection_.statistics(); }
@@ -66,6 +78,7 @@ class ProjectedSystem final : public OdeSystem {
   Formulation& f_;
   int n_;
   CoordinateProjection projection_;
+  bool in_step_ = false;  // the integrator projects inside its step; after_step does not
 };
 
 // Why `projection = mode` cannot run with this formulation on this model, or "" when it can: the state must

@@ -3,6 +3,7 @@
 #include "integrators/finite_difference_jacobian.hpp"
 
 #include <cvode/cvode.h>
+#include <cvode/cvode_proj.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
@@ -10,6 +11,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <string>
@@ -28,6 +30,7 @@ struct CvodeIntegrator::Sundials {
   Vec y_in, dy_out;         // the OdeSystem's Vec arguments in the callbacks
   Mat J;                    // df/dy for the BDF Newton iterations
   Vec f_in, y_work, f_work;  // finite-difference Jacobian buffers
+  Vec y_proj, err_proj;      // projection inside CVODE's step (CVodeSetProjFn)
   bool autodiff = false;     // jacobian = autodiff: the system's own Jacobian
   long jacobian_rhs_evals = 0;
   OdeSystem* sys = nullptr;
@@ -90,15 +93,44 @@ int jacobian_callback(double t, N_Vector y, N_Vector fy, SUNMatrix J, void* user
   }
 }
 
+// The system's projection inside CVODE's step (CVodeSetProjFn): CVODE passes its corrected solution and
+// wants the correction to the projected one, and its local error estimate projected onto the tangent space
+// (so that the error test measures only what the projection keeps). CVODE's epsProj (the tolerance of an
+// inexact projection) is not needed: Gauss-Newton runs to round-off (formulations/coordinate_projection.hpp).
+int projection_callback(double t, N_Vector ycur, N_Vector corr, double, N_Vector err, void* user) {
+  auto* s = static_cast<Sundials*>(user);
+  try {
+    const Eigen::Index n = s->y_proj.size();
+    const Eigen::Map<const Vec> y(N_VGetArrayPointer(ycur), n);
+    s->y_proj = y;
+    if (err) s->err_proj = Eigen::Map<const Vec>(N_VGetArrayPointer(err), n);
+    s->sys->project_in_step(t, s->y_proj, err ? &s->err_proj : nullptr);
+    Eigen::Map<Vec>(N_VGetArrayPointer(corr), n) = s->y_proj - y;
+    if (err) Eigen::Map<Vec>(N_VGetArrayPointer(err), n) = s->err_proj;
+    return 0;
+  } catch (...) {
+    s->error = std::current_exception();
+    return -1;
+  }
+}
+
 // CVODE's messages go into the run's failure message, not to stderr.
 void error_handler(int, const char*, const char* function, char* msg, void* user) {
   auto* s = static_cast<Sundials*>(user);
   s->message = std::string(function) + ": " + msg;
 }
 
+// SUNDIALS 6 returns the flag's name in a malloc'ed string.
+std::string flag_name(int flag) {
+  char* name = CVodeGetReturnFlagName(flag);
+  std::string s = name ? name : "CVODE flag " + std::to_string(flag);
+  std::free(name);
+  return s;
+}
+
 void check(int flag, const char* call) {
   if (flag < 0)
-    throw NumericalFailure(std::string("cvode: ") + call + " failed with " + CVodeGetReturnFlagName(flag));
+    throw NumericalFailure(std::string("cvode: ") + call + " failed with " + flag_name(flag));
 }
 
 }  // namespace
@@ -151,6 +183,14 @@ void CvodeIntegrator::do_initialize(const IntegratorSettings& settings) {
     s.y_work.resize(y_.size());
     s.f_work.resize(y_.size());
     check(CVodeSetJacFn(s.mem, jacobian_callback), "CVodeSetJacFn");
+    // The system's projection (if any) inside CVODE's step, which keeps its history (CVODE supports it
+    // for BDF only; Adams stays with after_step and re-initialization).
+    if (sys_->has_projection()) {
+      s.y_proj.resize(y_.size());
+      s.err_proj.resize(y_.size());
+      check(CVodeSetProjFn(s.mem, projection_callback), "CVodeSetProjFn");
+      sys_->set_projection_in_step(true);
+    }
   } else {
     s.nls = SUNNonlinSol_FixedPoint(s.y, 0, s.ctx);
     if (!s.nls) throw NumericalFailure("cvode: could not allocate the fixed-point solver");
@@ -174,7 +214,7 @@ bool CvodeIntegrator::do_step(double) {
     std::rethrow_exception(e);
   }
   if (flag < 0) {
-    throw NumericalFailure(std::string("cvode: CVode failed with ") + CVodeGetReturnFlagName(flag) +
+    throw NumericalFailure(std::string("cvode: CVode failed with ") + flag_name(flag) +
                            (s.message.empty() ? "" : " (" + s.message + ")"));
   }
   s.last_t = t_reached;
@@ -191,7 +231,7 @@ bool CvodeIntegrator::do_step(double) {
 void CvodeIntegrator::interpolate(double t, Vec& y) const {
   Sundials& s = *s_;
   const int flag = CVodeGetDky(s.mem, std::min(t, s.last_t), 0, s.dky);
-  if (flag < 0) throw NumericalFailure(std::string("cvode: CVodeGetDky failed with ") + CVodeGetReturnFlagName(flag));
+  if (flag < 0) throw NumericalFailure(std::string("cvode: CVodeGetDky failed with ") + flag_name(flag));
   y = s.dky_data;
 }
 

@@ -1,4 +1,4 @@
-// `cvode`: SUNDIALS CVODE (Hindmarsh et al., ACM TOMS 31 (2005) 363-396; SUNDIALS 6.4 from Debian) behind
+// `cvode`: SUNDIALS CVODE ([sw-sundials]: Hindmarsh et al., ACM TOMS 31 (2005) 363-396; 6.4 from Debian) behind
 // the suite's Integrator interface, the library solver a user would otherwise reach for:
 //   cvode_method = bdf    variable-order (1-5) BDF with Newton iterations on a dense linear solver: stiff
 //                         systems (penalty, added_mass at large N). The Jacobian is CVODE's own difference
@@ -10,12 +10,15 @@
 // (integrators/finite_difference_jacobian.hpp) or the system's own; statistics are CVODE's counters: steps, rhs evaluations
 // (including those of its difference-quotient Jacobian), Jacobian evaluations, nonlinear iterations, and as
 // rejected steps the error-test and convergence failures. A failure return ends the run "failed" with the
-// return code's name and CVODE's own message. After a projection (reset_state) CVODE is re-initialized at
-// the projected state, which restarts it at order 1 with its initial-step estimate: with projection after
-// every step it never leaves order 1 (four_bar, rtol 1e-6, 1 s: 25273 steps against 337 without projection).
-// Correct but slow; the fix is CVODE's own projection interface (CVodeSetProjFn, which corrects its
-// Nordsieck history), not yet used. Buffers are allocated in initialize; CVODE allocates nothing per
-// step (its vectors wrap the integrator's memory).
+// return code's name and CVODE's own message.
+// Coordinate projection ([formulation] projection): with BDF, the system hands its projection to CVODE
+// (OdeSystem::set_projection_in_step), which applies it to every corrected step through CVodeSetProjFn
+// ([sw-sundials]; projection methods: [HLW-GNI, IV.4]): the error estimate is projected too and the history
+// stays, so the order and step size grow as without projection (four_bar, rtol 1e-6, 1 s: 288
+// steps against 337 unprojected; re-initializing after every projected step, as before, took 25273).
+// Adams (which CVodeSetProjFn does not support) keeps the driver's after_step projection and re-initializes
+// CVODE at the projected state (reset_state), restarting it at order 1. Buffers are allocated in
+// initialize; CVODE allocates nothing per step (its vectors wrap the integrator's memory).
 #pragma once
 
 #include <memory>

@@ -4,6 +4,7 @@
 #include "integrators/dla.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
+#include "integrators/ida_integrator.hpp"
 #include "integrators/implicit_midpoint.hpp"
 #include "integrators/nh_rattle.hpp"
 #include "integrators/radau5.hpp"
@@ -32,6 +33,9 @@ Registry<IntegratorEntry>& integrator_registry() {
     r.add({"nh_rattle", "nonholonomic RATTLE (Ferraro-Iglesias-Martin de Diego; A(q) qd = 0 at every step), fixed "
            "step, order 2",
            [] { return std::make_unique<NonholonomicRattle>(); }});
+    r.add({"ida", "SUNDIALS IDA on the constrained system as a DAE (GGL stabilized index 2, multipliers algebraic; "
+           "IDACalcIC), variable-order BDF 1-5, adaptive; formulation kkt only",
+           [] { return std::make_unique<IdaIntegrator>(); }});
     return r;
   }();
   return registry;
