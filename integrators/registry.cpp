@@ -5,6 +5,8 @@
 #include "integrators/explicit_runge_kutta.hpp"
 #include "integrators/implicit_midpoint.hpp"
 #include "integrators/radau5.hpp"
+#include "integrators/rattle.hpp"
+#include "integrators/verlet.hpp"
 
 namespace clm {
 
@@ -24,6 +26,12 @@ Registry<IntegratorEntry>& integrator_registry() {
     r.add({"cvode", "SUNDIALS CVODE: variable-order BDF (cvode_method = bdf, stiff, Newton + dense LU) or Adams "
            "(adams, non-stiff), adaptive",
            [] { return std::make_unique<CvodeIntegrator>(); }});
+    r.add({"verlet", "variational integrator of the midpoint discrete Lagrangian (Stormer-Verlet type), fixed step, "
+           "order 2, symplectic; penalty, or problems without constraints; Newton",
+           [] { return std::make_unique<Verlet>(); }});
+    r.add({"rattle", "RATTLE, constrained variational integrator (midpoint discrete Lagrangian), fixed step, order 2; "
+           "kkt on holonomic problems, keeps h = 0 and A qd = 0; Newton",
+           [] { return std::make_unique<Rattle>(); }});
     return r;
   }();
   return registry;
