@@ -29,11 +29,14 @@
 // Solver: Newton on x = (q1, nu) with the residual R1 = p(q_m, v) - p0 - h/2 g_m - A(q0)^T nu (momentum
 // units) and R2 = h(q1)/h, so that both blocks of the matrix scale like M/h. The q1-columns of the matrix
 // are forward differences of R (n residual evaluations, RADAU5's increments), the nu-columns exact
-// (-A(q0)^T; 0). The difference part is kept across steps while Newton contracts fast (rate < 0.1), as in
-// implicit_midpoint; the matrix is refactored every step (its A(q0) block changes). Predictor q1 = q0 +
+// (-A(q0)^T; 0). Of the q1-columns, the leading part M(q_m)/h (+ N/2 A^T A under penalty; A(q1)/h in the
+// constraint rows) is evaluated afresh at the predictor every step, and only the O(1) remainder is kept
+// across steps while Newton contracts fast (rate < 0.1), as implicit_midpoint keeps its Jacobian: with
+// the constraint rows refreshed, Newton takes its minimum of two iterations per step on the pendulum and
+// four_bar. The matrix is refactored every step. Predictor q1 = q0 +
 // h qd0 + h^2/2 qdd0 from the formulation's rhs at the step start. Newton stops (after at least two
-// iterations, so that its rate theta is measured) when theta/(1 - theta) |dq1| is below 1% of
-// atol + rtol |q| in the weighted RMS norm (floored at round-off); a step that does not converge is retried
+// iterations, so that its rate theta is measured) when theta/(1 - theta) |(dq1, dnu)| is below 1% of
+// atol + rtol |(q, nu)| in the weighted RMS norm (floored at round-off); a step that does not converge is retried
 // once with a fresh matrix, then rejected and halved (later steps double back up to dt), after Drake's
 // fixed-step implicit integrators. Statistics: rhs_evals counts residual evaluations (each one model
 // evaluation at the midpoint, plus h(q1) for rattle) and the formulation's rhs at the step end (for the
@@ -85,6 +88,10 @@ class VariationalIntegrator : public Integrator {
   void residual(double h, const Vec& x, Vec& R);
   // Forward-difference q1-columns of dR/dx at x into Jq_.
   void difference_matrix(double h, const Vec& x);
+  // K += sign * (the leading part of dR/dq1 at x): M(q_m)/h (+ N/2 A^T A (q_m) under penalty) in the
+  // momentum rows, A(q1)/h in the constraint rows. Evaluated afresh every step (cheap model terms, no
+  // derivatives), so that the kept difference part is only the slowly varying remainder.
+  void add_leading_part(double h, const Vec& x, double sign, Mat& K);
   // Newton for x; true when converged.
   bool solve(double h);
 
@@ -100,7 +107,7 @@ class VariationalIntegrator : public Integrator {
   Vec q0_, p0_;          // start of the step: position, momentum
   Mat A0_;               // A(q0) (rattle, penalty)
   Vec x_, dx_, R_, Rp_, xp_;  // Newton unknowns (q1, nu), increment, residuals, perturbed point
-  Vec qm_, v_, g_, av_, zero_, sc_, dq_;
+  Vec qm_, v_, g_, av_, zero_, sc_;
   Mat Jq_;      // (n + mc) x n: dR/dq1 by differences
   Mat K_;       // Newton matrix [Jq_, (-A0^T; 0)]
   Eigen::PartialPivLU<Mat> lu_;
