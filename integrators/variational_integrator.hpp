@@ -1,6 +1,6 @@
 // The variational integrator of the midpoint discrete Lagrangian, the engine behind `verlet` and `rattle`
 // (integrators/verlet.hpp, integrators/rattle.hpp): one step (q0, p0) -> (q1, p1) of the discrete
-// Euler-Lagrange equations in position-momentum form [MW-2001, 1.5 and 3.5], [HLW-GNI, VI.6 and VII.1],
+// Euler-Lagrange equations in position-momentum form [MW-2001], [HLW-GNI, VI.6 and VII.1],
 //
 //   L_d(q0, q1) = h L(q_m, v),   q_m = (q0 + q1)/2,  v = (q1 - q0)/h,
 //   D1 L_d = h/2 dL/dq(q_m, v) - p(q_m, v),   D2 L_d = h/2 dL/dq(q_m, v) + p(q_m, v),
@@ -10,7 +10,7 @@
 //
 // with p = dL/dqd = M qd (+ a(q)) and qd1 from p1 by the Legendre transform at q1. g_m is the generalized
 // force (the problem's F and, under verlet + penalty, the penalty's) evaluated at the midpoint (t + h/2,
-// q_m, v): the discrete Lagrange-d'Alembert forcing F_d^- = F_d^+ = h/2 g_m [MW-2001, 3.2], which keeps
+// q_m, v): the discrete Lagrange-d'Alembert forcing F_d^- = F_d^+ = h/2 g_m [MW-2001], which keeps
 // the method symmetric and of order 2; velocity-dependent forces then simply make the (already implicit)
 // equation for q1 depend on them. The constraint rows (rattle only) split the constraint impulse into
 // A(q0)^T nu at the start and A(q1)^T mu at the end, as RATTLE does [Andersen-1983], [HLW-GNI, VII.1.4]:
@@ -20,9 +20,9 @@
 //
 // Why the midpoint discrete Lagrangian: with q-dependent M no second-order discrete Lagrangian gives an
 // explicit method, and this one needs the model's dL/dq and p at a single point per Newton iteration
-// (model terms kLagrangianGradient, kMomentum, by autodiff); it is symplectic and momentum-preserving for
-// any L (it is a discrete Lagrangian), symmetric (L_d(q0, q1) = -L_d^{-h}(q1, q0)), hence of even order,
-// here 2 [MW-2001, 2.x; HLW-GNI VI.6.3]. With constant M and V = 0 it is Stormer-Verlet; with a potential it
+// (model terms kLagrangianGradient, kMomentum, by autodiff); it is symplectic for any L and keeps the
+// momenta of the symmetries of L (it is a discrete Lagrangian: discrete Noether theorem), symmetric (L_d(q0, q1) = -L_d^{-h}(q1, q0)), hence of even order,
+// here 2 [MW-2001], [HLW-GNI, VI.6]. With constant M and V = 0 it is Stormer-Verlet; with a potential it
 // samples V at the midpoint instead of averaging it over the end points (Stormer-Verlet's trapezoidal
 // L_d): the same order, symplecticity and long-time energy behaviour, one point per iteration.
 //
