@@ -1,5 +1,7 @@
 #include "integrators/verlet.hpp"
 
+#include "formulations/coordinate_projection.hpp"
+
 namespace clm {
 
 std::string Verlet::refuses_formulation(const Formulation& f) const {
@@ -20,10 +22,12 @@ std::string Verlet::refuses_formulation(const Formulation& f) const {
 }
 
 void Verlet::do_initialize(const IntegratorSettings& s) {
+  // The formulation itself, or the one coordinate projection wraps (after_step then moves y, and
+  // reset_state restarts the momentum from it).
   const auto* f = dynamic_cast<const Formulation*>(sys_);
+  if (const auto* projected = dynamic_cast<const ProjectedSystem*>(sys_)) f = &projected->formulation();
   if (!f)
-    throw InputError("integrator verlet reads the Lagrangian through the formulation and runs on a formulation "
-                     "itself (without coordinate projection), not a bare ODE");
+    throw InputError("integrator verlet reads the Lagrangian through a formulation and cannot run a bare ODE");
   if (const std::string why = refuses_formulation(*f); !why.empty()) throw InputError(why);
   Forcing forcing;
   if (f->name() == "penalty" && f->model().m() > 0) {
