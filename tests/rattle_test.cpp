@@ -203,6 +203,17 @@ TEST(Rattle, RefusalsAreOneLine) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
+// rtol and atol set rattle's Newton tolerance: no "has no effect" warning for them (there is one for rk4).
+TEST(Rattle, ToleranceIsReadAsTheNewtonTolerance) {
+  clm::testing::ScratchDir dir("rattle_rtol");
+  auto r = dir.run("run --problem pendulum_cartesian --formulation kkt --integrator rattle --t-end 0.1 --rtol 1e-8 "
+                   "--atol 1e-10 --out x.h5");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("has no effect"), std::string::npos) << r.err;
+  r = dir.run("run --problem pendulum_cartesian --formulation kkt --integrator rk4 --t-end 0.1 --rtol 1e-8 --out x.h5");
+  EXPECT_NE(r.err.find("run.rtol = 1e-08 has no effect"), std::string::npos) << r.err;
+}
+
 // Every workspace is sized in initialize: a ten times longer run allocates nothing more (fixed-size
 // pendulum, dynamic-size closed_chain).
 TEST(Rattle, NoAllocationPerStep) {
