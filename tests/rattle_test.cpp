@@ -188,6 +188,37 @@ TEST(Rattle, MultipliersAreSecondOrder) {
   EXPECT_LE(errs[0], 0.05);
 }
 
+// Samples inside a step (dt = 0.02 > output_every = 0.005) come from the cubic Hermite interpolant of the
+// end points' (q, qd) and (qd, qdd): as accurate as the steps themselves. Measured on slider_crank over
+// 2 s: max error of (q, qd) 3.436e-2 at step ends, 3.438e-2 inside steps (ratio 1.0006: the global error
+// dominates; the interpolation adds no visible error of its own).
+TEST(Rattle, DenseOutputInsideSteps) {
+  auto model = make_model("slider_crank");
+  const Vec y0 = initial_state(model);
+  const double T = 2, every = 0.005;
+  const auto ref = reference(model, y0, T, every);
+  auto f = formulation_registry().get("kkt").make(model, {});
+  auto integ = integrator_registry().get("rattle").make();
+  IntegratorSettings s;
+  s.dt = 0.02;
+  SimulationSettings sim;
+  sim.t_end = T;
+  sim.output_every = every;
+  double at_ends = 0, inside = 0;
+  size_t i = 0;
+  const auto r = simulate(*f, *integ, y0, sim, s, [&](double t, const Vec& y) {
+    ASSERT_LT(i, ref.size());
+    const double e = (y - ref[i++]).lpNorm<Eigen::Infinity>();
+    const double k = t / s.dt;
+    double& worst = std::abs(k - std::round(k)) < 1e-6 ? at_ends : inside;
+    worst = std::max(worst, e);
+  });
+  ASSERT_EQ(r.status, "ok") << r.message;
+  EXPECT_EQ(i, ref.size());
+  std::printf("  max error at step ends %.3e, inside steps %.3e\n", at_ends, inside);
+  EXPECT_LE(inside, 1.01 * at_ends);
+}
+
 // Combinations that make no sense are refused before the run, in one line.
 TEST(Rattle, RefusalsAreOneLine) {
   clm::testing::ScratchDir dir("rattle_refusal");
