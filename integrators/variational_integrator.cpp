@@ -209,8 +209,12 @@ bool VariationalIntegrator::do_step(double h) {
   }
   if (theta_ > kReuseTheta) jq_valid_ = false;
 
-  // p1 = D2 L_d + h/2 g_m = p0 + h g_m + A0^T nu (from R1 = 0; g_m of the last iterate, within the Newton
-  // tolerance of the converged one), then the velocity constraint at q1 with its multiplier mu:
+  // p1 = D2 L_d + h/2 g_m = p0 + h g_m + A0^T nu (from R1 = 0). g_m is that of the last iterate, before
+  // the last Newton update dq: off by h (dg/dq + dg/dv / h) dq, negligible (h L |dq|) for forces that do
+  // not depend on the velocity, but N |dq| for penalty's -N A^T A v, which at N = 1e9 turned a 1e-10 update
+  // into O(1) velocity errors: with penalty forcing g_m is evaluated again at the converged q1.
+  if (forcing_.penalty_N > 0) residual(h, x_, R_);
+  // Then the velocity constraint at q1 with its multiplier mu:
   //   [M1  -A1^T] [qd1]   [p1 - a(q1)]
   //   [A1    0  ] [mu ] = [    0     ].
   const auto q1 = x_.head(n_);

@@ -16,9 +16,9 @@
 //    anisotropic friction -N A^T A qd (Rayleigh function N/2 |A qd|^2), both as midpoint forcing. The
 //    velocity dependence makes the momentum update implicit in v = (q1 - q0)/h; Newton solves it with the
 //    rest (its matrix holds N/2 A^T A, refreshed every step). Stiff N costs no stability restriction (the
-//    midpoint forcing is A-stable: the penalty sleigh at N = 1e6 runs at N h = 2500), but it is not
-//    L-stable: far beyond that A qd flips sign from step to step instead of decaying, Newton struggles
-//    and steps get halved; radau5 and cvode are the methods for very stiff penalty runs;
+//    midpoint forcing is A-stable: the penalty sleigh at N = 1e6 runs at N h = 5000), but it is not
+//    L-stable: A qd flips sign from step to step instead of decaying, and beyond N h ~ 1e4 Newton
+//    struggles and steps get halved; radau5 and cvode are the methods for very stiff penalty runs;
 //  - any formulation with state (q, qd) on a problem without constraints (m = 0), where they all describe
 //    the same motion.
 // Refused in one line: kkt and schur on constrained problems (they keep the constraints; verlet would ignore

@@ -112,11 +112,11 @@ TEST(Verlet, EnergyBoundedOnAConservativeSystem) {
 }
 
 // The stiff penalty sleigh (N = 1e6): the friction -N A^T A qd is velocity-dependent, so the momentum
-// update is implicit, and Newton solves it with the rest; 2000 steps over 5 s (N h = 2500, far beyond an
-// explicit method's N h < ~3) stay within the penalty's own O(1/N) error of the closed form. Measured:
-// |q - q_exact| = 2.093e-6 (1.627e-6 at 8000 steps: the 1/N part), 5.5 Newton iterations per step. The
-// midpoint forcing is A-stable but not L-stable: at 500 steps (N h = 1e4) A qd flips sign from step to
-// step instead of decaying, Newton fails and steps are halved (the run completes, with rejections).
+// update is implicit, and Newton solves it with the rest; 1000 steps over 5 s (N h = 5000, far beyond an
+// explicit method's N h < ~3) stay within about twice the penalty's own O(1/N) error of the closed form.
+// Measured: |q - q_exact| = 3.569e-6 (2.089e-6 at 2000 steps, 1.6e-6 at 8000: the 1/N part), 4.30 Newton
+// iterations per step, no rejection. The midpoint forcing is A-stable but not L-stable: at 500 steps
+// (N h = 1e4) A qd flips sign from step to step instead of decaying and some steps are halved.
 TEST(Verlet, StiffPenaltySleigh) {
   auto model = make_model("chaplygin_sleigh");
   FormulationOptions o;
@@ -127,12 +127,12 @@ TEST(Verlet, StiffPenaltySleigh) {
   f->initial_state(q0, qd0, y0);
   const double T = 5;
   StepStatistics st;
-  const Vec y = final_state(*f, "verlet", y0, T, 2000, &st);
+  const Vec y = final_state(*f, "verlet", y0, T, 1000, &st);
   ASSERT_TRUE(model->closed_form(T, q0, qd0, q, qd));
   const double err = (y.head(3) - q).lpNorm<Eigen::Infinity>();
   std::printf("  |q - q_exact| = %.3e, %.2f Newton iterations per step, %ld rejected\n", err,
               double(st.newton_iterations) / st.steps, st.rejected_steps);
-  EXPECT_LE(err, 3e-6);
+  EXPECT_LE(err, 5e-6);
   EXPECT_EQ(st.rejected_steps, 0);
 }
 
