@@ -8,6 +8,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "../tests/allocation_counter.hpp"
 #include "../tests/test_odes.hpp"
@@ -140,7 +142,62 @@ void BM_Radau5PenaltyFormulationRun(benchmark::State& state, const std::string& 
   Radau5RunToT5(state, *f, y0, jacobian);
 }
 
+// Per-step cost of the constraint-keeping variational integrators (rattle with kkt; verlet with penalty) on
+// the mechanisms of the long-time study, against implicit_midpoint (the other symplectic fixed-step method)
+// on the same kkt system: one iteration is one step() of dt = 1e-3 towards T = 10 (re-initialized there).
+// Counters: allocations per step (0: every workspace is sized in initialize), rhs / Newton iterations per step.
+void BM_MechanismStep(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
+                      const std::string& integrator_name) {
+  std::map<std::string, double> params;
+  if (bars > 0) params["n"] = bars;
+  auto model = make_model(problem, params);
+  FormulationOptions options;
+  options.N = 1e3;
+  auto f = formulation_registry().get(formulation).make(model, options);
+  auto integrator = integrator_registry().get(integrator_name).make();
+  Vec q0, qd0, y0;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y0);
+  IntegratorSettings s;
+  s.dt = 1e-3;
+  const double t_end = 10;
+  integrator->initialize(*f, 0.0, y0, s);
+  long attempts = 0;
+  clm::testing::start_counting_allocations();
+  std::size_t allocations = 0;
+  for (auto _ : state) {
+    if (integrator->time() >= t_end) {
+      state.PauseTiming();
+      allocations += clm::testing::stop_counting_allocations();
+      integrator->initialize(*f, 0.0, y0, s);
+      clm::testing::start_counting_allocations();
+      state.ResumeTiming();
+    }
+    integrator->step(t_end);
+    ++attempts;
+  }
+  allocations += clm::testing::stop_counting_allocations();
+  const auto& st = integrator->statistics();
+  const double steps = double(st.steps + st.rejected_steps);
+  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
+  state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / steps);
+  state.counters["newton_per_step"] = benchmark::Counter(double(st.newton_iterations) / steps);
+}
+
 const int registered = [] {
+  struct Mechanism {
+    const char* label;
+    const char* problem;
+    double bars;
+  };
+  for (const Mechanism& m : {Mechanism{"pendulum_cartesian", "pendulum_cartesian", 0}, Mechanism{"four_bar", "four_bar", 0},
+                             Mechanism{"closed_chain16", "closed_chain", 16}}) {
+    for (const char* name : {"rattle", "implicit_midpoint"})
+      benchmark::RegisterBenchmark((std::string("MechanismStep/") + m.label + "/kkt/" + name).c_str(), BM_MechanismStep,
+                                   std::string(m.problem), m.bars, std::string("kkt"), std::string(name));
+  }
+  benchmark::RegisterBenchmark("MechanismStep/closed_chain16/penalty_N1e3/verlet", BM_MechanismStep,
+                               std::string("closed_chain"), 16.0, std::string("penalty"), std::string("verlet"));
   for (const char* jacobian : {"finite_difference", "autodiff"})
     benchmark::RegisterBenchmark((std::string("Radau5PenaltySleighRunToT5/") + jacobian).c_str(),
                                  BM_Radau5PenaltySleighRun, std::string(jacobian))

@@ -71,6 +71,8 @@ class Formulation : public OdeSystem {
   // integrate other velocity coordinates.
   virtual bool state_starts_with_q_qd() const { return false; }
 
+  const Formulation* formulation() const override { return this; }
+
   const Model& model() const { return *model_; }
   std::shared_ptr<const Model> model_ptr() const { return model_; }
   const FormulationOptions& options() const { return options_; }

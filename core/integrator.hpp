@@ -64,6 +64,9 @@ class Integrator {
   // Why the method cannot run with these settings ("" when it can); checked by initialize (InputError) and by
   // the runner before any run starts.
   virtual std::string refuses(const IntegratorSettings&) const { return {}; }
+  // Whether rtol and atol act under these settings (error control, or a Newton tolerance of a fixed-step
+  // implicit method); the runner's "has no effect" warning asks.
+  bool reads_tolerances(const IntegratorSettings& s) const { return tolerance_use(s) != ToleranceUse::kNone; }
 
   // ---- Methods that integrate the constrained mechanical system itself -----------------------------------
   // rattle, dla, nh_rattle and ida advance (q, qd) of the constrained system rather than one formulation's

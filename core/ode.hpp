@@ -5,6 +5,8 @@
 
 namespace clm {
 
+class Formulation;
+
 class OdeSystem {
  public:
   virtual ~OdeSystem() = default;
@@ -28,6 +30,11 @@ class OdeSystem {
   // manifold's tangent space at the projected y (the part of a local error estimate that the projection
   // keeps). No heap allocation; NumericalFailure when the projection fails.
   virtual void project_in_step(double /*t*/, Eigen::Ref<Vec> /*y*/, Vec* /*error*/) {}
+
+  // The formulation behind this system (itself for a Formulation; the wrapped one for ProjectedSystem), or
+  // nullptr for a bare ODE: how the methods that integrate the mechanical system (rattle, verlet, dla, ida;
+  // integrators/mechanical_system.hpp) reach the Model without the integrators layer seeing formulations/.
+  virtual const Formulation* formulation() const { return nullptr; }
 
   // The Jacobian-provider hook of the implicit integrators (IntegratorSettings::jacobian = "autodiff"):
   // a system that can differentiate its own rhs (ceres::Jet through a templated rhs, core/autodiff_ode.hpp;

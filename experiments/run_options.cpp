@@ -33,6 +33,11 @@ std::string adaptive_only(const RunSpec& s, const Model&, const Integrator& inte
   return integrator.adaptive() ? std::string() : "integrator " + s.integrator + " takes fixed steps of dt";
 }
 
+// rtol, atol: read by adaptive methods and as the Newton tolerance of the implicit fixed-step ones.
+std::string tolerance_unread(const RunSpec& s, const Model& m, const Integrator& integrator) {
+  return integrator.reads_tolerances(s.integrator_settings()) ? std::string() : adaptive_only(s, m, integrator);
+}
+
 // The option acts on holonomic constraints h(q) = 0 only.
 NoEffect holonomic_and(NoEffect first) {
   return [first](const RunSpec& s, const Model& m, const Integrator& i) -> std::string {
@@ -67,10 +72,10 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "fixed step, or the initial step of an adaptive integrator", "dt", "dt"));
     r.push_back(o::number<RunSpec>("run", "rtol", [](auto& s) -> auto& { return s.rtol; }, NumberRule{0, true, 1, true}, "",
                                    "relative tolerance (adaptive integrators)", "rtol", "rtol"));
-    r.back().no_effect = adaptive_only;
+    r.back().no_effect = tolerance_unread;
     r.push_back(o::number<RunSpec>("run", "atol", [](auto& s) -> auto& { return s.atol; }, non_negative(), "",
                                    "absolute tolerance (adaptive integrators)", "atol", "atol"));
-    r.back().no_effect = adaptive_only;
+    r.back().no_effect = tolerance_unread;
     r.push_back(o::number<RunSpec>("run", "dt_min", [](auto& s) -> auto& { return s.dt_min; }, positive(), "",
                                    "an adaptive step below dt_min * max(1, |t|) ends the run \"failed\"", "dt-min",
                                    "dt_min"));

@@ -73,6 +73,8 @@ class ProjectedSystem final : public OdeSystem {
   bool has_jacobian() const override { return f_.has_jacobian(); }
   void jacobian(double t, const Vec& y, Mat& J) override { f_.jacobian(t, y, J); }
   const ProjectionStatistics& statistics() const { return projection_.statistics(); }
+  // The wrapped formulation (integrators that read the Model through it: verlet).
+  const Formulation* formulation() const override { return &f_; }
 
  private:
   Formulation& f_;

@@ -9,8 +9,8 @@ std::string kkt_only_refusal(const std::string& method, const Formulation& f) {
 }
 
 const Formulation& mechanical_system(const std::string& method, const OdeSystem& sys) {
-  const auto* f = dynamic_cast<const Formulation*>(&sys);
-  if (!f) throw InputError("integrator " + method + " integrates the constrained system itself and needs formulation "
+  const Formulation* f = sys.formulation();
+  if (!f || f != &sys) throw InputError("integrator " + method + " integrates the constrained system itself and needs formulation "
                            "kkt (without coordinate projection), not a bare ODE");
   if (const std::string why = kkt_only_refusal(method, *f); !why.empty()) throw InputError(why);
   return *f;

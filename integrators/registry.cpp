@@ -8,6 +8,8 @@
 #include "integrators/implicit_midpoint.hpp"
 #include "integrators/nh_rattle.hpp"
 #include "integrators/radau5.hpp"
+#include "integrators/rattle.hpp"
+#include "integrators/verlet.hpp"
 
 namespace clm {
 
@@ -36,6 +38,12 @@ Registry<IntegratorEntry>& integrator_registry() {
     r.add({"ida", "SUNDIALS IDA on the constrained system as a DAE (GGL stabilized index 2, multipliers algebraic; "
            "IDACalcIC), variable-order BDF 1-5, adaptive; formulation kkt only",
            [] { return std::make_unique<IdaIntegrator>(); }});
+    r.add({"verlet", "variational integrator of the midpoint discrete Lagrangian (Stormer-Verlet type), fixed step, "
+           "order 2, symplectic; penalty, or problems without constraints; Newton",
+           [] { return std::make_unique<Verlet>(); }});
+    r.add({"rattle", "RATTLE, constrained variational integrator (midpoint discrete Lagrangian), fixed step, order 2; "
+           "kkt on holonomic problems, keeps h = 0 and A qd = 0; Newton",
+           [] { return std::make_unique<Rattle>(); }});
     return r;
   }();
   return registry;
