@@ -3,10 +3,11 @@
 // the penalty formulation (anisotropic friction, Kozlov Theorem 1) at N = 1e6, rtol 1e-8. One benchmark
 // iteration is one step() attempt (accepted or rejected), from a state on the way to T = 5; the
 // integrator is re-initialized when it reaches T. dopri5 on the same system is timed for comparison: its
-// steps are cheap but it needs ~3,000x more of them (tests/stiff_integrator_test.cpp). BM_KktStep: the
-// per-step cost of dla and nh_rattle (the constrained system on kkt) on the sleigh and the four-bar.
+// steps are cheap but it needs ~3,000x more of them (tests/stiff_integrator_test.cpp). BM_MechanismStep: the
+// per-step table of every integrator on the mechanisms of the long-time study.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -38,44 +39,6 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
   s.dt = fixed ? 1e-3 : 1e-4;
   s.fixed_step = fixed;
   s.jacobian = jacobian;
-  const double t_end = 5;
-  integrator->initialize(*f, 0.0, y0, s);
-  long attempts = 0;
-  clm::testing::start_counting_allocations();
-  std::size_t allocations = 0;
-  for (auto _ : state) {
-    if (integrator->time() >= t_end) {
-      state.PauseTiming();
-      allocations += clm::testing::stop_counting_allocations();
-      integrator->initialize(*f, 0.0, y0, s);
-      clm::testing::start_counting_allocations();
-      state.ResumeTiming();
-    }
-    integrator->step(t_end);
-    ++attempts;
-  }
-  allocations += clm::testing::stop_counting_allocations();
-  const auto& st = integrator->statistics();
-  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
-  state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / double(st.steps + st.rejected_steps));
-}
-
-// Per-step cost on the constrained system (formulation kkt, rtol 1e-8, atol 1e-10): the suite's dopri5 and
-// radau5 on kkt's ODE, cvode (BDF) on the same ODE, ida on the GGL / index-2 DAE of the same model. One
-// iteration is one step() attempt from a state on the way to T = 5 (re-initialized there, untimed and
-// uncounted). SUNDIALS is linked as a shared library: its allocations go through the same malloc and are
-// counted (cvode: 1-3 per run to T in CVODE's first step, so a fraction per step; ida: none).
-void BM_KktStep(benchmark::State& state, const std::string& problem, const std::string& integrator_name) {
-  auto model = make_model(problem);
-  auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
-  auto integrator = integrator_registry().get(integrator_name).make();
-  Vec q0, qd0, y0;
-  model->default_initial(q0, qd0);
-  f->initial_state(q0, qd0, y0);
-  IntegratorSettings s;
-  s.rtol = 1e-8;
-  s.atol = 1e-10;
-  s.dt = 1e-4;
   const double t_end = 5;
   integrator->initialize(*f, 0.0, y0, s);
   long attempts = 0;
@@ -142,10 +105,13 @@ void BM_Radau5PenaltyFormulationRun(benchmark::State& state, const std::string& 
   Radau5RunToT5(state, *f, y0, jacobian);
 }
 
-// Per-step cost of the constraint-keeping variational integrators (rattle with kkt; verlet with penalty) on
-// the mechanisms of the long-time study, against implicit_midpoint (the other symplectic fixed-step method)
-// on the same kkt system: one iteration is one step() of dt = 1e-3 towards T = 10 (re-initialized there).
-// Counters: allocations per step (0: every workspace is sized in initialize), rhs / Newton iterations per step.
+// The per-step table of the README (issue 11): every integrator of the constrained system on the mechanisms of
+// the long-time study, formulation kkt (rattle, dla, nh_rattle, ida integrate the constrained system that kkt
+// names; the others kkt's ODE); verlet on the penalty chain. Fixed-step methods take dt = 1e-3, adaptive ones
+// run at rtol 1e-8, atol 1e-10. One iteration is one step() attempt towards T = 10 (re-initialized there,
+// untimed and uncounted). Counters: heap allocations per step (0 for the suite's own methods; SUNDIALS is a
+// shared library whose allocations go through the same malloc and are counted: cvode makes 1-3 per run in
+// CVODE's first step), rhs (model) evaluations and Newton iterations per step attempt.
 void BM_MechanismStep(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
                       const std::string& integrator_name) {
   std::map<std::string, double> params;
@@ -159,7 +125,9 @@ void BM_MechanismStep(benchmark::State& state, const std::string& problem, doubl
   model->default_initial(q0, qd0);
   f->initial_state(q0, qd0, y0);
   IntegratorSettings s;
-  s.dt = 1e-3;
+  s.dt = integrator->adaptive() ? 1e-4 : 1e-3;
+  s.rtol = 1e-8;
+  s.atol = 1e-10;
   const double t_end = 10;
   integrator->initialize(*f, 0.0, y0, s);
   long attempts = 0;
@@ -178,7 +146,7 @@ void BM_MechanismStep(benchmark::State& state, const std::string& problem, doubl
   }
   allocations += clm::testing::stop_counting_allocations();
   const auto& st = integrator->statistics();
-  const double steps = double(st.steps + st.rejected_steps);
+  const double steps = double(std::max(1L, st.steps + st.rejected_steps));
   state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
   state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / steps);
   state.counters["newton_per_step"] = benchmark::Counter(double(st.newton_iterations) / steps);
@@ -191,10 +159,14 @@ const int registered = [] {
     double bars;
   };
   for (const Mechanism& m : {Mechanism{"pendulum_cartesian", "pendulum_cartesian", 0}, Mechanism{"four_bar", "four_bar", 0},
-                             Mechanism{"closed_chain16", "closed_chain", 16}}) {
-    for (const char* name : {"rattle", "implicit_midpoint"})
+                             Mechanism{"closed_chain16", "closed_chain", 16},
+                             Mechanism{"chaplygin_sleigh", "chaplygin_sleigh", 0}}) {
+    const bool holonomic = std::string(m.problem) != "chaplygin_sleigh";
+    for (const char* name : {"dopri5", "radau5", "implicit_midpoint", "rattle", "dla", "nh_rattle", "cvode", "ida"}) {
+      if (!holonomic && std::string(name) == "rattle") continue;  // refused: holonomic problems only
       benchmark::RegisterBenchmark((std::string("MechanismStep/") + m.label + "/kkt/" + name).c_str(), BM_MechanismStep,
                                    std::string(m.problem), m.bars, std::string("kkt"), std::string(name));
+    }
   }
   benchmark::RegisterBenchmark("MechanismStep/closed_chain16/penalty_N1e3/verlet", BM_MechanismStep,
                                std::string("closed_chain"), 16.0, std::string("penalty"), std::string("verlet"));
@@ -214,63 +186,10 @@ const int registered = [] {
     benchmark::RegisterBenchmark((std::string("PenaltySleighN1e6/") + name + "_autodiff").c_str(),
                                  BM_PenaltySleighStep, std::string(name), fixed, std::string("autodiff"));
   }
-  for (const char* problem : {"pendulum_cartesian", "four_bar", "chaplygin_sleigh"})
-    for (const char* name : {"dopri5", "radau5", "cvode", "ida"})
-      if (integrator_registry().contains(name))
-        benchmark::RegisterBenchmark((std::string("KktStep/") + problem + "/" + name).c_str(), BM_KktStep,
-                                     std::string(problem), std::string(name));
   for (const char* jacobian : {"finite_difference", "autodiff"})
     benchmark::RegisterBenchmark((std::string("Radau5PenaltyFormulationSleighRunToT5/") + jacobian).c_str(),
                                  BM_Radau5PenaltyFormulationRun, std::string(jacobian))
         ->Unit(benchmark::kMicrosecond);
-  return 0;
-}();
-
-// Per-step cost of the integrators of the constrained system itself (dla, nh_rattle: kkt only, fixed step
-// dt = 1e-2) on the sleigh and the four-bar, against dopri5 on kkt (rtol 1e-10) and implicit_midpoint (dt
-// = 1e-2). One iteration is one step() attempt on the way to T = 10 (re-initialized there); counters:
-// heap allocations per step (0 for the suite's own methods), model/rhs evaluations and Newton iterations
-// per step.
-void BM_KktStep(benchmark::State& state, const std::string& problem, const std::string& integrator_name) {
-  auto model = make_model(problem);
-  auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
-  auto integrator = integrator_registry().get(integrator_name).make();
-  Vec q0, qd0, y0;
-  model->default_initial(q0, qd0);
-  f->initial_state(q0, qd0, y0);
-  IntegratorSettings s;
-  s.dt = 1e-2;
-  const double t_end = 10;
-  integrator->initialize(*f, 0.0, y0, s);
-  long attempts = 0, rhs = 0, newton = 0;
-  clm::testing::start_counting_allocations();
-  std::size_t allocations = 0;
-  for (auto _ : state) {
-    if (integrator->time() >= t_end) {
-      state.PauseTiming();
-      allocations += clm::testing::stop_counting_allocations();
-      rhs += integrator->statistics().rhs_evals;
-      newton += integrator->statistics().newton_iterations;
-      integrator->initialize(*f, 0.0, y0, s);
-      clm::testing::start_counting_allocations();
-      state.ResumeTiming();
-    }
-    integrator->step(t_end);
-    ++attempts;
-  }
-  allocations += clm::testing::stop_counting_allocations();
-  rhs += integrator->statistics().rhs_evals;
-  newton += integrator->statistics().newton_iterations;
-  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
-  state.counters["rhs_per_step"] = benchmark::Counter(double(rhs) / double(attempts));
-  state.counters["newton_per_step"] = benchmark::Counter(double(newton) / double(attempts));
-}
-
-const int registered_constrained = [] {
-  for (const char* problem : {"chaplygin_sleigh", "four_bar"})
-    for (const char* name : {"dla", "nh_rattle", "implicit_midpoint", "dopri5"})
-      benchmark::RegisterBenchmark((std::string("KktStep/") + problem + "/" + name).c_str(), BM_KktStep,
-                                   std::string(problem), std::string(name));
   return 0;
 }();
 
