@@ -4,6 +4,7 @@
 #include "core/problem_registry.hpp"
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
+#include "problems/bricard.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 #include "problems/closed_chain.hpp"
 #include "problems/four_bar.hpp"
@@ -36,6 +37,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<SkateIncline>());
     r.add(registered<SphereInDisguise>());
     r.add(registered<AndrewsSqueezer>());
+    r.add(registered<Bricard>());
     return r;
   }();
   return registry;
