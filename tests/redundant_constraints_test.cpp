@@ -11,6 +11,7 @@
 #include <string>
 
 #include "allocation_counter.hpp"
+#include "clmbench_process.hpp"
 #include "recorded_run.hpp"
 #include "core/autodiff_model.hpp"
 #include "core/consistency.hpp"
@@ -19,6 +20,7 @@
 #include "experiments/constraint_analysis.hpp"
 #include "experiments/runner.hpp"
 #include "formulations/minimum_norm_multipliers.hpp"
+#include "formulations/velocity_basis.hpp"
 
 using namespace clm;
 
@@ -343,4 +345,53 @@ TEST(Bricard, RunRecordsConstraintRank) {
   EXPECT_EQ(r.status, "ok") << r.message;
   EXPECT_EQ(r.constraint_rank, 23);
   EXPECT_EQ(r.m, 24);
+}
+
+// The results file records the rank (`constraint_rank`, printed by `clmbench info --run`), and `clmbench
+// analyze` prints m, the rank and the mobility.
+TEST(Bricard, CliRecordsRankAndAnalyzeReportsMobility) {
+  clm::testing::ScratchDir dir("bricard");
+  const auto run = dir.run("run --problem bricard --formulation nullspace --integrator dopri5 --t-end 0.2 --out b.h5");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto info = dir.run("info b.h5 --run bricard_nullspace_dopri5");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("constraint_rank = 23\n"), std::string::npos) << info.out;
+  const auto bar = dir.run("run --problem four_bar --formulation kkt --integrator rk4 --t-end 0.1 --out f.h5");
+  ASSERT_EQ(bar.exit_code, 0) << bar.err;
+  EXPECT_NE(dir.run("info f.h5 --run four_bar_kkt_rk4").out.find("constraint_rank = 8\n"), std::string::npos);
+  const auto analyze = dir.run("analyze --problem bricard");
+  ASSERT_EQ(analyze.exit_code, 0) << analyze.err;
+  EXPECT_NE(analyze.out.find("m                  24"), std::string::npos) << analyze.out;
+  EXPECT_NE(analyze.out.find("rank A(q)          23"), std::string::npos) << analyze.out;
+  EXPECT_NE(analyze.out.find("DOF                1 = n - rank"), std::string::npos) << analyze.out;
+  EXPECT_NE(analyze.out.find("Grubler's count n - m = 0; the mobility is n - rank = 1"), std::string::npos)
+      << analyze.out;
+}
+
+// nullspace with a natural velocity basis (n - m columns) cannot span the n - r admissible velocities: refused.
+namespace {
+struct DoubledPendulumWithBasis : DoubledPendulum {
+  template <class T>
+  void velocity_basis(const VecN<T, 2>& q, MatN<T, 2, Eigen::Dynamic>& S) const {
+    S.resize(2, 0);  // n - m = 0 columns: the tangent direction (-y, x) is missing
+    (void)q;
+  }
+};
+}  // namespace
+
+TEST(RedundantConstraints, NullspaceRefusesANaturalBasisInOneLine) {
+  auto model = std::make_shared<AutoDiffModel<DoubledPendulumWithBasis>>(DoubledPendulumWithBasis{});
+  add_velocity_basis(*model, DoubledPendulumWithBasis{});
+  Vec q0(2), qd0(2), y;
+  model->default_initial(q0, qd0);
+  auto form = formulation_registry().get("nullspace").make(model, {});
+  try {
+    form->initial_state(q0, qd0, y);
+    ADD_FAILURE() << "nullspace accepted a natural basis for redundant constraints";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("rank 1 < 2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("natural velocity basis"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
 }
