@@ -16,13 +16,17 @@ void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y)
     if (!supports_redundant_constraints_) {
       require_full_rank(q);
     } else if (const int rank = constraint_rank(q); m_ > 0 && rank < m_) {
-      minimum_norm_ = std::make_unique<MinimumNormMultipliers>(n_, m_, rank);
+      minimum_norm_ = make_redundant_solver(rank);
       minimum_norm_force_ = Vec::Zero(n_);
       minimum_norm_gamma_ = Vec::Zero(m_);
     }
   }
   y.resize(2 * n_);
   y << q, qd;
+}
+
+std::unique_ptr<RedundantConstraintSolver> AccelerationFormulation::make_redundant_solver(int r) const {
+  return std::make_unique<MinimumNormMultipliers>(n_, m_, r);
 }
 
 void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {

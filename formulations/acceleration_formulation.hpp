@@ -35,7 +35,9 @@ class AccelerationFormulation : public Formulation {
   // solves for the minimum-norm multipliers (formulations/minimum_norm_multipliers.hpp) instead of
   // solve_accelerations(), whose fast path is left untouched for full-rank runs.
   bool supports_redundant_constraints_ = false;
-  std::unique_ptr<MinimumNormMultipliers> minimum_norm_;  // made by initial_state() when rank A(q0) < m
+  // The solver of the redundant path for rank r (kkt: MinimumNormSaddlePoint, schur: MinimumNormMultipliers).
+  virtual std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const;
+  std::unique_ptr<RedundantConstraintSolver> minimum_norm_;  // made by initial_state() when rank A(q0) < m
   Vec minimum_norm_force_, minimum_norm_gamma_;
 };
 

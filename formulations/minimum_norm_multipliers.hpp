@@ -1,4 +1,4 @@
-// Minimum-norm multipliers for redundant constraints: the path kkt and schur take when the constraint Jacobian
+// Minimum-norm multipliers for redundant constraints: the paths kkt and schur take when the constraint Jacobian
 // A (m rows) has rank r < m at the initial configuration and the constraints are consistent (Bricard's
 // mechanism, a constraint written twice). Full-rank runs never come here (formulations/saddle_point.hpp).
 //
@@ -38,23 +38,37 @@
 namespace clm {
 
 // Relative size of the part of b outside the range of S above which the acceleration-level constraints are
-// called inconsistent. Measured: on the constraint manifold (duplicated pendulum, Bricard) |b_perp| is
-// rounding, below 1e-14 relative; Bricard after 10 s of dopri5 at rtol 1e-10 (|h| ~ 1e-9), below 1e-8. An
-// inconsistent pair (h1 = y, h2 = y - 1/2 with the same row) has |b_perp| ~ |b|.
+// called inconsistent. Measured: along 10 s of Bricard under dopri5 at rtol 1e-10 (drift |h| up to 3e-9),
+// at most 2.9e-11 for both solvers (tests/redundant_constraints_test.cpp); a doubled pendulum whose copies
+// disagree (lengths 1 and 1.2) under Baumgarte beta = 5 gives a residual of order 1.
 inline constexpr double kConsistencyTolerance = 1e-6;
 
-class MinimumNormMultipliers {
+// What kkt and schur call on their redundant path.
+class RedundantConstraintSolver {
+ public:
+  virtual ~RedundantConstraintSolver() = default;
+  // qdd and lambda for M, A from `terms`, f = F - c (+ ...), gamma the right-hand side of A qdd = gamma.
+  // `who` names the formulation in errors. Throws NumericalFailure when the system is inconsistent (or the
+  // factorization impossible). No heap allocation.
+  virtual void solve(const ModelTerms& terms, const Vec& f, const Vec& gamma, const std::string& who, Vec& qdd,
+                     Vec& lambda) = 0;
+  int last_rank() const { return rank_; }            // rank found at the last solve()
+  double last_residual() const { return residual_; }  // relative part of the right-hand side outside the range kept
+
+ protected:
+  int rank_ = 0;
+  double residual_ = 0;
+};
+
+// schur's: the Schur form above.
+class MinimumNormMultipliers final : public RedundantConstraintSolver {
  public:
   // n coordinates, m constraint rows, r = rank of A at q0 (the most singular values ever kept).
   MinimumNormMultipliers(int n, int m, int r);
 
-  // qdd and lambda for M, A from `terms`, f = F - c (+ ...), gamma the right-hand side of A qdd = gamma.
-  // `who` names the formulation in errors. Throws NumericalFailure when M is not positive definite or the
-  // system is inconsistent. No heap allocation.
-  void solve(const ModelTerms& terms, const Vec& f, const Vec& gamma, const std::string& who, Vec& qdd, Vec& lambda);
-
-  int last_rank() const { return rank_; }            // rank found at the last solve()
-  double last_residual() const { return residual_; }  // |b_perp| / (|b| + s_max^2 |lambda|) at the last solve()
+  // Also throws when M is not positive definite. last_residual(): |b_perp| / (|b| + s_max^2 |lambda|).
+  void solve(const ModelTerms& terms, const Vec& f, const Vec& gamma, const std::string& who, Vec& qdd,
+             Vec& lambda) override;
 
  private:
   int n_, m_, max_rank_;
@@ -63,8 +77,30 @@ class MinimumNormMultipliers {
   Mat Y_;                        // M^-1 A^T
   Eigen::JacobiSVD<Mat> svd_;    // of B, V only
   Vec free_, b_, c_;
-  int rank_ = 0;
-  double residual_ = 0;
 };
+
+// kkt's: the minimum-norm solution of the whole symmetric saddle-point system
+//   K z = [M A^T; A 0] [qdd; -lambda] = [f; gamma]
+// by the SVD of K ((n+m) x (n+m)), keeping at most n + r singular values (the same rank rules as above, on
+// K). null K = {0} x null A^T when M is positive definite on null A, so qdd is unique and the least-norm z
+// has the least-norm lambda: the same multipliers as schur's, computed without forming M^-1 or S, and
+// without needing M positive definite (only on null A, as kkt's LU path). Independent of schur's path,
+// so kkt = schur on a redundant problem is a check, not an identity. Costs an SVD of n + m rows.
+class MinimumNormSaddlePoint final : public RedundantConstraintSolver {
+ public:
+  MinimumNormSaddlePoint(int n, int m, int r);
+  // last_residual(): |rhs_perp| / (|rhs| + s_max |z|).
+  void solve(const ModelTerms& terms, const Vec& f, const Vec& gamma, const std::string& who, Vec& qdd,
+             Vec& lambda) override;
+
+ private:
+  int n_, m_, max_rank_;
+  Mat K_;
+  Eigen::JacobiSVD<Mat> svd_;  // of K, U and V
+  Vec rhs_, c_, z_;
+};
+
+// One line, the same for both paths.
+[[noreturn]] void throw_inconsistent(const std::string& who, int rank, int rows, double residual);
 
 }  // namespace clm

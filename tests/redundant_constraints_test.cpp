@@ -112,7 +112,7 @@ TEST(RedundantConstraints, DoubledPendulumMatchesSingle) {
     std::printf("[ redundant ] doubled pendulum %-9s vs single kkt, 3 s dopri5 rtol 1e-12: max|dq| = %.2e, "
                 "max|lambda_i - lambda/2| = %.2e\n",
                 f, dq, dlambda);
-    // Measured: kkt, schur 1.8e-14 / 9.2e-14 (the same step sequence as the single pendulum); nullspace
+    // Measured: kkt 1.4e-14 / 5.0e-14, schur 1.8e-14 / 9.2e-14 (the same steps as the single pendulum); nullspace
     // 8.5e-13 / 6.0e-12 (its own state (q, v), so its own steps).
     const bool same_steps = std::string(f) != "nullspace";
     EXPECT_LT(dq, same_steps ? 5e-14 : 2.5e-12) << f;
@@ -173,7 +173,7 @@ TEST(RedundantConstraints, BaumgarteOnRedundantPath) {
     }
     std::printf("[ redundant ] baumgarte %s rk4 dt 0.02, 20 s: max|h| single %.2e doubled %.2e, max|dq| %.2e\n", f, da,
                 db, dq);
-    // Measured: the same drift, 4.14e-7, and |dq| 3.4e-15 (kkt) / 7.5e-15 (schur).
+    // Measured: the same drift, 4.14e-7, and |dq| 1.1e-15 (kkt) / 7.5e-15 (schur).
     EXPECT_NEAR(db, da, 1e-6 * da) << f;
     EXPECT_LT(dq, 2e-14) << f;
   }
@@ -311,7 +311,8 @@ TEST(Bricard, TenSecondsAgreeAcrossFormulations) {
     std::printf("[ bricard ] %-9s 10 s dopri5 rtol 1e-10: %ld steps, max rel energy error %.2e, max |h| %.2e, "
                 "P3(10) = (%.9f, %.9f, %.9f)\n",
                 f, tr.result.stats.steps, de, drift, tr.obs.back().q[3], tr.obs.back().q[4], tr.obs.back().q[5]);
-    // Measured: energy 6.1e-10 (kkt, schur), 3.2e-11 (nullspace); |h| 3.35e-9 (kkt, schur), 2.0e-10 (nullspace).
+    // Measured: energy 5.2e-10 (kkt), 6.1e-10 (schur), 3.2e-11 (nullspace); |h| 2.9e-9 (kkt), 3.35e-9
+    // (schur), 2.0e-10 (nullspace).
     EXPECT_LT(de, 2e-9) << f;
     EXPECT_LT(drift, 1e-8) << f;
   }
@@ -324,9 +325,45 @@ TEST(Bricard, TenSecondsAgreeAcrossFormulations) {
     for (size_t k = 0; k < runs[0].obs.size(); ++k)
       dp = std::max(dp, (runs[i].obs[k].q.segment(3, 3) - runs[0].obs[k].q.segment(3, 3)).lpNorm<Eigen::Infinity>());
     std::printf("[ bricard ] P3 trajectory kkt vs %-9s: max|dP3| = %.2e\n", kFormulations[i], dp);
-    // Measured: schur 0 (the same minimum-norm path as kkt), nullspace 1.85e-9.
+    // Measured: schur 2.8e-10, nullspace 1.6e-9 (three independent paths: SVD of K, SVD of L^-1 A^T, the
+    // rank-r row space).
     EXPECT_LT(dp, 5e-9) << kFormulations[i];
   }
+}
+
+// Along the kkt run's samples: the two minimum-norm solvers (kkt's SVD of K, schur's SVD of L^-1 A^T) give
+// the same qdd and multipliers, and the part of the right-hand side outside the range kept (the consistency
+// residual) stays far below kConsistencyTolerance.
+TEST(Bricard, MinimumNormSolversAgreeAlongTheRun) {
+  auto model = make_model("bricard");
+  const auto tr = run(model, "kkt", 10.0, 1e-10, 1e-12, 0.5);
+  ASSERT_EQ(tr.result.status, "ok") << tr.result.message;
+  auto ws = model->make_workspace();
+  ModelTerms t = model->make_terms();
+  MinimumNormSaddlePoint kkt(24, 24, 23);
+  MinimumNormMultipliers schur(24, 24, 23);
+  Vec f(24), gamma(24), qdd_k(24), qdd_s(24), lambda_k(24), lambda_s(24);
+  double dqdd = 0, dlambda = 0, lambda_max = 0, residual = 0;
+  for (const auto& o : tr.obs) {
+    model->evaluate(0, o.q, o.qd, kDynamics, *ws, t);
+    f = t.F - t.c;
+    gamma = -t.Adot_qd;
+    kkt.solve(t, f, gamma, "kkt", qdd_k, lambda_k);
+    schur.solve(t, f, gamma, "schur", qdd_s, lambda_s);
+    EXPECT_EQ(kkt.last_rank(), 24 + 23);
+    EXPECT_EQ(schur.last_rank(), 23);
+    dqdd = std::max(dqdd, (qdd_k - qdd_s).lpNorm<Eigen::Infinity>());
+    dlambda = std::max(dlambda, (lambda_k - lambda_s).lpNorm<Eigen::Infinity>());
+    lambda_max = std::max(lambda_max, lambda_k.lpNorm<Eigen::Infinity>());
+    residual = std::max({residual, kkt.last_residual(), schur.last_residual()});
+  }
+  std::printf("[ bricard ] kkt (SVD of K) vs schur (SVD of L^-1 A^T) at %zu samples: max|dqdd| = %.2e, "
+              "max|dlambda| = %.2e (|lambda| up to %.1f), largest consistency residual %.2e\n",
+              tr.obs.size(), dqdd, dlambda, lambda_max, residual);
+  // Measured: |dqdd| 1.2e-11, |dlambda| 1.5e-9 (6e-11 of |lambda|), residual 2.9e-11.
+  EXPECT_LT(dqdd, 4e-11);
+  EXPECT_LT(dlambda, 5e-9);
+  EXPECT_LT(residual, 1e-10);
 }
 
 // The runner records the rank at q0 (HDF5 attribute constraint_rank).
