@@ -24,11 +24,11 @@ double one_norm(const Mat& a) {
 
 NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
     : Formulation(std::move(model), options),
-      k_(n_ - m_),
+      k_(std::max(0, n_ - m_)),  // m > n: redundant constraints, resized by initial_state()
       r_(m_),
       basis_(model_->capability<VelocityBasis>()),
       natural_(basis_ != nullptr),
-      reduced_llt_(n_ - m_),
+      reduced_llt_(std::max(0, n_ - m_)),
       lu_D_(m_),
       qr_(m_, n_) {
   // The suite's one rank tolerance (core/formulation.hpp), on the QR's pivots |R_ii| / max |R_ii|.

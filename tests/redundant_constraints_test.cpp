@@ -254,11 +254,48 @@ TEST(RedundantConstraints, VakonomicStillRefusesNamingWhoAccepts) {
   }
 }
 
+// Non-square B = L^-1 A^T (JacobiSVD's QR-preconditioned path): n = 3 > m = 2 (a spherical pendulum with its
+// constraint twice) and n = 2 < m = 3 (the planar one three times).
+namespace {
+struct DoubledSphericalPendulum {
+  static constexpr const char* kName = "doubled_spherical_pendulum";
+  static constexpr const char* kDescription = "spherical pendulum with its rod constraint twice (test only)";
+  static constexpr int kDof = 3;
+  static constexpr int kConstraints = 2;
+  static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
+  double g = 9.81;
+  [[maybe_unused]] static constexpr std::array kParameters = {
+      ParameterSpec<DoubledSphericalPendulum>{"g", &DoubledSphericalPendulum::g, "gravity"}};
+  int dof() const { return 3; }
+  int constraints() const { return 2; }
+  void validate() const {}
+  template <class T>
+  void mass_matrix(const VecN<T, 3>&, MatN<T, 3, 3>& M) const {
+    M.setIdentity();
+  }
+  template <class T>
+  T potential(const VecN<T, 3>& q) const {
+    return g * q[2];
+  }
+  template <class T>
+  void constraint(const VecN<T, 3>& q, VecN<T, 2>& h) const {
+    h[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] - T(1));
+    h[1] = h[0];
+  }
+  void default_initial(Vec& q0, Vec& qd0) const {
+    q0 << 0.6, 0, -0.8;
+    qd0 << 0, 1, 0;
+  }
+};
+}  // namespace
+
 TEST(RedundantConstraints, RhsDoesNotAllocate) {
   if (!clm::testing::allocation_counting_available())
     GTEST_SKIP() << "heap allocations are not counted in a sanitizer build (the sanitizer owns malloc)";
-  std::vector<std::shared_ptr<const Model>> models = {std::make_shared<AutoDiffModel<DoubledPendulum>>(DoubledPendulum{}),
-                                                      make_model("bricard")};
+  std::vector<std::shared_ptr<const Model>> models = {
+      std::make_shared<AutoDiffModel<DoubledPendulum>>(DoubledPendulum{}),
+      std::make_shared<AutoDiffModel<CopiedPendulum<3>>>(CopiedPendulum<3>{}),
+      std::make_shared<AutoDiffModel<DoubledSphericalPendulum>>(DoubledSphericalPendulum{}), make_model("bricard")};
   for (const auto& model : models) {
     Vec q0, qd0;
     model->default_initial(q0, qd0);
@@ -277,6 +314,7 @@ TEST(RedundantConstraints, RhsDoesNotAllocate) {
         count = scope.count();
       }
       EXPECT_EQ(count, 0u) << model->name() << " / " << f;
+      EXPECT_TRUE(dy.allFinite()) << model->name() << " / " << f;
     }
   }
 }
