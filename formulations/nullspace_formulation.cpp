@@ -312,10 +312,21 @@ void NullspaceFormulation::read_state(double t, const Vec& y, Observation& obs) 
   const Mat& A = terms_.A;
   obs.q = q_;
   obs.qd = qd_;
-  // Minimum-norm least squares (complete orthogonal decomposition of A^T): the same multipliers as A A^T's
-  // LDL^T for independent constraints, and the minimum-norm ones of kkt / schur for redundant constraints.
-  obs.lambda = r_ == m_ ? Vec((A * A.transpose()).ldlt().solve(A * residual))
-                        : Vec(A.transpose().completeOrthogonalDecomposition().solve(residual));
+  if (r_ == m_) {
+    obs.lambda = (A * A.transpose()).ldlt().solve(A * residual);
+  } else {
+    // Redundant constraints: the minimum-norm least-squares solution of A^T lambda = residual, the multipliers
+    // kkt and schur report, by the SVD of A^T keeping at most r singular values above the suite's threshold
+    // (off the manifold the vanishing one grows like the drift; formulations/minimum_norm_multipliers.hpp).
+    Eigen::JacobiSVD<Mat> svd(A.transpose(), Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const Vec& s = svd.singularValues();
+    int rank = 0;
+    if (s.size() > 0 && s[0] > 0)
+      while (rank < s.size() && rank < r_ && s[rank] > rank_threshold(A.cols(), A.rows(), s[0])) ++rank;
+    Vec c = svd.matrixU().leftCols(rank).transpose() * residual;
+    for (int i = 0; i < rank; ++i) c[i] /= s[i];
+    obs.lambda = svd.matrixV().leftCols(rank) * c;
+  }
   obs.extras.assign(1, static_cast<double>(repartitions_));
 }
 
