@@ -432,6 +432,26 @@ TEST(Bricard, RunRecordsConstraintRank) {
   EXPECT_EQ(r.m, 24);
 }
 
+// Coordinate projection (A M^-1 A^T) cannot take redundant constraints: refused before the run, one line.
+TEST(Bricard, CoordinateProjectionRefusedInOneLine) {
+  RunSpec spec;
+  spec.run_id = "b";
+  spec.problem = "bricard";
+  spec.formulation = "kkt";
+  spec.integrator = "dopri5";
+  spec.options.projection = "position";
+  std::ostringstream log;
+  try {
+    prepare_run(spec, log);
+    ADD_FAILURE() << "projection accepted redundant constraints";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("rank 23 < 24"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("projection = none"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
 // The results file records the rank (`constraint_rank`, printed by `clmbench info --run`), and `clmbench
 // analyze` prints m, the rank and the mobility.
 TEST(Bricard, CliRecordsRankAndAnalyzeReportsMobility) {
