@@ -1,8 +1,10 @@
 // Minimum-norm multipliers for redundant constraints: the paths kkt and schur take when the constraint Jacobian
 // A (m rows) has rank r < m at the initial configuration and the constraints are consistent (Bricard's
 // mechanism, a constraint written twice). Full-rank runs never come here (formulations/saddle_point.hpp).
+// Two solvers of the same problem: schur's MinimumNormMultipliers (below) and kkt's MinimumNormSaddlePoint
+// (the SVD of the whole KKT matrix, further down); tests/redundant_constraints_test.cpp checks they agree.
 //
-// With M = L L^T and B = L^-1 A^T (n x m), S = A M^-1 A^T = B^T B is positive semi-definite of rank r, and
+// schur's: with M = L L^T and B = L^-1 A^T (n x m), S = A M^-1 A^T = B^T B is positive semi-definite of rank r, and
 //
 //   M qdd = f + A^T lambda,  A qdd = gamma   <=>   S lambda = b := gamma - A M^-1 f,  qdd = M^-1 (f + A^T lambda).
 //
