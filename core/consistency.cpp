@@ -1,5 +1,9 @@
 #include "core/consistency.hpp"
 
+#include <algorithm>
+
+#include "core/formulation.hpp"
+
 #include <sstream>
 
 namespace clm {
@@ -12,12 +16,21 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
   const Vec q_given = q, qd_given = qd;
   const Vec zero = Vec::Zero(model.n());
 
-  auto factor = [&](const Mat& A) {
+  // The minimum-norm correction A^+ r: by A^T (A A^T)^-1 r (LDL^T) for independent rows, as it always was;
+  // for redundant rows (A A^T singular; Bricard's mechanism, a constraint written twice) by a complete
+  // orthogonal decomposition of A with the suite's rank tolerance (core/formulation.hpp). A constraint set
+  // with no solution near q0 then shows as Gauss-Newton not converging (the error below).
+  auto correction = [&](const Mat& A, const Vec& r) -> Vec {
     Eigen::LDLT<Mat> ldlt(A * A.transpose());
-    if (ldlt.info() != Eigen::Success || ldlt.vectorD().cwiseAbs().minCoeff() <= 1e-14 * ldlt.vectorD().cwiseAbs().maxCoeff()) {
-      throw InputError("problem " + model.name() + ": constraint Jacobian is rank deficient at the initial configuration");
-    }
-    return ldlt;
+    if (ldlt.info() == Eigen::Success &&
+        ldlt.vectorD().cwiseAbs().minCoeff() > 1e-14 * ldlt.vectorD().cwiseAbs().maxCoeff())
+      return A.transpose() * ldlt.solve(r);
+    Eigen::CompleteOrthogonalDecomposition<Mat> cod(A.rows(), A.cols());
+    cod.setThreshold(double(std::max(A.rows(), A.cols())) * kRankTolerance);
+    cod.compute(A);
+    if (cod.rank() == 0)
+      throw InputError("problem " + model.name() + ": constraint Jacobian is zero at the initial configuration");
+    return cod.solve(r);
   };
 
   if (model.holonomic()) {
@@ -29,8 +42,7 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
         converged = true;
         break;
       }
-      auto ldlt = factor(terms.A);
-      q -= terms.A.transpose() * ldlt.solve(terms.h);
+      q -= correction(terms.A, terms.h);
       report.iterations = it + 1;
     }
     if (!converged) {
@@ -41,8 +53,7 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
     }
   }
   model.evaluate(0.0, q, zero, kConstraintJacobian, *ws, terms);
-  auto ldlt = factor(terms.A);
-  qd -= terms.A.transpose() * ldlt.solve(terms.A * qd);
+  qd -= correction(terms.A, terms.A * qd);
   report.position_distance = (q - q_given).norm();
   report.velocity_distance = (qd - qd_given).norm();
   return report;

@@ -45,17 +45,22 @@ void Formulation::observe(double t, const Vec& y, Observation& obs) {
   obs.drift_position = model_->holonomic() ? terms_.h.norm() : 0.0;
 }
 
-void Formulation::require_full_rank(const Vec& q) const {
+int Formulation::constraint_rank(const Vec& q) const {
+  if (m_ == 0) return 0;
   ModelTerms t = model_->make_terms();
   auto ws = model_->make_workspace();
   model_->evaluate(0.0, q, Vec::Zero(n_), kConstraintJacobian, *ws, t);
+  return numerical_rank(t.A);
+}
+
+void Formulation::require_full_rank(const Vec& q) const {
   if (m_ == 0) return;
-  const int rank = numerical_rank(t.A);
+  const int rank = constraint_rank(q);
   if (rank < m_) {
     std::ostringstream msg;
     msg << "problem " << model_->name() << ": constraint Jacobian A has rank " << rank << " < " << m_
         << " rows at the initial configuration (redundant or singular constraints); " << name()
-        << " needs independent constraints";
+        << " needs independent constraints (redundant ones are supported by kkt, schur and nullspace)";
     throw InputError(msg.str());
   }
 }

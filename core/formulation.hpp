@@ -80,8 +80,11 @@ class Formulation : public OdeSystem {
  protected:
   // Formulation-specific part of observe(): q, qd, lambda (and extras).
   virtual void read_state(double t, const Vec& y, Observation& obs) = 0;
-  // Checks that A(q) has full row rank m; throws InputError naming the problem and the rank found.
+  // Checks that A(q) has full row rank m; throws InputError naming the problem and the rank found (and that
+  // kkt, schur and nullspace accept redundant constraints).
   void require_full_rank(const Vec& q) const;
+  // numerical_rank of A(q) (0 when m = 0). Off the hot path.
+  int constraint_rank(const Vec& q) const;
 
   std::shared_ptr<const Model> model_;
   FormulationOptions options_;

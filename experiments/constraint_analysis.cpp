@@ -201,6 +201,11 @@ std::string format_constraint_analysis(const ConstraintAnalysis& a) {
   }
   s << ")\n";
   s << "DOF                " << a.dof << " = n - rank\n";
+  if (a.rank < a.m) {
+    // Redundant (or, at a singular q, dependent) rows: Grubler's count n - m understates the mobility.
+    s << "redundant rows     " << a.m - a.rank << "   (Grubler's count n - m = " << a.n - a.m
+      << "; the mobility is n - rank = " << a.dof << ")\n";
+  }
   s << "basis of D         " << a.basis << "\n";
   if (a.holonomic) {
     s << "integrable         yes: holonomic by construction (h(q) given)\n";

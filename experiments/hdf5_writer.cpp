@@ -652,6 +652,9 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   // n_coordinates / n_constraints, not n / m: "m" is also a common parameter (a mass), param.m.
   set_attr(g, "n_coordinates", static_cast<long>(r.n));
   set_attr(g, "n_constraints", static_cast<long>(r.m));
+  // Rank of A(q0) (numerical_rank): below n_constraints when the constraints are redundant (kkt, schur and
+  // nullspace then work on the rank-r row space, docs/design.md section 1).
+  set_attr(g, "constraint_rank", static_cast<long>(r.constraint_rank));
   set_attr(g, "holonomic", static_cast<long>(r.holonomic));
   set_attr(g, "steps", r.stats.steps);
   set_attr(g, "rejected_steps", r.stats.rejected_steps);

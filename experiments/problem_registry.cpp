@@ -4,6 +4,7 @@
 #include "core/problem_registry.hpp"
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
+#include "problems/bricard.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 #include "problems/charged_particle.hpp"
 #include "problems/closed_chain.hpp"
@@ -42,6 +43,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ContactOscillator>());
     r.add(registered<ContactOscillatorNr>());
     r.add(registered<ChargedParticle>());
+    r.add(registered<Bricard>());
     return r;
   }();
   return registry;

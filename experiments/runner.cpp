@@ -107,6 +107,19 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     }
   }
   run.formulation->initial_state(run.q0, run.qd0, run.y0);
+  if (model.m() > 0) {
+    auto ws = model.make_workspace();
+    ModelTerms terms = model.make_terms();
+    model.evaluate(0.0, run.q0, run.qd0, kConstraintJacobian, *ws, terms);
+    run.constraint_rank = numerical_rank(terms.A);
+    // Coordinate projection factors A M^-1 A^T, singular for redundant constraints: refused before the run
+    // rather than failing at its first projected step.
+    if (run.constraint_rank < model.m() && projection_mode(spec.options.projection) != ProjectionMode::kNone)
+      throw InputError(label + ": formulation.projection = " + spec.options.projection + " needs independent "
+                       "constraints, but A(q0) of problem " + spec.problem + " has rank " +
+                       std::to_string(run.constraint_rank) + " < " + std::to_string(model.m()) +
+                       " rows (redundant constraints; use projection = none)");
+  }
   return run;
 }
 
@@ -121,6 +134,7 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   const Model& model = *run.model;
   r.n = model.n();
   r.m = model.m();
+  r.constraint_rank = run.constraint_rank;
   r.holonomic = model.holonomic();
   r.coordinate_names = model.coordinate_names();
   r.coordinate_units = model.coordinate_units();

@@ -28,6 +28,8 @@ struct RunRecord {
   std::string status = "ok";  // "ok" | "diverged" | "failed"
   std::string message;
   int n = 0, m = 0;
+  // numerical_rank of A(q0) (core/formulation.hpp): m unless the constraints are redundant (bricard: m - 1).
+  int constraint_rank = 0;
   std::vector<std::string> coordinate_names, coordinate_units;  // of q (Model::coordinate_names)
   bool holonomic = false;
   std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
@@ -75,6 +77,7 @@ struct PreparedRun {
   std::unique_ptr<Formulation> formulation;
   std::unique_ptr<Integrator> integrator;
   Vec q0, qd0, y0;
+  int constraint_rank = 0;  // numerical_rank of A(q0)
   std::string initial_source;
   ProjectionReport projection;
   std::vector<std::string> warnings;  // options set for this run that it does not read

@@ -11,9 +11,22 @@ AccelerationFormulation::AccelerationFormulation(std::shared_ptr<const Model> mo
 }
 
 void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
-  if (requires_independent_constraints_) require_full_rank(q);
+  minimum_norm_.reset();
+  if (requires_independent_constraints_) {
+    if (!supports_redundant_constraints_) {
+      require_full_rank(q);
+    } else if (const int rank = constraint_rank(q); m_ > 0 && rank < m_) {
+      minimum_norm_ = make_redundant_solver(rank);
+      minimum_norm_force_ = Vec::Zero(n_);
+      minimum_norm_gamma_ = Vec::Zero(m_);
+    }
+  }
   y.resize(2 * n_);
   y << q, qd;
+}
+
+std::unique_ptr<RedundantConstraintSolver> AccelerationFormulation::make_redundant_solver(int r) const {
+  return std::make_unique<MinimumNormMultipliers>(n_, m_, r);
 }
 
 void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
@@ -21,7 +34,13 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
   qd_ = y.tail(n_);
   model_->evaluate(t, q_, qd_, model_terms_, *ws_, terms_);
   try {
-    solve_accelerations();
+    if (minimum_norm_) {
+      minimum_norm_force_ = terms_.F - terms_.c;
+      constraint_acceleration_rhs(minimum_norm_gamma_);
+      minimum_norm_->solve(terms_, minimum_norm_force_, minimum_norm_gamma_, name(), qdd_, lambda_);
+    } else {
+      solve_accelerations();
+    }
   } catch (const NumericalFailure&) {
     // A "singular" matrix built from overflowed terms (g = 1e300, a state gone to infinity) is not a
     // singular mechanism: say what it is. Checked only on failure, so the hot path pays nothing.

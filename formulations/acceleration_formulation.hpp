@@ -3,7 +3,10 @@
 // A subclass says only how it solves; buffers are sized once here.
 #pragma once
 
+#include <memory>
+
 #include "core/formulation.hpp"
+#include "formulations/minimum_norm_multipliers.hpp"
 
 namespace clm {
 
@@ -28,6 +31,14 @@ class AccelerationFormulation : public Formulation {
   // limit formulations (penalty, added_mass) need other terms and no independent constraints.
   unsigned model_terms_ = kDynamics;
   bool requires_independent_constraints_ = true;
+  // kkt and schur: a consistent rank-deficient A at q0 (redundant constraints) is accepted; then every evaluation
+  // solves for the minimum-norm multipliers (formulations/minimum_norm_multipliers.hpp) instead of
+  // solve_accelerations(), whose fast path is left untouched for full-rank runs.
+  bool supports_redundant_constraints_ = false;
+  // The solver of the redundant path for rank r (kkt: MinimumNormSaddlePoint, schur: MinimumNormMultipliers).
+  virtual std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const;
+  std::unique_ptr<RedundantConstraintSolver> minimum_norm_;  // made by initial_state() when rank A(q0) < m
+  Vec minimum_norm_force_, minimum_norm_gamma_;
 };
 
 }  // namespace clm

@@ -5,6 +5,7 @@ namespace clm {
 KktFormulation::KktFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
     : AccelerationFormulation(std::move(model), options), saddle_(n_, m_) {
   force_.resize(n_);
+  supports_redundant_constraints_ = true;
   stabilization_.alpha = options_.baumgarte_alpha;
   stabilization_.beta = model_->holonomic() ? options_.baumgarte_beta : 0.0;
 }

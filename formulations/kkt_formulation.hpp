@@ -1,5 +1,8 @@
 // Full KKT system [seed-000, eq. 2.6]: [M -A^T; A 0] [qdd; lambda] = [F - c; -Adot qd], one (n+m) LU
 // solve per evaluation (formulations/saddle_point.hpp). Sign convention: M qdd + c = F + A^T lambda.
+// Redundant constraints (rank A(q0) < m, consistent): the KKT matrix is singular, so the run solves it for
+// the minimum-norm solution by an SVD instead (MinimumNormSaddlePoint, formulations/minimum_norm_multipliers.hpp)
+// for every evaluation.
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
@@ -14,6 +17,9 @@ class KktFormulation final : public AccelerationFormulation {
 
  protected:
   void solve_accelerations() override;
+  std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const override {
+    return std::make_unique<MinimumNormSaddlePoint>(n_, m_, r);
+  }
 
  private:
   SaddlePointWorkspace saddle_;

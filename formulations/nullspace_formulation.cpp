@@ -24,10 +24,11 @@ double one_norm(const Mat& a) {
 
 NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
     : Formulation(std::move(model), options),
-      k_(n_ - m_),
+      k_(std::max(0, n_ - m_)),  // m > n: redundant constraints, resized by initial_state()
+      r_(m_),
       basis_(model_->capability<VelocityBasis>()),
       natural_(basis_ != nullptr),
-      reduced_llt_(n_ - m_),
+      reduced_llt_(std::max(0, n_ - m_)),
       lu_D_(m_),
       qr_(m_, n_) {
   // The suite's one rank tolerance (core/formulation.hpp), on the QR's pivots |R_ii| / max |R_ii|.
@@ -61,23 +62,84 @@ NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, F
   independent_.reserve(k_);
 }
 
+// Redundant constraints (rank r < m at q0): the partition works on r independent rows R of A, chosen by a
+// column-pivoted QR of A^T (its first r pivots); the other rows are combinations of them near q0, so A_R qd = 0
+// gives A qd = 0 and A_R qdd = -(Adot qd)_R gives the rest. All partition buffers are resized to r here (once
+// per run); k = n - r.
+void NullspaceFormulation::size_for_rank(int r) {
+  r_ = r;
+  k_ = n_ - r;
+  reduced_llt_ = CholeskySolver(k_);
+  lu_D_ = Eigen::PartialPivLU<Mat>(r);
+  qr_ = Eigen::ColPivHouseholderQR<Mat>(r, n_);
+  qr_.setThreshold(double(std::max(n_, r)) * kRankTolerance);
+  v_ = Vec::Zero(k_);
+  vd_ = Vec::Zero(k_);
+  S_ = Mat::Zero(n_, k_);
+  MS_ = Mat::Zero(n_, k_);
+  reduced_M_ = Mat::Zero(k_, k_);
+  reduced_f_ = Vec::Zero(k_);
+  A_D_ = Mat::Zero(r, r);
+  A_I_ = Mat::Zero(r, k_);
+  S_D_ = Mat::Zero(r, k_);
+  A_D_inverse_ = Mat::Zero(r, r);
+  identity_m_ = Mat::Identity(r, r);
+  w_D_ = Vec::Zero(r);
+  E_ = Mat::Zero(r, k_);
+  M_ID_ = Mat::Zero(k_, r);
+  M_DD_ = Mat::Zero(r, r);
+  MIDE_ = Mat::Zero(k_, k_);
+  MDDE_ = Mat::Zero(r, k_);
+  force_D_ = Vec::Zero(r);
+  A_R_ = Mat::Zero(r, n_);
+  Adot_R_ = Vec::Zero(r);
+  row_qr_ = Eigen::ColPivHouseholderQR<Mat>(n_, m_);
+  row_qr_.setThreshold(double(std::max(n_, m_)) * kRankTolerance);
+  rows_.clear();
+  rows_.reserve(r);
+  dependent_.reserve(r);
+  old_dependent_.reserve(r);
+  independent_.reserve(k_);
+}
+
+void NullspaceFormulation::choose_rows() {
+  row_qr_.compute(terms_.A.transpose());
+  rows_.clear();
+  const auto& perm = row_qr_.colsPermutation().indices();
+  for (int i = 0; i < r_; ++i) rows_.push_back(perm[i]);
+  std::sort(rows_.begin(), rows_.end());
+}
+
+const Mat& NullspaceFormulation::constraint_rows() {
+  if (r_ == m_) return terms_.A;
+  for (int i = 0; i < r_; ++i) A_R_.row(i) = terms_.A.row(rows_[i]);
+  return A_R_;
+}
+
+const Vec& NullspaceFormulation::constraint_bias_rows() {
+  if (r_ == m_) return terms_.Adot_qd;
+  for (int i = 0; i < r_; ++i) Adot_R_[i] = terms_.Adot_qd[rows_[i]];
+  return Adot_R_;
+}
+
 void NullspaceFormulation::choose_partition() {
   dependent_.clear();
   independent_.clear();
-  if (m_ > 0) {
-    qr_.compute(terms_.A);
-    if (qr_.rank() < m_) {
+  if (r_ < m_) choose_rows();
+  if (r_ > 0) {
+    qr_.compute(constraint_rows());
+    if (qr_.rank() < r_) {
       std::ostringstream msg;
-      msg << "nullspace: constraint Jacobian has rank " << qr_.rank() << " < " << m_
+      msg << "nullspace: constraint Jacobian has rank " << qr_.rank() << " < " << r_
           << "; no invertible dependent block exists";
       throw NumericalFailure(msg.str());
     }
     const auto& perm = qr_.colsPermutation().indices();
-    for (int i = 0; i < m_; ++i) dependent_.push_back(perm[i]);
+    for (int i = 0; i < r_; ++i) dependent_.push_back(perm[i]);
   }
   std::sort(dependent_.begin(), dependent_.end());
   for (int j = 0, d = 0; j < n_; ++j) {
-    if (d < m_ && dependent_[d] == j) {
+    if (d < r_ && dependent_[d] == j) {
       ++d;
     } else {
       independent_.push_back(j);
@@ -86,22 +148,23 @@ void NullspaceFormulation::choose_partition() {
 }
 
 bool NullspaceFormulation::factor_dependent_block() {
-  if (m_ == 0) return true;
-  for (int r = 0; r < m_; ++r) {
-    for (int i = 0; i < m_; ++i) A_D_(r, i) = terms_.A(r, dependent_[i]);
-    for (int i = 0; i < k_; ++i) A_I_(r, i) = terms_.A(r, independent_[i]);
+  if (r_ == 0) return true;
+  const Mat& A = constraint_rows();
+  for (int r = 0; r < r_; ++r) {
+    for (int i = 0; i < r_; ++i) A_D_(r, i) = A(r, dependent_[i]);
+    for (int i = 0; i < k_; ++i) A_I_(r, i) = A(r, independent_[i]);
   }
   lu_D_.compute(A_D_);
   const auto u = lu_D_.matrixLU().diagonal();
-  for (int i = 0; i < m_; ++i)
+  for (int i = 0; i < r_; ++i)
     if (!(std::abs(u[i]) > 0) || !std::isfinite(u[i])) return false;
   return true;
 }
 
 double NullspaceFormulation::dependent_block_condition() {
-  if (m_ == 0) return 1.0;
+  if (r_ == 0) return 1.0;
   A_D_inverse_.noalias() = lu_D_.solve(identity_m_);
-  return one_norm(terms_.A) * one_norm(A_D_inverse_);
+  return one_norm(constraint_rows()) * one_norm(A_D_inverse_);
 }
 
 void NullspaceFormulation::velocity_map(double t) {
@@ -119,14 +182,14 @@ void NullspaceFormulation::velocity_map(double t) {
   S_D_.noalias() = lu_D_.solve(A_I_);
   S_.setZero();
   for (int i = 0; i < k_; ++i) S_(independent_[i], i) = 1.0;
-  for (int r = 0; r < m_; ++r)
+  for (int r = 0; r < r_; ++r)
     for (int i = 0; i < k_; ++i) S_(dependent_[r], i) = -S_D_(r, i);
   qd_.noalias() = S_ * v_;
   model_->evaluate(t, q_, qd_, kMassMatrix | kBias | kForce | kConstraintBias, *ws_, terms_);
   // w: w_I = 0, A_D w_D = -Adot qd, so that A (S vd + w) = -Adot qd.
-  w_D_.noalias() = lu_D_.solve(terms_.Adot_qd);
+  w_D_.noalias() = lu_D_.solve(constraint_bias_rows());
   w_.setZero();
-  for (int r = 0; r < m_; ++r) w_[dependent_[r]] = -w_D_[r];
+  for (int r = 0; r < r_; ++r) w_[dependent_[r]] = -w_D_[r];
 }
 
 // With a coordinate partition S is a permuted [I; E], E = -A_D^-1 A_I (m x k), so
@@ -134,13 +197,13 @@ void NullspaceFormulation::velocity_map(double t) {
 // O(k^2 m) work instead of the O(n^2 k) of the dense products (measured: closed_chain n = 64 rhs
 // about 4x faster, see the README performance table).
 void NullspaceFormulation::reduce_partitioned() {
-  for (int r = 0; r < m_; ++r)
+  for (int r = 0; r < r_; ++r)
     for (int i = 0; i < k_; ++i) E_(r, i) = -S_D_(r, i);
   for (int j = 0; j < k_; ++j)
     for (int i = 0; i < k_; ++i) reduced_M_(i, j) = terms_.M(independent_[i], independent_[j]);
-  for (int r = 0; r < m_; ++r) {
+  for (int r = 0; r < r_; ++r) {
     for (int i = 0; i < k_; ++i) M_ID_(i, r) = terms_.M(independent_[i], dependent_[r]);
-    for (int s = 0; s < m_; ++s) M_DD_(r, s) = terms_.M(dependent_[r], dependent_[s]);
+    for (int s = 0; s < r_; ++s) M_DD_(r, s) = terms_.M(dependent_[r], dependent_[s]);
   }
   MIDE_.noalias() = M_ID_ * E_;
   reduced_M_ += MIDE_;
@@ -149,8 +212,8 @@ void NullspaceFormulation::reduce_partitioned() {
   reduced_M_.noalias() += E_.transpose() * MDDE_;
 
   force_ = terms_.F - terms_.c;
-  for (int r = 0; r < m_; ++r) force_.noalias() -= w_[dependent_[r]] * terms_.M.col(dependent_[r]);
-  for (int r = 0; r < m_; ++r) force_D_[r] = force_[dependent_[r]];
+  for (int r = 0; r < r_; ++r) force_.noalias() -= w_[dependent_[r]] * terms_.M.col(dependent_[r]);
+  for (int r = 0; r < r_; ++r) force_D_[r] = force_[dependent_[r]];
   for (int i = 0; i < k_; ++i) reduced_f_[i] = force_[independent_[i]];
   reduced_f_.noalias() += E_.transpose() * force_D_;
 }
@@ -182,7 +245,7 @@ void NullspaceFormulation::rhs(double t, const Vec& y, Vec& dy) {
 }
 
 bool NullspaceFormulation::after_step(double t, Vec& y) {
-  if (natural_ || m_ == 0) return false;
+  if (natural_ || r_ == 0) return false;
   q_ = y.head(n_);
   v_ = y.tail(k_);
   model_->evaluate(t, q_, qd_, kConstraintJacobian, *ws_, terms_);
@@ -200,7 +263,7 @@ bool NullspaceFormulation::after_step(double t, Vec& y) {
   // qd in the old partition, then the best-conditioned partition here.
   S_D_.noalias() = lu_D_.solve(A_I_);
   for (int i = 0; i < k_; ++i) qd_[independent_[i]] = v_[i];
-  for (int r = 0; r < m_; ++r) qd_[dependent_[r]] = -S_D_.row(r).dot(v_);
+  for (int r = 0; r < r_; ++r) qd_[dependent_[r]] = -S_D_.row(r).dot(v_);
   old_dependent_ = dependent_;
   choose_partition();
   if (dependent_ == old_dependent_) return false;  // already the best split available; keep going
@@ -211,7 +274,17 @@ bool NullspaceFormulation::after_step(double t, Vec& y) {
 }
 
 void NullspaceFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
-  require_full_rank(q);
+  // Redundant constraints: the partition works on r independent rows (size_for_rank); a natural basis has
+  // n - m columns by construction, too few for the n - r admissible velocities.
+  const int rank = constraint_rank(q);
+  if (rank < m_ && natural_) {
+    std::ostringstream msg;
+    msg << "problem " << model_->name() << ": constraint Jacobian A has rank " << rank << " < " << m_
+        << " rows at the initial configuration (redundant constraints), and nullspace's natural velocity basis of "
+           "this problem has n - m columns, too few for the n - rank admissible velocities (run kkt or schur)";
+    throw InputError(msg.str());
+  }
+  if (rank != r_) size_for_rank(rank);
   q_ = q;
   repartitions_ = 0;
   last_rcond_ = std::numeric_limits<double>::quiet_NaN();
@@ -239,7 +312,21 @@ void NullspaceFormulation::read_state(double t, const Vec& y, Observation& obs) 
   const Mat& A = terms_.A;
   obs.q = q_;
   obs.qd = qd_;
-  obs.lambda = (A * A.transpose()).ldlt().solve(A * residual);
+  if (r_ == m_) {
+    obs.lambda = (A * A.transpose()).ldlt().solve(A * residual);
+  } else {
+    // Redundant constraints: the minimum-norm least-squares solution of A^T lambda = residual, the multipliers
+    // kkt and schur report, by the SVD of A^T keeping at most r singular values above the suite's threshold
+    // (off the manifold the vanishing one grows like the drift; formulations/minimum_norm_multipliers.hpp).
+    Eigen::JacobiSVD<Mat> svd(A.transpose(), Eigen::ComputeThinU | Eigen::ComputeThinV);
+    const Vec& s = svd.singularValues();
+    int rank = 0;
+    if (s.size() > 0 && s[0] > 0)
+      while (rank < s.size() && rank < r_ && s[rank] > rank_threshold(A.cols(), A.rows(), s[0])) ++rank;
+    Vec c = svd.matrixU().leftCols(rank).transpose() * residual;
+    for (int i = 0; i < rank; ++i) c[i] /= s[i];
+    obs.lambda = svd.matrixV().leftCols(rank) * c;
+  }
   obs.extras.assign(1, static_cast<double>(repartitions_));
 }
 

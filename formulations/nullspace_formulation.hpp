@@ -6,6 +6,11 @@
 //
 // The state is y = (q, v), of dimension 2n - m, and A qd = 0 holds by construction.
 //
+// Redundant constraints (A of rank r < m at q0, consistent): coordinate partitioning works on the rank-r
+// row space, r independent rows of A chosen by a column-pivoted QR of A^T (re-chosen with each re-partition),
+// so v has n - r components and dimension() is 2n - r from initial_state() on. A natural basis (n - m columns)
+// cannot span the n - r admissible velocities: that combination is refused in one line.
+//
 // S comes from one of two places:
 //  - the problem's natural basis (the VelocityBasis capability, formulations/velocity_basis.hpp), e.g. the sleigh's "along the blade" and
 //    "about the blade point" velocities; then w = Sdot v exactly;
@@ -58,7 +63,16 @@ class NullspaceFormulation final : public Formulation {
   // Jacobian (for m = 1 the plain cond(A_D) would always be 1). Exact 1-norms; m is small.
   double dependent_block_condition();
 
-  int k_;  // n - m, the degrees of freedom
+  // Redundant constraints (rank r < m at q0): sizes the partition for r rows; choose_rows picks r independent
+  // rows of A (column-pivoted QR of A^T); constraint_rows / constraint_bias_rows return A and Adot qd, or
+  // their rows R when r < m.
+  void size_for_rank(int r);
+  void choose_rows();
+  const Mat& constraint_rows();
+  const Vec& constraint_bias_rows();
+
+  int k_;  // n - r, the degrees of freedom
+  int r_;  // rank of A at q0 (m unless the constraints are redundant)
   const VelocityBasis* basis_;  // the model's natural basis, or null
   std::unique_ptr<VelocityBasis::Workspace> basis_ws_;
   bool natural_;
@@ -80,6 +94,11 @@ class NullspaceFormulation final : public Formulation {
   Eigen::PartialPivLU<Mat> lu_D_;
   Eigen::ColPivHouseholderQR<Mat> qr_;
   long repartitions_ = 0;
+  // Redundant constraints only.
+  std::vector<int> rows_;
+  Mat A_R_;
+  Vec Adot_R_;
+  Eigen::ColPivHouseholderQR<Mat> row_qr_;
 };
 
 }  // namespace clm

@@ -25,6 +25,7 @@ std::string cholesky_problem(bool factored, const CholeskySolver& llt) {
 
 SchurFormulation::SchurFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
     : AccelerationFormulation(std::move(model), options), llt_M_(n_), llt_S_(m_) {
+  supports_redundant_constraints_ = true;
   Y_ = Mat::Zero(n_, m_);
   S_ = Mat::Zero(m_, m_);
   free_acceleration_ = Vec::Zero(n_);

@@ -5,7 +5,9 @@
 //
 // Two Cholesky factorizations per evaluation: M (n x n, SPD) and the m x m Schur matrix S = A M^-1 A^T,
 // which is SPD exactly when A has full row rank. Cheaper than the (n+m) KKT solve when m << n, and the
-// work RBDL's ForwardDynamicsConstraintsRangeSpaceSparse does.
+// work RBDL's ForwardDynamicsConstraintsRangeSpaceSparse does. With redundant constraints (rank A(q0) < m,
+// consistent) S is only semi-definite: the run solves S lambda = b for the minimum-norm multipliers instead
+// (formulations/minimum_norm_multipliers.hpp).
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"

@@ -677,7 +677,10 @@ TEST(ImplicitJacobian, PenaltyFormulationAutodiffAgreesWithFiniteDifferences) {
                   entry->name.c_str(), N, rel, rel_col, rel_cd_max, rel_cd);
       // Measured: forward differences within 4.1e-8 of autodiff at N = 1e6, 2.7e-7 at N = 10 (closed_chain:
       // the forward differences' own truncation error; central differences agree with autodiff to 3e-10).
-      EXPECT_LT(rel, N >= 1e6 ? 1e-7 : 1e-6) << entry->name << " N = " << N;
+      // bricard (24 coordinates, 24 quadratic constraints): 3.2e-7 at N = 1e6, its forward differences'
+      // truncation again (central differences: 1.0e-11).
+      const double fd_band = N >= 1e6 ? (entry->name == "bricard" ? 1e-6 : 1e-7) : 1e-6;
+      EXPECT_LT(rel, fd_band) << entry->name << " N = " << N;
       EXPECT_LT(rel_cd_max, 1e-9) << entry->name << " N = " << N;
       ++checked;
     }
