@@ -129,6 +129,26 @@ TEST(Simulate, GridEndingOnTEndHasNoDuplicate) {
   }
 }
 
+// Constant steps over a long run land on every output time without slivers: 50 additions of dt = 0.002 miss
+// t0 + 50 dt by up to 2.8e-12 near t = 535, above the old round-off allowance 1e-9 dt, and the missed part was
+// then left as a step of ~5e-10 that rattle's Newton could not take (closed_chain(8), t = 535). Exactly
+// t_end / dt steps, none shorter than dt.
+TEST(Simulate, ConstantStepsLeaveNoSliversOverLongRuns) {
+  HopfOscillator sys(1.0, 0.8, 0.0);
+  auto integ = integrator_registry().get("euler").make();
+  IntegratorSettings s;
+  s.dt = 0.002;
+  SimulationSettings sim;
+  sim.t_end = 1000;
+  sim.output_every = 0.1;
+  Samples out;
+  auto r = simulate(sys, *integ, sys.initial(), sim, s, out.callback());
+  ASSERT_EQ(r.status, "ok");
+  EXPECT_EQ(r.stats.steps, 500000);  // before the fix: 500011 (11 sliver steps)
+  EXPECT_EQ(out.t.size(), 10001u);
+  EXPECT_EQ(out.t.back(), 1000.0);
+}
+
 // output_every <= 0: t0, then one sample per accepted step, ending exactly at t_end.
 TEST(Simulate, SamplePerStepWhenOutputEveryIsZero) {
   HopfOscillator sys(2.3, 0.4, 0.3);
