@@ -487,7 +487,7 @@ def plot_growth(runs, stem, name):
         return elapsed[idx], np.where(np.isfinite(v), v, np.nan)
 
     def exponent(p):
-        return f"p = {p:.2f}" if np.isfinite(p) else "p = -"
+        return f"p = {0.0 if abs(p) < 0.005 else p:.2f}" if np.isfinite(p) else "p = -"  # no "-0.00"
 
     def panel(series, growth_key, title, ylabel):
         chosen = [(r, y) for r, y in series if y is not None and len(y)]

@@ -64,7 +64,10 @@ def fmt(x, digits=2):
 
 
 def fixed(x, digits=4):
-    return "-" if x is None or not math.isfinite(float(x)) else f"{float(x):.{digits}f}"
+    if x is None or not math.isfinite(float(x)):
+        return "-"
+    x = float(x)
+    return f"{0.0 if abs(x) < 0.5 * 10 ** -digits else x:.{digits}f}"  # no "-0.00"
 
 
 def summary_rows(f):
