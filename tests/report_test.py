@@ -93,7 +93,7 @@ def main(binary):
             if row is None:
                 continue
             for cell, value in ((row[4], pe[i]), (row[6], pd[i])):
-                want = "-" if not np.isfinite(value) else f"{value:.2f}"
+                want = "-" if not np.isfinite(value) else f"{0.0 if abs(value) < 0.005 else value:.2f}"
                 check(cell.startswith(want + " ("), f"{rid}: growth {cell} vs {want}")
 
         # No sweep files: the work-precision section says so instead of an empty table.
