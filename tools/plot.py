@@ -108,7 +108,9 @@ EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energ
 PLANAR = {"charged_particle", "chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
           "four_bar", "closed_chain", "slider_crank"}
 NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk"}
-ADAPTIVE = {"dopri5", "radau5"}
+# The adaptive integrators (`clmbench list integrators` says "adaptive"): their runs are ordered and labelled by
+# rtol, the fixed-step ones by dt.
+ADAPTIVE = {"dopri5", "radau5", "cvode", "ida"}
 
 
 def text(value):
