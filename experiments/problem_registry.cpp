@@ -11,6 +11,7 @@
 #include "problems/contact_oscillator.hpp"
 #include "problems/contact_oscillator_nr.hpp"
 #include "problems/four_bar.hpp"
+#include "problems/iftomm_pendulum.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
 #include "problems/rolling_disk.hpp"
@@ -44,6 +45,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ContactOscillatorNr>());
     r.add(registered<ChargedParticle>());
     r.add(registered<Bricard>());
+    r.add(registered<IftommPendulum>());
     return r;
   }();
   return registry;
