@@ -37,6 +37,14 @@ void SchurFormulation::solve_accelerations() {
   if (const std::string why = cholesky_problem(llt_M_); !why.empty())
     throw NumericalFailure("schur: Cholesky of the mass matrix M failed (M " + why + ")");
 
+  // No constraints (charged_particle): qdd = M^-1 (F - c). (Eigen's triangular solve of an n x 0 right-hand
+  // side binds a reference to its null data pointer: undefined behaviour that UBSan reports.)
+  if (m_ == 0) {
+    qdd_ = terms_.F - terms_.c;
+    llt_M_.solveInPlace(qdd_);
+    return;
+  }
+
   // Y = M^-1 A^T and S = A Y [seed-000, eq. 2.9], solved in place into preallocated buffers.
   Y_ = terms_.A.transpose();
   llt_M_.solveInPlace(Y_);
