@@ -73,18 +73,13 @@ void VariationalIntegrator::start_from_state() {
 }
 
 void VariationalIntegrator::continuous_multipliers(double t, const Vec& y, Vec& lambda) {
-  q0_ = y.head(n_);
-  v_ = y.tail(n_);
-  ModelTerms terms = model_->make_terms();
-  model_->evaluate(t, q0_, v_, kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias, *ws_, terms);
-  const int m = model_->m();
-  Mat K = Mat::Zero(n_ + m, n_ + m);
-  K.topLeftCorner(n_, n_) = terms.M;
-  K.topRightCorner(n_, m) = -terms.A.transpose();
-  K.bottomLeftCorner(m, n_) = terms.A;
-  Vec b(n_ + m);
-  b << terms.F - terms.c, -terms.Adot_qd;
-  lambda = Eigen::PartialPivLU<Mat>(K).solve(b).tail(m);
+  // The bound system is the kkt formulation (mechanical_system); its observe() is that KKT solve (one LU of
+  // [M -A^T; A 0], formulations/saddle_point.hpp), so the integrator does not repeat it.
+  auto* kkt = dynamic_cast<Formulation*>(sys_);
+  if (!kkt) throw InputError(name() + ": needs the kkt formulation to read the initial multipliers");
+  Observation obs;
+  kkt->observe(t, y, obs);
+  lambda = obs.lambda;
   start_from_state();
 }
 

@@ -72,8 +72,8 @@ class VariationalIntegrator : public Integrator {
 
   // The multipliers of the last accepted step (rattle): lambda at its start, mu at its end.
   Vec lambda_start_, lambda_end_;
-  // The continuous multipliers at (t, q, qd) = (t, y): the KKT solve [M -A^T; A 0] [qdd; lambda] =
-  // [F - c; -Adot qd] (rattle's lambda at t0, before any step). Not on the hot path.
+  // The continuous multipliers at (t, q, qd) = (t, y), from the kkt formulation the method is bound to
+  // (rattle's lambda at t0, before any step). Not on the hot path.
   void continuous_multipliers(double t, const Vec& y, Vec& lambda);
 
   bool do_step(double h) override;
