@@ -16,22 +16,9 @@
 #include "test_odes.hpp"
 
 using namespace clm;
+using clm::testing::max_q_difference;
 using clm::testing::record_run;
 using clm::testing::RunSettings;
-
-namespace {
-
-double max_q_difference(const clm::testing::RecordedRun& a, const clm::testing::RecordedRun& b) {
-  EXPECT_EQ(a.t.size(), b.t.size());
-  double d = 0;
-  for (size_t k = 0; k < std::min(a.t.size(), b.t.size()); ++k) {
-    EXPECT_DOUBLE_EQ(a.t[k], b.t[k]);
-    d = std::max(d, (a.obs[k].q - b.obs[k].q).lpNorm<Eigen::Infinity>());
-  }
-  return d;
-}
-
-}  // namespace
 
 // The bar: cvode at rtol 1e-10 agrees with kkt + dopri5 to 1e-7 on slider_crank, four_bar and the
 // sleigh, at every sample of the output grid (CVODE's own interpolant between its steps).

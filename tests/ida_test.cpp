@@ -15,6 +15,7 @@
 #include "run_allocations.hpp"
 
 using namespace clm;
+using clm::testing::max_q_difference;
 using clm::testing::record_run;
 using clm::testing::RecordedRun;
 using clm::testing::RunSettings;
@@ -53,16 +54,6 @@ IdaRun run_ida(const std::shared_ptr<const Model>& model, const Vec& q0, const V
     out.obs.push_back(std::move(o));
   });
   return out;
-}
-
-double max_q_difference(const IdaRun& a, const RecordedRun& b) {
-  EXPECT_EQ(a.t.size(), b.t.size());
-  double d = 0;
-  for (size_t k = 0; k < std::min(a.t.size(), b.t.size()); ++k) {
-    EXPECT_DOUBLE_EQ(a.t[k], b.t[k]);
-    d = std::max(d, (a.obs[k].q - b.obs[k].q).lpNorm<Eigen::Infinity>());
-  }
-  return d;
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 // closed forms and against each other.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +62,19 @@ inline RecordedRun record_run(const std::shared_ptr<const Model>& model, const s
     out.obs.push_back(std::move(o));
   });
   return out;
+}
+
+// max over the common samples of |q_a - q_b|_inf between two recorded runs on the same output grid (any types
+// with t and obs, e.g. RecordedRun and ida_test's IdaRun); the grids must match sample for sample.
+template <class RunA, class RunB>
+double max_q_difference(const RunA& a, const RunB& b) {
+  EXPECT_EQ(a.t.size(), b.t.size());
+  double d = 0;
+  for (size_t k = 0; k < std::min(a.t.size(), b.t.size()); ++k) {
+    EXPECT_DOUBLE_EQ(a.t[k], b.t[k]);
+    d = std::max(d, Vec(a.obs[k].q - b.obs[k].q).lpNorm<Eigen::Infinity>());
+  }
+  return d;
 }
 
 }  // namespace clm::testing
