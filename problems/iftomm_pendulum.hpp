@@ -1,6 +1,6 @@
 // IFToMM multibody benchmark A01, the simple pendulum [IFToMM-library]: a point mass m = 1 kg on a massless
 // rod of length L = 1 m, g = 9.81 m/s^2, released from rest with the rod horizontal, 10 s; the benchmark's
-// reference point P1 is the mass. Written like pendulum_cartesian (q = (x, y) of the mass, y up, pivot at
+// reference point P1 is the mass. pendulum_cartesian with its own start and energy origin (q = (x, y), y up, pivot at
 // the origin, h = (x^2 + y^2 - L^2)/2, T = m/2 |qd|^2, V = m g (y + L)); what is its own is the benchmark's start and
 // the closed-form motion that serves as its reference.
 //
@@ -20,57 +20,34 @@
 #include <numbers>
 
 #include "core/problem.hpp"
+#include "problems/pendulum_cartesian.hpp"
 
 namespace clm {
 
-struct IftommPendulum {
+// The mass matrix, constraint and closed-form multiplier are pendulum_cartesian's (inherited); what this
+// problem states is the benchmark's name, start, energy origin and closed-form motion.
+struct IftommPendulum : PendulumCartesian {
   static constexpr const char* kName = "iftomm_pendulum";
   static constexpr const char* kDescription =
       "IFToMM benchmark A01: simple pendulum (point mass, massless rod) released horizontally, q = (x, y); "
       "closed-form (elliptic) reference";
-  static constexpr int kDof = 2;
-  static constexpr const char* kCoordinateNames[] = {"x", "y"};
-  static constexpr const char* kCoordinateUnits[] = {"m", "m"};
-  static constexpr int kConstraints = 1;
-  static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
-
-  double m = 1.0;
-  double L = 1.0;
-  double g = 9.81;
   static constexpr std::array kParameters = {
       ParameterSpec<IftommPendulum>{"m", &IftommPendulum::m, "point mass [kg]"},
       ParameterSpec<IftommPendulum>{"L", &IftommPendulum::L, "rod length [m]"},
       ParameterSpec<IftommPendulum>{"g", &IftommPendulum::g, "gravity [m/s^2], along -y"},
   };
 
-  int dof() const { return 2; }
-  int constraints() const { return 1; }
   void validate() const {
     if (!(m > 0) || !std::isfinite(m)) throw InputError("iftomm_pendulum: parameter m must be > 0");
     if (!(L > 0) || !std::isfinite(L)) throw InputError("iftomm_pendulum: parameter L must be > 0");
     if (!std::isfinite(g)) throw InputError("iftomm_pendulum: parameter g must be finite");
   }
 
-  template <class T>
-  void mass_matrix(const VecN<T, 2>&, MatN<T, 2, 2>& M) const {
-    M(0, 0) = T(m);
-    M(0, 1) = T(0.0);
-    M(1, 0) = T(0.0);
-    M(1, 1) = T(m);
-  }
   // Height measured from the lowest point (y = -L): the same forces as m g y, but the energy of the benchmark's
   // start is m g L, not 0, so the relative energy error of the summary is relative to something.
   template <class T>
   T potential(const VecN<T, 2>& q) const {
     return m * g * (q[1] + L);
-  }
-  template <class T>
-  void constraint(const VecN<T, 2>& q, VecN<T, 1>& h) const {
-    h[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] - T(L * L));
-  }
-  void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {
-    const double r2 = q[0] * q[0] + q[1] * q[1];
-    lambda[0] = m * (g * q[1] - qd.squaredNorm()) / r2;
   }
   // The benchmark's start: the rod horizontal (mass at (L, 0)), at rest.
   void default_initial(Vec& q0, Vec& qd0) const {
