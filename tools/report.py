@@ -117,6 +117,19 @@ def open_results(results, name):
         return None, f"*{name} cannot be read ({e}).*"
 
 
+def family(results, prefix):
+    """The names of results/<prefix>*.h5, sorted (the work-precision and long-time families)."""
+    return sorted(n for n in os.listdir(results) if n.startswith(prefix) and n.endswith(".h5")) \
+        if os.path.isdir(results) else []
+
+
+def opened(results, names):
+    """(name, file or None, note), each file opened when its turn comes (CURRENT_FILE names the one read)."""
+    for name in names:
+        f, missing = open_results(results, name)
+        yield name, f, missing
+
+
 def provenance(f):
     return f"clmbench {text(f.attrs.get('clmbench_version', '?'))}, commit {text(f.attrs.get('git_commit', '?'))[:12]}"
 
@@ -282,12 +295,10 @@ def section_work_precision(results):
            "tolerances (fixed-step methods: step sizes), every run's error against the reference (closed form, or "
            "a reference run at tight tolerance) and its cost. For each accuracy target the cheapest combination "
            "whose error reaches it (CPU time of the run), and the runner-up."]
-    files = sorted(n for n in os.listdir(results) if n.startswith("wp_") and n.endswith(".h5")) \
-        if os.path.isdir(results) else []
+    files = family(results, "wp_")
     if not files:
         return out + ["", "*No results/wp_*.h5: run `tools/report.py --run`.*"]
-    for name in files:
-        f, missing = open_results(results, name)
+    for name, f, missing in opened(results, files):
         if f is None:
             out += ["", missing]
             continue
@@ -342,12 +353,10 @@ def section_long_time(results):
            "the constraint drift (p_drift: |h| for holonomic problems, |A qd| otherwise) against time on log-log axes "
            "over the run's last two decades (/summary energy_error_growth, drift_growth): about 0 bounded, 1/2 a "
            "random walk, 1 linear drift."]
-    files = sorted(n for n in os.listdir(results) if n.startswith("long_time_") and n.endswith(".h5")) \
-        if os.path.isdir(results) else []
+    files = family(results, "long_time_")
     if not files:
         return out + ["", "*No results/long_time_*.h5: run `tools/report.py --run`.*"]
-    for name in files:
-        f, missing = open_results(results, name)
+    for name, f, missing in opened(results, files):
         if f is None:
             out += ["", missing]
             continue
