@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core/model.hpp"
 #include "core/problem.hpp"
@@ -52,6 +53,23 @@ class AutoDiffModel final : public Model {
   explicit AutoDiffModel(P problem, bool use_analytic = true)
       : p_(std::move(problem)), n_(p_.dof()), m_(p_.constraints()), use_analytic_(use_analytic) {
     p_.validate();
+    if constexpr (HasPublishedReference<P>) {
+      // The published values belong to the default parameter set only: a changed parameter (even in the
+      // last digit) makes them someone else's problem.
+      const P defaults{};
+      bool at_defaults = true;
+      for (const auto& spec : P::kParameters) at_defaults = at_defaults && p_.*(spec.member) == defaults.*(spec.member);
+      if (at_defaults) {
+        PublishedReference& r = published_.emplace();
+        r.source = P::kReferenceSource;
+        r.description = P::kReferenceDescription;
+        r.t = P::kReferenceTime;
+        r.q = Eigen::Map<const Vec>(P::kReferenceQ.data(), static_cast<Eigen::Index>(P::kReferenceQ.size()));
+        r.qd = Eigen::Map<const Vec>(P::kReferenceQd.data(), static_cast<Eigen::Index>(P::kReferenceQd.size()));
+        if constexpr (HasPublishedMultipliers<P>)
+          r.lambda = Eigen::Map<const Vec>(P::kReferenceLambda.data(), static_cast<Eigen::Index>(P::kReferenceLambda.size()));
+      }
+    }
   }
 
   const P& problem() const { return p_; }
@@ -294,6 +312,10 @@ class AutoDiffModel final : public Model {
     return false;
   }
 
+  const PublishedReference* published_reference() const override {
+    return published_ ? &*published_ : nullptr;
+  }
+
   void default_initial(Vec& q0, Vec& qd0) const override {
     q0.resize(n_);
     qd0.resize(n_);
@@ -460,6 +482,7 @@ class AutoDiffModel final : public Model {
   P p_;
   int n_, m_;
   bool use_analytic_;
+  std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
 };
 
 }  // namespace clm

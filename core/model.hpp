@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/published_reference.hpp"
 #include "core/types.hpp"
 
 namespace clm {
@@ -134,6 +135,9 @@ class Model {
                                 Vec& q, Vec& qd) const {
     return closed_form(t, q0, qd0, q, qd);
   }
+  // Values a benchmark published for this problem (core/published_reference.hpp): only when the model's
+  // parameters are the problem's defaults, for which they were computed; nullptr otherwise.
+  virtual const PublishedReference* published_reference() const { return nullptr; }
   // Exact multiplier lambda(q, qd) on the constraint manifold where known; false otherwise.
   virtual bool closed_form_multiplier(const Vec& /*q*/, const Vec& /*qd*/, Vec& /*lambda*/) const { return false; }
 

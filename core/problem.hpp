@@ -45,6 +45,10 @@
 //       problem's terms (formulations/substitution.hpp);
 //   template <class T> void transversal_frame(const VecN<T,kDof>& q, MatN<T,kDof,kConstraints>& X) const;
 //       fernandez_bloch's frame (formulations/restricted_lagrangian.hpp).
+//   static constexpr double kReferenceTime; std::array kReferenceQ, kReferenceQd (, kReferenceLambda);
+//   static constexpr const char* kReferenceSource, kReferenceDescription;
+//       values published for the default parameters and initial state at one time (a benchmark's reference
+//       solution, core/published_reference.hpp); runs that end at that time are measured against them.
 //   template <class T> void gyroscopic(const VecN<T,kDof>& q, VecN<T,kDof>& a) const;
 //       a term of the Lagrangian linear in qd, L = 1/2 qd^T M qd + qd . a(q) - V (magnetic vector potential,
 //       Coriolis terms in a rotating frame, a gauge term d/dt S(q) = qd . grad S): c gains (Da - Da^T) qd,
@@ -120,6 +124,18 @@ template <class P>
 concept HasGyroscopic = requires(const P& p, const VecN<double, P::kDof>& q, VecN<double, P::kDof>& a) {
   p.gyroscopic(q, a);
 };
+
+template <class P>
+concept HasPublishedReference = requires {
+  { P::kReferenceTime } -> std::convertible_to<double>;
+  P::kReferenceQ;
+  P::kReferenceQd;
+  { P::kReferenceSource } -> std::convertible_to<const char*>;
+  { P::kReferenceDescription } -> std::convertible_to<const char*>;
+};
+
+template <class P>
+concept HasPublishedMultipliers = HasPublishedReference<P> && requires { P::kReferenceLambda; };
 
 template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {

@@ -862,7 +862,7 @@ void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::
     }
     for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
              {"cpu_time_s", "s: thread CPU time integrating (sample recording excluded: run attribute output_cpu_time_s)"},
-             {"reference_source", "closed_form | reference_run | none: what the *_error_* columns, scd and mescd compare with"},
+             {"reference_source", "closed_form | reference_run | published | none: what the *_error_* columns, scd and mescd compare with"},
              {"q_error_max", "max over samples of the Euclidean norm |q - q_ref| (units of q: m, rad, ...)"},
              {"q_error_final", "|q - q_ref| at t_end (NaN when the run stopped before)"},
              {"qd_error_max", "max over samples of |qd - qd_ref| (units of qd: m/s, rad/s, ...)"},

@@ -17,13 +17,15 @@ enum class ReferenceSource {
   kNone,          // no reference: the errors are NaN ("-"); `description` says why
   kClosedForm,    // the problem's closed-form motion (Model::closed_form_from) and multipliers
   kReferenceRun,  // a run at the [reference] settings, samples below
+  kPublished,     // values a benchmark published at one time (Model::published_reference), for t_end = that time
 };
 
-// "none" | "closed_form" | "reference_run": the run attribute and /summary column reference_source.
+// "none" | "closed_form" | "reference_run" | "published": the run attribute and /summary column reference_source.
 inline const char* reference_source_name(ReferenceSource source) {
   switch (source) {
     case ReferenceSource::kClosedForm: return "closed_form";
     case ReferenceSource::kReferenceRun: return "reference_run";
+    case ReferenceSource::kPublished: return "published";
     default: return "none";
   }
 }

@@ -9,6 +9,7 @@
 #include "experiments/command.hpp"
 #include "experiments/hdf5_writer.hpp"
 #include "experiments/progress_line.hpp"
+#include "experiments/published_comparison.hpp"
 #include "experiments/reference_cache.hpp"
 #include "experiments/run_config.hpp"
 #include "experiments/run_options.hpp"
@@ -196,6 +197,7 @@ int run(const CommandInvocation& call) {
     if (!record.message.empty()) call.out << " (" << record.message << ")";
     call.out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
              << format_number(record.wall_time_s) << " s\n";
+    print_published_comparison(call.out, *prepared_run.model, record);
     prepared_run.formulation.reset();  // free the workspace early; the record has been written
   }
   writer.commit({call.command_line, to_config_text(config), ""});

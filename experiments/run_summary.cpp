@@ -49,6 +49,21 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
     lambda_known_ = lambda_reference_;
   } else if (ref) {
     note_ = ref->description.empty() ? std::string("no reference") : ref->description;
+  } else if (const PublishedReference* pub = model.published_reference();
+             pub && !vakonomic_on_nonholonomic && pub->q.size() == model.n()) {
+    // Published values hold for the default initial state and at their own time only.
+    Vec q_default, qd_default;
+    model.default_initial(q_default, qd_default);
+    const bool same_start = q0 == q_default && qd0 == qd_default;
+    const bool same_time = std::abs(accuracy_.t_end - pub->t) <= 1e-12 * std::max(1.0, std::abs(pub->t));
+    if (same_start && same_time) {
+      source_ = ReferenceSource::kPublished;
+      published_ = pub;
+      lambda_known_ = pub->lambda.size() == model.m() && model.m() > 0;
+      published_q_.resize(model.n());
+      published_qd_.resize(model.n());
+      published_lambda_.resize(model.m());
+    }
   }
 }
 
@@ -132,6 +147,14 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
               " samples: another output grid)";
       source_ = ReferenceSource::kNone;
     }
+  } else if (source_ == ReferenceSource::kPublished) {
+    if (std::abs(t - published_->t) <= 1e-12 * std::max(1.0, std::abs(published_->t))) {
+      compare(t, obs, published_->q, published_->qd, lambda_known_ ? &published_->lambda : nullptr);
+      published_compared_ = true;
+      published_q_ = obs.q;
+      published_qd_ = obs.qd;
+      if (obs.lambda.size() == published_lambda_.size()) published_lambda_ = obs.lambda;
+    }
   }
   if (lambda_reference_) {
     // Normalized by the largest reference multiplier: lambda may pass through zero along the motion.
@@ -158,7 +181,10 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.reference_note = note_;
   s.energy_error_growth = energy_growth_.exponent();
   s.drift_growth = drift_growth_.exponent();
-  if (any && source_ != ReferenceSource::kNone) {
+  // A published reference that no sample reached (the run stopped before its time): no figures, not zeros.
+  if (any && source_ == ReferenceSource::kPublished && !published_compared_) {
+    s.reference_note = "the run did not reach the published reference's time t = " + format_number(published_->t);
+  } else if (any && source_ != ReferenceSource::kNone) {
     s.reference_source = reference_source_name(source_);
     s.q_error_max = e_q_max_;
     s.qd_error_max = e_qd_max_;
@@ -171,6 +197,11 @@ RunSummary RunSummaryAccumulator::finish() const {
       s.lambda_error_final = lambda_known_ ? e_lambda_last_ : kNaN;
       s.scd = scd_last_;
       s.mescd = mescd_last_;
+    }
+    if (source_ == ReferenceSource::kPublished) {
+      s.published_q = published_q_;
+      s.published_qd = published_qd_;
+      s.published_lambda = published_lambda_;
     }
   }
   return s;

@@ -36,7 +36,7 @@ struct RunSummary {
   // t_end, NaN when the run stopped before. NaN when there is no reference or the run has no such values
   // (lambda of `substituted`).
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  std::string reference_source = "none";  // "closed_form" | "reference_run" | "none"
+  std::string reference_source = "none";  // "closed_form" | "reference_run" | "published" | "none"
   std::string reference_note;  // why the errors are NaN although a reference was asked for (else empty)
   double q_error_max = kNaN, q_error_final = kNaN;
   double qd_error_max = kNaN, qd_error_final = kNaN;
@@ -44,6 +44,9 @@ struct RunSummary {
   // Bari test-set figures at t_end over the 2n components (q, qd) (experiments/test_set_accuracy.hpp);
   // lambda is left out: an algebraic variable, an estimate for penalty / added_mass, NaN for substituted.
   double scd = kNaN, mescd = kNaN;
+  // With a published reference (reference_source "published"): the computed state at its time, for the
+  // component-by-component comparison `clmbench run` prints. Empty otherwise.
+  Vec published_q, published_qd, published_lambda;
 
   // Long-time behaviour (issue 11 item 7): the exponent p of the envelope of the relative energy error and
   // of the constraint drift (|h| for holonomic problems, |A qd| otherwise), max_{s<=t} e(s) ~ t^p over the
@@ -96,6 +99,9 @@ class RunSummaryAccumulator {
   double e_q_last_ = RunSummary::kNaN, e_qd_last_ = RunSummary::kNaN, e_lambda_last_ = RunSummary::kNaN;
   double t_last_ = RunSummary::kNaN;
   double scd_last_ = RunSummary::kNaN, mescd_last_ = RunSummary::kNaN;
+  const PublishedReference* published_ = nullptr;  // source_ == kPublished
+  bool published_compared_ = false;                // a sample at the published time was compared
+  Vec published_q_, published_qd_, published_lambda_;
 };
 
 }  // namespace clm

@@ -243,6 +243,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     r.reference_cpu_time_s = reference->cpu_time_s;
   } else if (r.summary.reference_source == "closed_form") {
     r.reference_message = "closed-form motion of " + r.spec.problem;
+  } else if (const PublishedReference* pub = model.published_reference();
+             r.summary.reference_source == "published" && pub) {
+    r.reference_message = "published values at t = " + format_number(pub->t) + " [" + pub->source + "]: " + pub->description;
   }
   if (!r.summary.reference_note.empty()) {
     r.reference_message = r.summary.reference_note;

@@ -100,6 +100,15 @@ struct AndrewsSqueezer {
   static constexpr std::array<double, 6> kReferenceTestSetLambda = {0.1991753333731910e+3, -0.2975531228015052e+2,
                                                                     0.2306654119098399e+2, 0.3145271365475927e+2,
                                                                     0.2264249232082739e+2, 0.1161740700019673e+2};
+  // The same in the suite's convention (docs/design.md section 1), for the published-reference hook
+  // (core/published_reference.hpp).
+  static constexpr std::array<double, 6> kReferenceLambda = [] {
+    std::array<double, 6> l{};
+    for (size_t i = 0; i < l.size(); ++i) l[i] = -kReferenceTestSetLambda[i];
+    return l;
+  }();
+  static constexpr const char* kReferenceSource = "Bari-testset";
+  static constexpr const char* kReferenceDescription = "the test set's PSIDE solution at rtol = atol = 1e-14 (andrews.f, andsoln)";
 
   int dof() const { return 7; }
   int constraints() const { return 6; }
