@@ -53,6 +53,11 @@ class AutoDiffModel final : public Model {
   explicit AutoDiffModel(P problem, bool use_analytic = true)
       : p_(std::move(problem)), n_(p_.dof()), m_(p_.constraints()), use_analytic_(use_analytic) {
     p_.validate();
+    if constexpr (HasReferencePoint<P>) {
+      ReferencePoint& point = reference_point_.emplace();
+      point.name = P::kReferencePointName;
+      point.coordinates.assign(P::kReferencePointCoordinates.begin(), P::kReferencePointCoordinates.end());
+    }
     if constexpr (HasPublishedReference<P>) {
       // The published values belong to the default parameter set only: a changed parameter (even in the
       // last digit) makes them someone else's problem.
@@ -315,6 +320,7 @@ class AutoDiffModel final : public Model {
   const PublishedReference* published_reference() const override {
     return published_ ? &*published_ : nullptr;
   }
+  const ReferencePoint* reference_point() const override { return reference_point_ ? &*reference_point_ : nullptr; }
 
   void default_initial(Vec& q0, Vec& qd0) const override {
     q0.resize(n_);
@@ -483,6 +489,7 @@ class AutoDiffModel final : public Model {
   int n_, m_;
   bool use_analytic_;
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
+  std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>
 };
 
 }  // namespace clm

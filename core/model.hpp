@@ -138,6 +138,8 @@ class Model {
   // Values a benchmark published for this problem (core/published_reference.hpp): only when the model's
   // parameters are the problem's defaults, for which they were computed; nullptr otherwise.
   virtual const PublishedReference* published_reference() const { return nullptr; }
+  // A benchmark's reference point (core/published_reference.hpp); nullptr when the problem names none.
+  virtual const ReferencePoint* reference_point() const { return nullptr; }
   // Exact multiplier lambda(q, qd) on the constraint manifold where known; false otherwise.
   virtual bool closed_form_multiplier(const Vec& /*q*/, const Vec& /*qd*/, Vec& /*lambda*/) const { return false; }
 

@@ -49,6 +49,9 @@
 //   static constexpr const char* kReferenceSource, kReferenceDescription;
 //       values published for the default parameters and initial state at one time (a benchmark's reference
 //       solution, core/published_reference.hpp); runs that end at that time are measured against them.
+//   static constexpr const char* kReferencePointName; std::array kReferencePointCoordinates;
+//       a multibody benchmark's reference point, the coordinates of q that are its position (IFToMM's P1, P3,
+//       B0; core/published_reference.hpp): runs with a reference report its largest error.
 //   template <class T> void gyroscopic(const VecN<T,kDof>& q, VecN<T,kDof>& a) const;
 //       a term of the Lagrangian linear in qd, L = 1/2 qd^T M qd + qd . a(q) - V (magnetic vector potential,
 //       Coriolis terms in a rotating frame, a gauge term d/dt S(q) = qd . grad S): c gains (Da - Da^T) qd,
@@ -132,6 +135,12 @@ concept HasPublishedReference = requires {
   P::kReferenceQd;
   { P::kReferenceSource } -> std::convertible_to<const char*>;
   { P::kReferenceDescription } -> std::convertible_to<const char*>;
+};
+
+template <class P>
+concept HasReferencePoint = requires {
+  { P::kReferencePointName } -> std::convertible_to<const char*>;
+  P::kReferencePointCoordinates;
 };
 
 template <class P>

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/types.hpp"
 
@@ -23,6 +24,18 @@ struct PublishedReference {
   std::string description;  // "PSIDE, rtol = atol = 1e-14"
   double t = 0;
   Vec q, qd, lambda;  // lambda empty when none was published
+};
+
+// A multibody benchmark's reference point (the IFToMM library's P1 of A01, P3 of A04, B0 of A02
+// [IFToMM-library]): the coordinates of q that are its position. The library measures a solution's accuracy
+// on this point's trajectory, against its limits (1e-1 and, for high accuracy, 1e-3, in the units of q), so
+// a run with a reference (closed form or reference run) reports the largest distance of the point from it
+// (/summary reference_point_error_max). A problem names it with static members:
+//   static constexpr const char* kReferencePointName = "P1";
+//   static constexpr std::array kReferencePointCoordinates = {0, 1};   indices into q
+struct ReferencePoint {
+  std::string name;
+  std::vector<int> coordinates;
 };
 
 }  // namespace clm

@@ -531,6 +531,7 @@ static SummaryTable summary_table(const std::vector<ResultsWriter::State::Summar
   column("mescd", [](const Row& r) { return r.s.mescd; });
   column("energy_error_growth", [](const Row& r) { return r.s.energy_error_growth; });
   column("drift_growth", [](const Row& r) { return r.s.drift_growth; });
+  column("reference_point_error_max", [](const Row& r) { return r.s.reference_point_error_max; });
   return t;
 }
 
@@ -686,6 +687,7 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "mescd", r.summary.mescd);
   set_attr(g, "energy_error_growth", r.summary.energy_error_growth);
   set_attr(g, "drift_growth", r.summary.drift_growth);
+  set_attr(g, "reference_point_error_max", r.summary.reference_point_error_max);
   if (s.sweep_index >= 0) {
     set_attr(g, "sweep_index", s.sweep_index);
     set_attr(g, "sweep_point", s.sweep_point);
@@ -873,7 +875,9 @@ void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::
              {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"},
              {"energy_error_growth", "exponent p of max_{s<=t} |E(s) - E0| / |E0| ~ t^p over the last two decades of t "
                                      "(0 bounded, 1/2 random walk, 1 linear drift; NaN for runs under two decades)"},
-             {"drift_growth", "exponent p of max_{s<=t} drift(s) ~ t^p (|h| holonomic, |A qd| otherwise), as energy_error_growth"}})
+             {"drift_growth", "exponent p of max_{s<=t} drift(s) ~ t^p (|h| holonomic, |A qd| otherwise), as energy_error_growth"},
+             {"reference_point_error_max", "max over samples of the distance of the benchmark's reference point (IFToMM P1, "
+                                           "P3, B0: coordinates of q) from the reference's; NaN without one"}})
       if (H5Lexists(sg, name.c_str(), H5P_DEFAULT) > 0) describe_dataset(sg, name, text);
     summary.close();
 

@@ -17,4 +17,8 @@ double matching_digits(double computed, double published);
 // Nothing when the run was not measured against published values.
 void print_published_comparison(std::ostream& out, const Model& model, const RunRecord& record);
 
+// For a problem with a benchmark reference point (IFToMM's P1, P3, B0) and a run with a reference: the
+// point's largest error and where it stands against the IFToMM library's accuracy limits 1e-1 and 1e-3.
+void print_reference_point_error(std::ostream& out, const Model& model, const RunRecord& record);
+
 }  // namespace clm

@@ -198,6 +198,7 @@ int run(const CommandInvocation& call) {
     call.out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
              << format_number(record.wall_time_s) << " s\n";
     print_published_comparison(call.out, *prepared_run.model, record);
+    print_reference_point_error(call.out, *prepared_run.model, record);
     prepared_run.formulation.reset();  // free the workspace early; the record has been written
   }
   writer.commit({call.command_line, to_config_text(config), ""});

@@ -22,7 +22,8 @@ void update_max(double& m, double x) { m = std::isnan(x) ? x : std::max(m, x); }
 
 RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0,
                                              bool vakonomic_on_nonholonomic, const AccuracySettings& accuracy)
-    : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()) {
+    : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()),
+      point_(model.reference_point()) {
   // The closed forms are nonholonomic motions and multipliers: no reference for a vakonomic-family run.
   if (!vakonomic_on_nonholonomic) {
     q_reference_ = model.closed_form(0.0, q0_, qd0_, q_ref_, qd_ref_);
@@ -76,6 +77,14 @@ void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec&
   update_max(e_q_max_, eq);
   update_max(e_qd_max_, eqd);
   update_max(e_lambda_max_, el);
+  if (point_) {
+    double d2 = 0;
+    for (int i : point_->coordinates) {
+      const double d = i < obs.q.size() && i < q_ref.size() ? obs.q[i] - q_ref[i] : kNaN;
+      d2 += d * d;
+    }
+    update_max(e_point_max_, std::sqrt(d2));
+  }
   e_q_last_ = eq;
   e_qd_last_ = eqd;
   e_lambda_last_ = el;
@@ -189,6 +198,7 @@ RunSummary RunSummaryAccumulator::finish() const {
     s.q_error_max = e_q_max_;
     s.qd_error_max = e_qd_max_;
     s.lambda_error_max = lambda_known_ ? e_lambda_max_ : kNaN;
+    if (point_) s.reference_point_error_max = e_point_max_;
     // Final-time figures only for a run whose last sample is at t_end (one that stopped early has none).
     const double t_end = accuracy_.t_end;
     if (std::abs(t_last_ - t_end) <= 1e-12 * std::max(1.0, std::abs(t_end))) {

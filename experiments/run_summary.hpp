@@ -44,6 +44,10 @@ struct RunSummary {
   // Bari test-set figures at t_end over the 2n components (q, qd) (experiments/test_set_accuracy.hpp);
   // lambda is left out: an algebraic variable, an estimate for penalty / added_mass, NaN for substituted.
   double scd = kNaN, mescd = kNaN;
+  // A benchmark's reference point (Model::reference_point: IFToMM's P1, P3, B0): max over samples of the
+  // Euclidean distance of its coordinates from the reference's, the IFToMM library's accuracy measure. NaN
+  // without a reference point or a reference.
+  double reference_point_error_max = kNaN;
   // With a published reference (reference_source "published"): the computed state at its time, for the
   // component-by-component comparison `clmbench run` prints. Empty otherwise.
   Vec published_q, published_qd, published_lambda;
@@ -95,7 +99,8 @@ class RunSummaryAccumulator {
   ReferenceSource source_ = ReferenceSource::kNone;
   std::string note_;
   bool lambda_known_ = false;  // the reference has multipliers
-  double e_q_max_ = 0, e_qd_max_ = 0, e_lambda_max_ = 0;
+  double e_q_max_ = 0, e_qd_max_ = 0, e_lambda_max_ = 0, e_point_max_ = 0;
+  const ReferencePoint* point_ = nullptr;  // the model's reference point, if any
   double e_q_last_ = RunSummary::kNaN, e_qd_last_ = RunSummary::kNaN, e_lambda_last_ = RunSummary::kNaN;
   double t_last_ = RunSummary::kNaN;
   double scd_last_ = RunSummary::kNaN, mescd_last_ = RunSummary::kNaN;

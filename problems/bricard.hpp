@@ -54,6 +54,10 @@ struct Bricard {
   static constexpr const char* kCoordinateUnits[] = {"m", "m", "m", "m", "m", "m", "m", "m", "m", "m", "m", "m",
                                                      "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
 
+  // The benchmark's reference point P3 (core/published_reference.hpp): q columns x3, y3, z3.
+  static constexpr const char* kReferencePointName = "P3";
+  static constexpr std::array kReferencePointCoordinates = {3, 4, 5};
+
   double L = 1.0;
   double mass = 1.0;
   double side = 0.1;

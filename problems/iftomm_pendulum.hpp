@@ -31,6 +31,9 @@ struct IftommPendulum : PendulumCartesian {
   static constexpr const char* kDescription =
       "IFToMM benchmark A01: simple pendulum (point mass, massless rod) released horizontally, q = (x, y); "
       "closed-form (elliptic) reference";
+  // The benchmark's reference point P1 is the mass, q itself (core/published_reference.hpp).
+  static constexpr const char* kReferencePointName = "P1";
+  static constexpr std::array kReferencePointCoordinates = {0, 1};
   static constexpr std::array kParameters = {
       ParameterSpec<IftommPendulum>{"m", &IftommPendulum::m, "point mass [kg]"},
       ParameterSpec<IftommPendulum>{"L", &IftommPendulum::L, "rod length [m]"},

@@ -101,3 +101,37 @@ TEST(PublishedReference, RunPrintsPublishedBesideComputedWithDigits) {
   ASSERT_EQ(other.exit_code, 0) << other.err;
   EXPECT_EQ(other.out.find("published values"), std::string::npos) << other.out;
 }
+
+TEST(ReferencePoint, IsTheDistanceOfTheBenchmarksPointFromTheReference) {
+  const auto pendulum = make_model("iftomm_pendulum");
+  ASSERT_NE(pendulum->reference_point(), nullptr);
+  EXPECT_EQ(pendulum->reference_point()->name, "P1");
+  Vec q0, qd0, q, qd;
+  pendulum->default_initial(q0, qd0);
+  ASSERT_TRUE(pendulum->closed_form(0.5, q0, qd0, q, qd));
+  RunSummaryAccumulator acc(*pendulum, q0, qd0, false, AccuracySettings{.t_end = 0.5});
+  Observation obs;
+  obs.q = q0;
+  obs.qd = qd0;
+  obs.lambda = Vec::Zero(1);
+  acc.add(0.0, obs);
+  obs.q = q + Vec::Constant(2, 0.0);
+  obs.q[0] += 3e-7;
+  obs.q[1] -= 4e-7;
+  obs.qd = qd;
+  acc.add(0.5, obs);
+  const RunSummary s = acc.finish();
+  EXPECT_EQ(s.reference_source, "closed_form");
+  EXPECT_NEAR(s.reference_point_error_max, 5e-7, 1e-15);
+
+  // Bricard's P3 is the joint between bars 2 and 3: coordinates x3, y3, z3 of q.
+  const auto bricard = make_model("bricard");
+  const ReferencePoint* p3 = bricard->reference_point();
+  ASSERT_NE(p3, nullptr);
+  EXPECT_EQ(p3->name, "P3");
+  const auto names = bricard->coordinate_names();
+  ASSERT_EQ(p3->coordinates.size(), 3u);
+  EXPECT_EQ(names[p3->coordinates[0]] + names[p3->coordinates[1]] + names[p3->coordinates[2]], "x3y3z3");
+  // Problems that are not benchmarks name no point, and their summaries carry NaN.
+  EXPECT_EQ(make_model("four_bar")->reference_point(), nullptr);
+}
