@@ -3,6 +3,7 @@
 // 1e-9 over 5 s, random parameters and initial data, both turning directions, forward and backward speeds),
 // its xi against Legendre's E (std::ellint_2), and the slide's incline relations xd = g t cos^2(phi),
 // yd = g t sin(phi) cos(phi) along a vakonomic run from rest with phi(0) = 0.
+#include <H5Cpp.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "clmbench_process.hpp"
 #include "problems/vakonomic_skate.hpp"
 
 using namespace clm;
@@ -133,3 +135,44 @@ TEST(VakonomicSkate, SlideRelationsOnTheIncline) {
   EXPECT_LT(worst, 1e-9);
 }
 
+// The Kozlov Theorem 2 study on the flat plane (experiments/kozlov_added_mass_skate_flat.ini, shortened) has
+// the closed form as a second reference: the reference run agrees with it to its own accuracy, and each
+// limit run's error against it equals its error against the reference run to within that (triangle
+// inequality). The shipped incline study (g = 9.81) has no closed form and no such dataset.
+TEST(VakonomicSkate, KozlovStudySecondReference) {
+  clm::testing::ScratchDir dir("vakonomic_skate_kozlov");
+  const std::string root = CLMBENCH_SOURCE_DIR;
+  const auto r = dir.run("kozlov " + root + "/experiments/kozlov_added_mass_skate_flat.ini --set run.t_end=2 "
+                         "--set 'kozlov.N=1e2 1e3 1e4' --out flat.h5");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("second reference: vakonomic skate closed form"), std::string::npos) << r.out;
+  H5::H5File file(dir / "flat.h5", H5F_ACC_RDONLY);
+  H5::Group g = file.openGroup("/kozlov/added_mass_skate_flat");
+  double ref_error = 1;
+  g.openAttribute("reference_closed_form_error").read(H5::PredType::NATIVE_DOUBLE, &ref_error);
+  EXPECT_LT(ref_error, 1e-9);
+  auto read = [&](const char* name) {
+    H5::DataSet ds = g.openDataSet(name);
+    hsize_t n = 0;
+    ds.getSpace().getSimpleExtentDims(&n);
+    std::vector<double> v(n);
+    ds.read(v.data(), H5::PredType::NATIVE_DOUBLE);
+    return v;
+  };
+  const auto eq = read("error_q"), ecf = read("error_q_closed_form");
+  ASSERT_EQ(eq.size(), 3u);
+  ASSERT_EQ(ecf.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GT(ecf[i], 1e-7) << i;  // the limit error, well above the reference's
+    EXPECT_LE(std::abs(ecf[i] - eq[i]), ref_error * 1.0001 + 1e-15) << i;
+  }
+  std::printf("flat skate study: reference vs closed form %.2e; error_q vs closed form %.3e %.3e %.3e\n", ref_error,
+              ecf[0], ecf[1], ecf[2]);
+
+  const auto incline = dir.run("kozlov " + root + "/experiments/kozlov_added_mass_skate.ini --set run.t_end=0.5 "
+                               "--set 'kozlov.N=1e2 1e3' --out incline.h5");
+  ASSERT_EQ(incline.exit_code, 0) << incline.err;
+  EXPECT_EQ(incline.out.find("second reference"), std::string::npos) << incline.out;
+  H5::H5File f2(dir / "incline.h5", H5F_ACC_RDONLY);
+  EXPECT_FALSE(f2.openGroup("/kozlov/added_mass_skate").nameExists("error_q_closed_form"));
+}
