@@ -29,7 +29,10 @@ std::string full(double x) {
 
 std::string list_text(const Vec& v) {
   std::string s;
-  for (int i = 0; i < v.size(); ++i) s += (i ? " " : "") + full(v[i]);
+  for (int i = 0; i < v.size(); ++i) {
+    if (i) s += ' ';
+    s += full(v[i]);
+  }
   return s;
 }
 

@@ -22,9 +22,21 @@ std::string num(double x) {
   return buf;
 }
 
+// names[l], or "q<l+1>" when the problem names fewer coordinates (std::string on both sides of + : GCC 12's
+// -Wrestrict misfires on a literal + std::string&&).
+std::string coordinate_name(const std::vector<std::string>& names, int l) {
+  if (l < int(names.size())) return names[l];
+  std::string s = "q";
+  s += std::to_string(l + 1);
+  return s;
+}
+
 std::string vec_text(const Vec& v) {
   std::string s;
-  for (int i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
+  for (int i = 0; i < v.size(); ++i) {
+    if (i) s += ", ";
+    s += num(v[i]);
+  }
   return s;
 }
 
@@ -157,7 +169,7 @@ EquilibriumAnalysis analyze_equilibrium(const Model& model, const Vec& q, const 
     if (dep <= kQDependenceTol * dependence_scale) {
       a.group_coordinates.push_back(l);
     } else {
-      const std::string name = l < int(a.coordinate_names.size()) ? a.coordinate_names[l] : "q" + std::to_string(l + 1);
+      const std::string name = coordinate_name(a.coordinate_names, l);
       throw InputError(who + "the reduced velocity equations of " + model.name() + " depend on " + name +
                        " (vd changes by " + num(dep) + " when " + name +
                        " moves): they are not reduced by a symmetry to v alone, so there is no relative equilibrium to analyse");
@@ -213,9 +225,7 @@ EquilibriumAnalysis analyze_equilibrium(const Model& model, const Vec& q, const 
 
 std::string format_equilibrium_analysis(const EquilibriumAnalysis& a) {
   std::ostringstream s;
-  auto name = [&](int l) {
-    return l < int(a.coordinate_names.size()) ? a.coordinate_names[l] : "q" + std::to_string(l + 1);
-  };
+  auto name = [&](int l) { return coordinate_name(a.coordinate_names, l); };
   s << "problem            " << a.problem << "\n";
   s << "q                  " << vec_text(a.q) << "\n";
   s << "qd                 " << vec_text(a.qd) << "\n";
