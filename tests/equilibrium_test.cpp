@@ -63,9 +63,12 @@ TEST(Equilibrium, SleighReducedEquationsAndJacobian) {
     expected << 0, 2 * b * w, -beta * w, -beta * u;
     worst_j = std::max(worst_j, (J - expected).norm());
   }
-  EXPECT_LT(worst_g, 1e-13);
-  EXPECT_LT(worst_ns, 1e-13);
-  EXPECT_LT(worst_j, 1e-13);
+  // Rounding only (observed 2.2e-16, 1.8e-15, 8.9e-16).
+  EXPECT_LT(worst_g, 1e-14);
+  EXPECT_LT(worst_ns, 1e-14);
+  EXPECT_LT(worst_j, 1e-14);
+  std::printf("sleigh reduced equations: vd vs hand %.2e, vs nullspace %.2e, J vs hand %.2e\n", worst_g, worst_ns,
+              worst_j);
 }
 
 // At (u1, 0): eigenvalues 0 and -beta u1, stable when beta u1 > 0 (forward motion with the blade behind the
@@ -96,7 +99,9 @@ TEST(Equilibrium, SleighEigenvaluesAndVerdicts) {
     EXPECT_EQ(a.verdict, beta * u1 > 0 ? "stable" : "unstable") << "b " << b << " u1 " << u1;
     (a.verdict == "stable" ? stable : unstable)++;
   }
-  EXPECT_LT(worst, 1e-10);
+  EXPECT_LT(worst, 1e-14);  // the issue asks 1e-10; rounding only (observed 8.9e-16)
+  std::printf("sleigh eigenvalues vs (0, -beta u1): %.2e over %d stable and %d unstable equilibria\n", worst, stable,
+              unstable);
   EXPECT_GT(stable, 5);
   EXPECT_GT(unstable, 5);
 }

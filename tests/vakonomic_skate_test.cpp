@@ -23,9 +23,9 @@ namespace {
 // Runs vakonomic + dopri5 and calls check(t, obs) at every sample.
 template <class Check>
 void run_vakonomic(const std::map<std::string, double>& params, const Vec& q0, const Vec& qd0, double t_end,
-                   Check&& check) {
+                   Check&& check, const FormulationOptions& options = {}) {
   auto model = make_model("skate_incline", params, false);
-  auto f = formulation_registry().get("vakonomic").make(model, {});
+  auto f = formulation_registry().get("vakonomic").make(model, options);
   auto integ = integrator_registry().get("dopri5").make();
   Vec y0;
   f->initial_state(q0, qd0, y0);
@@ -74,12 +74,37 @@ TEST(VakonomicSkate, ClosedFormMatchesVakonomicRun) {
       lambda_scale = std::max(lambda_scale, std::abs(lambda));
     });
   }
-  EXPECT_LT(worst_q, 1e-9);
-  EXPECT_LT(worst_qd, 1e-9);
-  EXPECT_LT(worst_lambda, 1e-9);
+  // dopri5 at rtol 1e-12 over 5 s (observed q 5.2e-12, qd 1.1e-11, lambda 3.7e-12; the issue asks 1e-9).
+  EXPECT_LT(worst_q, 1e-10);
+  EXPECT_LT(worst_qd, 1e-10);
+  EXPECT_LT(worst_lambda, 1e-10);
   EXPECT_GT(lambda_scale, 0.3);  // the multiplier is exercised, not identically zero
   RecordProperty("worst_q", std::to_string(worst_q));
   std::printf("vakonomic skate vs closed form: q %.2e, qd %.2e, lambda %.2e\n", worst_q, worst_qd, worst_lambda);
+}
+
+// The condition lambda(0) = 0 matters: set explicitly through the formulation option lambda0 the run is the
+// closed form; with lambda0 = 0.3 (p_y != 0) it is another motion, far from it.
+TEST(VakonomicSkate, Lambda0SelectsTheMotion) {
+  SkateIncline p;
+  p.m = 1.2;
+  p.J = 0.3;
+  p.g = 0;
+  Vec q0(3), qd0(3), q, qd;
+  q0 << 0.5, -0.2, 0.0;
+  qd0 << 0.9, 0.0, 1.4;
+  double lambda = 0, zero = 0, other = 0;
+  for (double l0 : {0.0, 0.3}) {
+    FormulationOptions o;
+    o.lambda0 = {l0};
+    run_vakonomic({{"m", p.m}, {"J", p.J}, {"g", 0.0}}, q0, qd0, 3.0, [&](double t, const Observation& obs) {
+      ASSERT_TRUE(vakonomic_skate_closed_form(p, t, q0, qd0, 0.0, q, qd, lambda));
+      (l0 == 0 ? zero : other) = std::max(l0 == 0 ? zero : other, (obs.q - q).norm());
+    }, o);
+  }
+  EXPECT_LT(zero, 5e-12);  // observed 3.1e-13
+  EXPECT_GT(other, 1e-2);
+  std::printf("lambda0 = 0: %.2e from the closed form; lambda0 = 0.3: %.2e\n", zero, other);
 }
 
 // xi (the quadrature) against the Legendre form xi = u0 t - (u0/k^2)(Omega (E(kappa) - E(pi/2 - |psi|)) - W^2 t),
@@ -105,7 +130,8 @@ TEST(VakonomicSkate, ClosedFormAgainstLegendreE) {
     EXPECT_NEAR(lambda, -p.m * u0 * std::sin(psi), 1e-15);
     EXPECT_NEAR(qd[0] * std::cos(psi) + qd[1] * std::sin(psi), u0 * std::cos(psi), 1e-14);
   }
-  EXPECT_LT(worst, 1e-12);
+  EXPECT_LT(worst, 1e-13);  // observed 1.1e-14 (the E form's cancellation, 1/kappa^2 = 1.6 here)
+  std::printf("xi, eta vs Legendre E form: %.2e\n", worst);
   // w = 0: straight on; u0 = 0: spinning in place; lambda0 != 0 or g != 0: not this closed form.
   qd0 << u0, 0, 0;
   ASSERT_TRUE(vakonomic_skate_closed_form(p, 2.0, q0, qd0, 0.0, q, qd, lambda));
@@ -132,7 +158,8 @@ TEST(VakonomicSkate, SlideRelationsOnTheIncline) {
     worst = std::max({worst, std::abs(o.qd[0] - t * c * c), std::abs(o.qd[1] - t * s * c),
                       std::abs(o.lambda[0] + t * s)});
   });
-  EXPECT_LT(worst, 1e-9);
+  EXPECT_LT(worst, 5e-11);  // dopri5 at rtol 1e-12 (observed 3.7e-12)
+  std::printf("slide relations along the incline run: %.2e\n", worst);
 }
 
 // The Kozlov Theorem 2 study on the flat plane (experiments/kozlov_added_mass_skate_flat.ini, shortened) has
@@ -150,7 +177,7 @@ TEST(VakonomicSkate, KozlovStudySecondReference) {
   H5::Group g = file.openGroup("/kozlov/added_mass_skate_flat");
   double ref_error = 1;
   g.openAttribute("reference_closed_form_error").read(H5::PredType::NATIVE_DOUBLE, &ref_error);
-  EXPECT_LT(ref_error, 1e-9);
+  EXPECT_LT(ref_error, 5e-12);  // the reference's own error at rtol 1e-12 (observed 4.4e-13)
   auto read = [&](const char* name) {
     H5::DataSet ds = g.openDataSet(name);
     hsize_t n = 0;
