@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/problem_registry.hpp"
+#include "experiments/analyze_equilibrium.hpp"
 #include "experiments/command.hpp"
 #include "experiments/constraint_analysis.hpp"
 #include "experiments/value_parsing.hpp"
@@ -20,12 +21,14 @@ po::options_description analyze_options() {
       ("param", po::value<std::vector<std::string>>()->composing(), "name=value, repeatable: problem parameter")
       ("q0", po::value<std::string>(), "a,b,c: the configuration q to analyse (default: the problem's q0)")
       ("help,h", "this help");
+  add_equilibrium_flags(o);
   return o;
 }
 
 std::string analyze_help() {
   std::ostringstream s;
-  s << "usage: clmbench analyze --problem P [--param name=value ...] [--q0 a,b,c]\n\n"
+  s << "usage: clmbench analyze --problem P [--param name=value ...] [--q0 a,b,c]\n"
+    << "       clmbench analyze --problem P [--param ...] [--q0 a,b,c] [--qd0 a,b,c] --equilibrium [--equilibrium-tol T] [--out F.h5]\n\n"
     << "Constraint analysis at the configuration q (default: the problem's q0): n, m, the rank of A(q)\n"
        "(SVD, singular values above 1e-9 x the largest), the degrees of freedom n - rank, and for Pfaffian\n"
        "problems whether the constraint distribution D = ker A is involutive (Frobenius: the Lie brackets\n"
@@ -35,6 +38,7 @@ std::string analyze_help() {
        "(accessibility; depth >= 2 by 4th-order central differences, span tolerance 1e-6) with the depth at\n"
        "which it was reached. Holonomic problems are integrable by construction (accessible dimension = DOF).\n"
        "The verdicts hold at the q analysed. Example: clmbench analyze --problem sphere_in_disguise --q0 1,2,2\n\n"
+    << equilibrium_help()
     << analyze_options();
   return s.str();
 }
@@ -60,6 +64,9 @@ int analyze(const CommandInvocation& call) {
     q = Vec(static_cast<Eigen::Index>(values.size()));
     for (size_t i = 0; i < values.size(); ++i) (*q)[static_cast<Eigen::Index>(i)] = values[i];
   }
+  if (vm.count("equilibrium")) return run_equilibrium_analysis(call, vm, problem, overrides, q);
+  for (const char* flag : {"qd0", "equilibrium-tol", "out"})
+    if (vm.count(flag)) throw InputError(std::string("analyze: --") + flag + " is read only with --equilibrium");
   call.out << format_constraint_analysis(analyze_problem(problem, overrides, q));
   return kExitOk;
 }

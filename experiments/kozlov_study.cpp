@@ -13,6 +13,7 @@
 #include "experiments/hdf5_writer.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/study.hpp"
+#include "experiments/vakonomic_closed_form.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
@@ -228,7 +229,28 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
       << format_number(base.rtol) << ") -> reference " << c.reference.formulation << " (" << k.reference_integrator
       << ", rtol " << format_number(k.reference_rtol) << ")\n";
 
+  // A closed-form vakonomic motion where the problem has one for these data (issue 13 item 5): a second
+  // reference, against which the reference run itself and every limit run are measured too.
+  const std::shared_ptr<const Model> reference_model = reference.model;
+  const auto* closed = c.reference.formulation == "vakonomic" ? reference_model->capability<VakonomicClosedForm>()
+                                                              : nullptr;
   const RunRecord ref = run_and_write(reference, writer, true);
+  std::vector<double> closed_q;  // the closed form's q on the reference's grid; empty when it does not apply
+  if (closed && ref.status == "ok") {
+    Vec q, qd, lambda;
+    for (size_t s = 0; s < ref.samples(); ++s) {
+      if (!closed->motion(ref.t[s], ref.q0, ref.qd0, c.reference.options.lambda0, q, qd, lambda)) {
+        closed_q.clear();
+        break;
+      }
+      closed_q.insert(closed_q.end(), q.data(), q.data() + q.size());
+    }
+  }
+  // max_k |q_k - q_cf(t_k)| of a run on the reference's grid; NaN when it did not reach t_end.
+  auto closed_form_error = [&](const RunRecord& r) {
+    return closed_q.empty() ? kNaN : max_row_distance(r, ref, r.q, closed_q);
+  };
+  std::vector<double> error_q_closed_form;
   out << "  reference " << ref.spec.run_id << ": " << ref.status << (ref.message.empty() ? "" : " (" + ref.message + ")")
       << ", " << ref.stats.steps << " steps, " << short_number(ref.wall_time_s) << " s\n";
   if (ref.status != "ok")
@@ -244,6 +266,7 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
     const double eq = max_row_distance(r, ref, r.q, ref.q);
     const double eqd = max_row_distance(r, ref, r.qd, ref.qd);
     const double cv = r.status == "ok" ? r.summary.max_drift_velocity : kNaN;
+    error_q_closed_form.push_back(closed_form_error(r));
     result.N.push_back(r.spec.options.N);
     result.error_q.push_back(eq);
     result.error_qd.push_back(eqd);
@@ -271,6 +294,13 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
                 result.slope, k.fit_error.c_str(), result.fit_points, std::max(k.fit_N_min, *std::min_element(k.N.begin(), k.N.end())),
                 std::min(k.fit_N_max, *std::max_element(k.N.begin(), k.N.end())), result.intercept, result.fit_residual);
   out << line;
+  if (!closed_q.empty()) {
+    out << "  second reference: " << closed->description() << "; reference run within "
+        << short_number(closed_form_error(ref)) << "; error_q against it:";
+    for (size_t i = 0; i < result.N.size(); ++i)
+      out << " " << format_number(result.N[i]) << ": " << short_number(error_q_closed_form[i]) << (i + 1 < result.N.size() ? "," : "");
+    out << "\n";
+  }
 
   ResultGroup g;
   g.path = "kozlov/" + k.study;
@@ -297,6 +327,11 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
                        {"reference_integrator", k.reference_integrator},
                        {"reference_run", c.reference.run_id},
                        {"reference_status", ref.status}};
+  if (!closed_q.empty()) {
+    g.numbers.push_back({"error_q_closed_form", error_q_closed_form});
+    g.number_attributes.push_back({"reference_closed_form_error", closed_form_error(ref)});
+    g.text_attributes.push_back({"closed_form_reference", closed->description()});
+  }
   writer.write_group(g);
   return result;
 }

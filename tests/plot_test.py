@@ -169,6 +169,9 @@ def main(argv):
             "long": make(binary, tmp, ["run", "--problem", "pendulum_cartesian", "--formulation", "kkt",
                                        "--integrator", "rk4", "--dt", "0.01", "--t-end", "100",
                                        "--output-every", "0.01"], "long.h5"),
+            # `clmbench analyze --equilibrium --out`: the sleigh's phase portrait at the file's parameters.
+            "equilibrium": make(binary, tmp, ["analyze", "--problem", "chaplygin_sleigh", "--param", "b=0.4",
+                                              "--qd0", "1,0,0", "--equilibrium"], "equilibrium.h5"),
         }
         # A tolerance sweep: plotted once (its 19 runs would slow the loops over every figure below).
         wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
@@ -198,6 +201,7 @@ def main(argv):
             "long": ["drift", "energy", "lambda", "q", "qd", "trajectory", "growth"],
             "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
             "wp": ["work_precision_cpu", "work_precision_rhs"],
+            "equilibrium": ["phase_portrait"],
         }
         for key, kinds in expected.items():
             for kind in kinds:
@@ -258,6 +262,18 @@ def main(argv):
               "four_bar lambda: 4 panels of 2 multipliers with their own legends")
         q = fb[os.path.join(tmp, "four_bar_q.png")]
         check(len(q.axes) == 3, "four_bar q: 3 panels (x, y, theta)")
+        plt.close("all")
+        # Phase portrait: the line of equilibria red, solid on the stable side (u1 > 0 for b > 0), dashed on
+        # the unstable one; no phase portrait for files without an equilibrium analysis.
+        pp = dict(mod.build_figures(files["equilibrium"])).get(os.path.join(tmp, "equilibrium_phase_portrait.png"))
+        check(pp is not None, "equilibrium.h5: a phase portrait")
+        if pp is not None:
+            red = [ln for ln in pp.axes[0].get_lines() if ln.get_color() == "red"]
+            styles = {ln.get_linestyle(): max(ln.get_xdata()) for ln in red}
+            check(set(styles) == {"-", "--"} and styles["-"] > 0 and styles["--"] <= 0,
+                  f"phase portrait: stable equilibria solid at u1 > 0, unstable dashed at u1 < 0 ({styles})")
+        check(not os.path.exists(os.path.join(tmp, "quickstart_phase_portrait.png")),
+              "quickstart (no /analysis) has no phase portrait")
         plt.close("all")
         # Grouping: a 1000-bar chain still gives a handful of readable panels.
         names = [f"theta_{i + 1}" for i in range(1000)]

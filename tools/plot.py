@@ -34,6 +34,10 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 drift; the run attributes energy_error_growth and drift_growth) in the legend
     <stem>_kozlov_<study>.png   files with /kozlov: error_q, error_qd and max |A qd| against N (log-log), the
                                 fitted line log10(error) = slope log10(N) + intercept and its slope
+    <stem>_phase_portrait.png   files of `clmbench analyze --problem chaplygin_sleigh ... --equilibrium --out F.h5`:
+                                the (u1, omega) phase plane at the file's parameters, energy ellipses, a fan
+                                of trajectories of the reduced flow, the line of equilibria omega = 0 (stable
+                                part solid, unstable dashed) and the analysed state with its verdict
     <stem>_work_precision_cpu.png, <stem>_work_precision_rhs.png
                                 files whose runs sweep tolerances (or steps): work-precision diagrams, the max
                                 error |q - q_ref| against the closed form or reference run (log-log) and scd,
@@ -862,15 +866,19 @@ def plot_kozlov(path, stem):
             fig, ax = plt.subplots(figsize=(7.5, 5.2))
             series = [("error_q", "max_t |q_N - q_ref| (Euclidean over q: m and rad)", "o", "C0"),
                       ("error_qd", "max_t |qd_N - qd_ref| (over qd: m/s and rad/s)", "s", "C1"),
-                      ("constraint_violation", "max_t |A qd_N| [m/s]", "^", "C2")]
+                      ("constraint_violation", "max_t |A qd_N| [m/s]", "^", "C2"),
+                      ("error_q_closed_form", "max_t |q_N - q_closed_form| (vakonomic closed form)", "D", "C3")]
             for key, label, marker, col in series:
                 if key not in g:
                     continue
                 y = np.asarray(g[key][()], dtype=float)
                 ok = np.isfinite(y) & (y > 0)
                 mark = " (fitted)" if key == fitted else ""
+                hollow = key == "error_q_closed_form"  # on top of error_q: open markers keep both visible
                 ax.loglog(N[ok], y[ok], marker=marker, linestyle="-" if key == fitted else ":", color=col,
-                          linewidth=1.8 if key == fitted else 1.0, markersize=7, label=label + mark)
+                          linewidth=1.8 if key == fitted else 1.0, markersize=11 if hollow else 7,
+                          markerfacecolor="none" if hollow else col, markeredgewidth=1.5 if hollow else 1.0,
+                          label=label + mark)
             bad = [n for n, s in zip(N, status) if s != "ok"]
             for n in bad:
                 ax.axvline(n, color="red", linestyle="--", alpha=0.5)
@@ -897,6 +905,97 @@ def plot_kozlov(path, stem):
             fig.tight_layout()
             figures.append((f"{stem}_kozlov_{study}.png", fig))
     return figures
+
+
+# ------------------------------------------------------------------------------ phase portrait (analyze)
+
+
+def sleigh_flow(u, w, b, beta):
+    """The sleigh's reduced equations [seed-000, after eq. 2.18]: u' = b w^2, w' = -beta u w
+    (tests/equilibrium_test.cpp checks them against the suite's autodiff reduced equations)."""
+    return b * w * w, -beta * u * w
+
+
+def has_analysis(path):
+    with h5py.File(path, "r") as f:
+        return "analysis" in f
+
+
+def plot_phase_portrait(path, stem):
+    """`clmbench analyze --problem chaplygin_sleigh ... --equilibrium --out F.h5`: the (u1, omega) phase plane
+    of the sleigh at the file's parameters: energy ellipses m u^2 + (m b^2 + Ic) w^2 = 2E, a fan of
+    trajectories of the reduced flow (RK4), the line of equilibria omega = 0, stable part solid and unstable
+    part dashed (stable where beta u > 0, beta = m b / (m b^2 + Ic)), and the analysed state with its verdict."""
+    with h5py.File(path, "r") as f:
+        if "analysis" not in f or "equilibrium_verdict" not in f["analysis"].attrs:
+            return []
+        g = f["analysis"]
+        a = g.attrs
+        if text(a.get("problem", "")) != "chaplygin_sleigh":
+            return []
+        m, Ic, b = (float(a[f"param.{k}"]) for k in ("m", "Ic", "b"))
+        v = np.asarray(g["equilibrium_v"][()], dtype=float)
+        verdict = text(a["equilibrium_verdict"])
+        eig = np.asarray(g["equilibrium_eigenvalues_real"][()], dtype=float)
+    K = m * b * b + Ic
+    beta = m * b / K
+    u_star = float(v[0])
+    # Axes: a few energy levels up to the analysed state's, at least a unit speed.
+    umax = 1.25 * max(abs(u_star), 1.0)
+    wmax = umax * math.sqrt(m / K)
+    fig, ax = plt.subplots(figsize=(7.5, 6.2))
+    th = np.linspace(0, 2 * np.pi, 400)
+    scale = umax / 1.25
+    for i, c in enumerate(np.array([0.2, 0.425, 0.675, 0.9]) * scale):
+        ax.plot(c * np.cos(th), c * math.sqrt(m / K) * np.sin(th), color="0.6", linewidth=0.9, linestyle=":",
+                label="energy levels m u1^2 + (m b^2 + Ic) omega^2 = 2E" if i == 0 else None)
+    # A fan of trajectories, each started just off an unstable equilibrium (b != 0; anywhere when b = 0), above
+    # and below the axis: each traces half an energy ellipse to a stable equilibrium. RK4.
+    side = -np.sign(beta) if beta != 0 else 1.0
+    steps = 3000
+    starts = []
+    for c in np.array([0.3, 0.55, 0.8, 1.0]) * scale:
+        for sign in (1, -1):
+            ang = 0.04 if side > 0 else np.pi - 0.04
+            starts.append((c * np.cos(ang), sign * c * math.sqrt(m / K) * np.sin(ang)))
+    for i, (u, w) in enumerate(starts):
+        # Long enough to settle: about 12 e-foldings of the approach rate beta c (c = |(u, w)|, b != 0).
+        c = math.hypot(u, w * math.sqrt(K / m))
+        dt = (12 / (abs(beta) * c) if beta != 0 else 3 / max(wmax, 1e-3)) / steps
+        us, ws = [u], [w]
+        for _ in range(steps):
+            k1 = sleigh_flow(u, w, b, beta)
+            k2 = sleigh_flow(u + dt / 2 * k1[0], w + dt / 2 * k1[1], b, beta)
+            k3 = sleigh_flow(u + dt / 2 * k2[0], w + dt / 2 * k2[1], b, beta)
+            k4 = sleigh_flow(u + dt * k3[0], w + dt * k3[1], b, beta)
+            u += dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+            w += dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+            us.append(u)
+            ws.append(w)
+        us, ws = np.asarray(us), np.asarray(ws)
+        ax.plot(us, ws, color="C0", linewidth=1.2, label="trajectories of the reduced flow" if i == 0 else None)
+        # An arrow at half the arc length, in the direction of motion.
+        arc = np.concatenate([[0], np.cumsum(np.hypot(np.diff(us), np.diff(ws) * math.sqrt(K / m)))])
+        j = min(int(np.searchsorted(arc, arc[-1] / 2)), len(us) - 2)
+        ax.annotate("", xy=(us[j + 1], ws[j + 1]), xytext=(us[j], ws[j]),
+                    arrowprops=dict(arrowstyle="-|>", color="C0", lw=1.2, mutation_scale=14))
+    # The line of equilibria omega = 0: stable where beta u > 0.
+    ax.plot([0, umax * np.sign(beta or 1)], [0, 0], color="red", linewidth=3,
+            label="stable equilibria (beta u1 > 0)" if beta != 0 else "equilibria (b = 0: marginal)")
+    ax.plot([0, -umax * np.sign(beta or 1)], [0, 0], color="red", linewidth=2.2,
+            linestyle="--" if beta != 0 else "-", label="unstable equilibria (beta u1 < 0)" if beta != 0 else None)
+    ax.plot([u_star], [0], marker="o", markersize=9, color="black", linestyle="none",
+            label=f"analysed: u1 = {u_star:.3g}, {verdict} (eigenvalues " + ", ".join(f"{x:.3g}" for x in eig) + ")")
+    ax.set_xlim(-umax, umax)
+    ax.set_ylim(-wmax, wmax)
+    ax.set_xlabel("u1 = xd cos(theta) + yd sin(theta) [m/s]")
+    ax.set_ylabel("omega = thetad [rad/s]")
+    ax.set_title(f"Chaplygin sleigh phase plane (m = {m:g}, Ic = {Ic:g}, b = {b:g}, beta = {beta:.3g})\n"
+                 "u1' = b omega^2, omega' = -beta u1 omega; equilibria omega = 0 [seed-000]", fontsize=10)
+    ax.grid(True, alpha=0.25)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    fig.tight_layout()
+    return [(f"{stem}_phase_portrait.png", fig)]
 
 
 # ------------------------------------------------------------------------------ work-precision diagrams
@@ -1094,10 +1193,10 @@ def build_figures(path, all_runs=False):
     if sweep:
         note(f"{name}: a sweep file: work-precision diagrams only (tools/plot.py --all FILE draws every run's "
              "time series too)")
-    elif not runs:
+    elif not runs and not has_analysis(path):  # an `analyze --out` file has no runs by design
         note(f"{path}: no runs")
     figures = []
-    for make in (plot_drift, plot_energy, plot_growth, lambda r, s, n: plot_series(r, s, n, "lambda"),
+    for make in () if not runs else (plot_drift, plot_energy, plot_growth, lambda r, s, n: plot_series(r, s, n, "lambda"),
                  lambda r, s, n: plot_series(r, s, n, "q"), lambda r, s, n: plot_series(r, s, n, "qd"),
                  plot_trajectory, plot_body_velocities, lambda r, s, n: plot_error(r, s, n, path), plot_extras):
         try:
@@ -1105,6 +1204,7 @@ def build_figures(path, all_runs=False):
         except Exception as e:  # one plot failing must not cost the others
             note(f"{name}: a plot failed ({type(e).__name__}: {e})")
     figures += plot_kozlov(path, stem)
+    figures += plot_phase_portrait(path, stem)
     try:
         figures += plot_work_precision(path, stem, name)
     except Exception as e:  # one plot failing must not cost the others
