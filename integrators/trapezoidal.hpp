@@ -25,7 +25,8 @@
 // constraints (bricard) need nothing special. lambda written: -lambda* after the last update (the suite's
 // convention M qdd + c = F + A^T lambda), at the step end. A step whose Newton does not converge in
 // kMaxNewtonIterations is rejected and halved (after Drake's fixed-step integrators; later steps double
-// back to dt); the driver ends the run "failed" below dt_min. Statistics: rhs_evals counts model
+// back to dt); below dt/16 the run ends "failed" naming alpha h^2/4 (halving slows the multiplier iteration
+// down, so it cannot rescue a stalled one). Statistics: rhs_evals counts model
 // evaluations (one per Newton iteration, two for the projections), newton_iterations the iterations.
 // Dense output: cubic Hermite from the end-point (q, qd) and (qd, qdd) of the projections (f_ holds those,
 // not the formulation's rhs: no extra evaluation per step).
