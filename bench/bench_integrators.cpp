@@ -119,6 +119,7 @@ void BM_MechanismStep(benchmark::State& state, const std::string& problem, doubl
   auto model = make_model(problem, params);
   FormulationOptions options;
   options.N = 1e3;
+  options.al_alpha = 1e9;  // ALI3-P at dt = 1e-3: alpha dt^2/4 = 250 (the default 1e7 stalls on four_bar at t = 0.52)
   auto f = formulation_registry().get(formulation).make(model, options);
   auto integrator = integrator_registry().get(integrator_name).make();
   Vec q0, qd0, y0;
@@ -168,6 +169,19 @@ const int registered = [] {
                                    std::string(m.problem), m.bars, std::string("kkt"), std::string(name));
     }
   }
+  // ALI3-P: trapezoidal with the augmented_lagrangian formulation (holonomic mechanisms; bricard's redundant set),
+  // and augmented_lagrangian's ODE under dopri5 beside kkt's.
+  for (const char* problem : {"pendulum_cartesian", "four_bar", "bricard"}) {
+    for (const char* name : {"trapezoidal", "dopri5"})
+      benchmark::RegisterBenchmark((std::string("MechanismStep/") + problem + "/augmented_lagrangian/" + name).c_str(),
+                                   BM_MechanismStep, std::string(problem), 0.0, std::string("augmented_lagrangian"),
+                                   std::string(name));
+  }
+  benchmark::RegisterBenchmark("MechanismStep/closed_chain16/augmented_lagrangian/trapezoidal", BM_MechanismStep,
+                               std::string("closed_chain"), 16.0, std::string("augmented_lagrangian"),
+                               std::string("trapezoidal"));
+  benchmark::RegisterBenchmark("MechanismStep/bricard/kkt/dopri5", BM_MechanismStep, std::string("bricard"), 0.0,
+                               std::string("kkt"), std::string("dopri5"));
   benchmark::RegisterBenchmark("MechanismStep/closed_chain16/penalty_N1e3/verlet", BM_MechanismStep,
                                std::string("closed_chain"), 16.0, std::string("penalty"), std::string("verlet"));
   for (const char* jacobian : {"finite_difference", "autodiff"})

@@ -60,7 +60,7 @@ void Formulation::require_full_rank(const Vec& q) const {
     std::ostringstream msg;
     msg << "problem " << model_->name() << ": constraint Jacobian A has rank " << rank << " < " << m_
         << " rows at the initial configuration (redundant or singular constraints); " << name()
-        << " needs independent constraints (redundant ones are supported by kkt, schur and nullspace)";
+        << " needs independent constraints (redundant ones are supported by kkt, schur, nullspace and augmented_lagrangian)";
     throw InputError(msg.str());
   }
 }

@@ -39,6 +39,17 @@ struct FormulationOptions {
   // Coordinate projection after every accepted step: none | position | velocity | both (position applies to
   // holonomic problems; formulations/coordinate_projection.hpp). Applied by the runner, not the formulation.
   std::string projection = "none";
+  // augmented_lagrangian [BGS-1988] (formulations/augmented_lagrangian.hpp) and its index-3 form in the
+  // trapezoidal integrator's ALI3-P [CCB-1997]: penalty alpha of the augmented Lagrangian, the
+  // stabilization's damping ratio xi and natural frequency omega (1/s) of the acceleration-level form
+  // (Bayo et al.'s values 1 and 10), and the multiplier fixed-point iteration per evaluation: at most
+  // al_iterations updates lambda* += alpha (A qdd + ...), stopped when an update is below al_tolerance
+  // relative to lambda*.
+  double al_alpha = 1e7;
+  double al_xi = 1;
+  double al_omega = 10;
+  long al_iterations = 10;
+  double al_tolerance = 1e-10;
 };
 
 // What a run records at one sample time.

@@ -186,6 +186,38 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "frame X",
                                    "initial-offset", "formulation.initial_offset"));
     r.back().no_effect = read_by({"fernandez_bloch"});
+    // augmented_lagrangian (formulations/augmented_lagrangian.hpp; with trapezoidal, ALI3-P).
+    r.push_back(o::number<RunSpec>("formulation", "al_alpha", [](auto& s) -> auto& { return s.options.al_alpha; },
+                                   positive(), "",
+                                   "augmented_lagrangian: penalty alpha (units of the mass matrix over those of "
+                                   "A^T A; with trapezoidal the index-3 scheme converges fast when alpha dt^2/4 "
+                                   "dominates M)",
+                                   "al-alpha", "formulation.al_alpha"));
+    r.back().no_effect = read_by({"augmented_lagrangian"});
+    r.push_back(o::number<RunSpec>("formulation", "al_xi", [](auto& s) -> auto& { return s.options.al_xi; },
+                                   non_negative(), "",
+                                   "augmented_lagrangian: damping ratio of the constraint stabilization "
+                                   "(2 xi omega A qd; the ODE form, not ALI3-P)",
+                                   "al-xi", "formulation.al_xi"));
+    r.back().no_effect = read_by({"augmented_lagrangian"});
+    r.push_back(o::number<RunSpec>("formulation", "al_omega", [](auto& s) -> auto& { return s.options.al_omega; },
+                                   non_negative(), "1/s",
+                                   "augmented_lagrangian: natural frequency of the constraint stabilization "
+                                   "(2 xi omega A qd + omega^2 h; the ODE form, not ALI3-P)",
+                                   "al-omega", "formulation.al_omega"));
+    r.back().no_effect = read_by({"augmented_lagrangian"});
+    r.push_back(o::count<RunSpec>("formulation", "al_iterations",
+                                  [](auto& s) -> auto& { return s.options.al_iterations; }, 1,
+                                  "augmented_lagrangian: most multiplier updates lambda* += alpha (A qdd + ...) per "
+                                  "evaluation (the ODE form)",
+                                  "al-iterations", "formulation.al_iterations"));
+    r.back().no_effect = read_by({"augmented_lagrangian"});
+    r.push_back(o::number<RunSpec>("formulation", "al_tolerance",
+                                   [](auto& s) -> auto& { return s.options.al_tolerance; }, non_negative(), "",
+                                   "augmented_lagrangian: stop the multiplier updates when one is below this "
+                                   "fraction of |lambda*| (max norm; the ODE form)",
+                                   "al-tolerance", "formulation.al_tolerance"));
+    r.back().no_effect = read_by({"augmented_lagrangian"});
     // [reference]: the reference run of problems without a closed-form motion (experiments/reference_cache.hpp).
     r.push_back(o::boolean<RunSpec>("reference", "compute", [](auto& s) -> auto& { return s.reference.compute; },
                                     "clmbench run: compute a reference run for runs whose problem has no closed-form "

@@ -1,6 +1,7 @@
 // One line per formulation (docs/design.md section 3).
 #include "core/formulation.hpp"
 #include "formulations/added_mass_formulation.hpp"
+#include "formulations/augmented_lagrangian.hpp"
 #include "formulations/fernandez_bloch_formulation.hpp"
 #include "formulations/kkt_formulation.hpp"
 #include "formulations/nullspace_formulation.hpp"
@@ -76,6 +77,13 @@ Registry<FormulationEntry>& formulation_registry() {
            },
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<FernandezBlochFormulation>(std::move(m), o);
+           }});
+    r.add({"augmented_lagrangian",
+           "augmented Lagrangian (Bayo, Garcia de Jalon, Serna 1988): (M + alpha A^T A) qdd = F - c - A^T lambda* - "
+           "alpha A^T (Adot qd + 2 xi omega A qd + omega^2 h), lambda* += alpha (A qdd + ...) a few times; redundant "
+           "constraints as they are; with trapezoidal: index-3 ALI3-P",
+           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<AugmentedLagrangianFormulation>(std::move(m), o);
            }});
     return r;
   }();

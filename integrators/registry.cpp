@@ -9,6 +9,7 @@
 #include "integrators/nh_rattle.hpp"
 #include "integrators/radau5.hpp"
 #include "integrators/rattle.hpp"
+#include "integrators/trapezoidal.hpp"
 #include "integrators/verlet.hpp"
 
 namespace clm {
@@ -44,6 +45,10 @@ Registry<IntegratorEntry>& integrator_registry() {
     r.add({"rattle", "RATTLE, constrained variational integrator (midpoint discrete Lagrangian), fixed step, order 2; "
            "kkt on holonomic problems, keeps h = 0 and A qd = 0; Newton",
            [] { return std::make_unique<Rattle>(); }});
+    r.add({"trapezoidal", "trapezoidal rule as the index-3 augmented Lagrangian scheme with velocity and acceleration "
+           "projections (ALI3-P, Cuadrado-Cardenal-Bayo 1997), fixed step, order 2; formulation augmented_lagrangian on "
+           "holonomic problems; Newton on q",
+           [] { return std::make_unique<Trapezoidal>(); }});
     return r;
   }();
   return registry;

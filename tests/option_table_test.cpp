@@ -46,6 +46,11 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.lambda0", "0.5"},
     {"formulation.repartition_threshold", "20"},
     {"formulation.initial_offset", "1e-3"},
+    {"formulation.al_alpha", "1e8"},
+    {"formulation.al_xi", "0.5"},
+    {"formulation.al_omega", "20"},
+    {"formulation.al_iterations", "4"},
+    {"formulation.al_tolerance", "1e-9"},
     {"formulation.projection", "velocity"},  // the sleigh is nonholonomic: velocity is the admissible one
     {"reference.compute", "true"},
     {"reference.formulation", "schur"},

@@ -1,0 +1,54 @@
+// The augmented Lagrangian formulation at acceleration level [BGS-1988] (Bayo, Garcia de Jalon and Serna),
+// as an ODE y = (q, qd) for any integrator. The constraint forces come from a penalty alpha on the
+// stabilized acceleration constraint plus multipliers lambda* corrected by a fixed-point iteration, in
+// Bayo's sign convention M qdd + c + A^T lambda* = F:
+//
+//   (M + alpha A^T A) qdd_i = F - c - A^T lambda*_i - alpha A^T g,   g = Adot qd + 2 xi omega A qd + omega^2 h
+//   lambda*_{i+1} = lambda*_i + alpha (A qdd_i + g)
+//
+// (omega^2 h only for holonomic problems). Then M qdd_i + c - F = -A^T lambda*_{i+1} exactly, so the
+// multiplier written is lambda = -lambda*_{i+1} in the suite's convention M qdd + c = F + A^T lambda
+// (docs/design.md section 1) and qdd_i with it is an exact solution of the dynamics; only A qdd_i + g is
+// left, shrinking by (I + alpha A M^-1 A^T)^-1 per iteration (about 1/(1 + alpha sigma) for sigma the
+// smallest nonzero eigenvalue of A M^-1 A^T). M + alpha A^T A is positive definite whatever the rank of A,
+// so redundant constraints need no special treatment: one Cholesky per evaluation, one pair of triangular
+// solves per iteration. Each evaluation starts from lambda*_0 = 0, not from the last evaluation's value:
+// the rhs is then a function of (t, y) alone (an integrator's stages and rejected steps do not leak into
+// it), and every iterate stays in the range of A, so with redundant constraints the iteration tends to the
+// minimum-norm multipliers, as kkt's and schur's (docs/design.md section 1). The stabilization terms vanish
+// on the constraint manifold: the exact motion is kkt's.
+//
+// Cost of the penalty: M + alpha A^T A has condition number ~ alpha |A|^2 / |M|, so the tangential part of
+// qdd carries a rounding error of order alpha eps relative (1e-9 at alpha = 1e7).
+//
+// The trapezoidal integrator recognizes this formulation and runs the index-3 form with projections
+// (ALI3-P [CCB-1997], integrators/trapezoidal.hpp) on the same model and options.
+#pragma once
+
+#include "formulations/acceleration_formulation.hpp"
+#include "formulations/saddle_point.hpp"
+
+namespace clm {
+
+class AugmentedLagrangianFormulation final : public AccelerationFormulation {
+ public:
+  // Throws InputError for alpha <= 0, xi < 0, omega < 0, iterations < 1 or tolerance < 0.
+  AugmentedLagrangianFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
+  std::string name() const override { return "augmented_lagrangian"; }
+  // Multiplier updates of the last evaluation (tests, diagnostics).
+  int last_iterations() const { return last_iterations_; }
+
+  // The options check, shared with the trapezoidal integrator's ALI3-P (one line naming the option).
+  static void validate(const FormulationOptions& o);
+
+ protected:
+  void solve_accelerations() override;
+
+ private:
+  CholeskySolver llt_;  // M + alpha A^T A
+  Mat mbar_;
+  Vec g_, base_, rhs_, r_, lambda_star_, dlambda_;
+  int last_iterations_ = 0;
+};
+
+}  // namespace clm

@@ -1,0 +1,198 @@
+#include "integrators/trapezoidal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "integrators/hermite.hpp"
+
+namespace clm {
+
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+// The iteration is linear (an approximate tangent, and the multiplier update converges at
+// 1/(1 + alpha h^2/4 sigma)), so it gets more iterations than the full-Newton methods' 10; each costs one
+// model evaluation and one Cholesky of an n x n matrix.
+constexpr int kMaxNewtonIterations = 30;
+// Newton stops when the estimated remaining error is below this fraction of atol + rtol |q|.
+constexpr double kNewtonFraction = 0.01;
+// Steps below dt / kMaxHalvings that still fail end the run (see do_step).
+constexpr double kMaxHalvings = 16;
+
+}  // namespace
+
+std::string Trapezoidal::refuses_formulation(const Formulation& f) const {
+  if (f.name() != "augmented_lagrangian")
+    return "integrator trapezoidal is the index-3 augmented Lagrangian scheme ALI3-P and runs with formulation "
+           "augmented_lagrangian (for an implicit order-2 method on the ODE of " + f.name() +
+           " use implicit_midpoint)";
+  if (!f.model().holonomic())
+    return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0; problem " + f.model().name() +
+           " has Pfaffian constraints (use augmented_lagrangian with dopri5 or radau5)";
+  return {};
+}
+
+void Trapezoidal::do_initialize(const IntegratorSettings& s) {
+  const Formulation* f = sys_->formulation();
+  if (!f || f != sys_)
+    throw InputError("integrator trapezoidal integrates the constrained system itself and needs formulation "
+                     "augmented_lagrangian (without coordinate projection), not a bare ODE");
+  if (const std::string why = refuses_formulation(*f); !why.empty()) throw InputError(why);
+  model_ = &f->model();
+  n_ = model_->n();
+  m_ = model_->m();
+  alpha_ = f->options().al_alpha;
+  if (!(alpha_ > 0) || !std::isfinite(alpha_))
+    throw InputError("integrator trapezoidal: formulation.al_alpha must be a finite number > 0");
+  ws_ = model_->make_workspace();
+  terms_ = model_->make_terms();
+  rtol_ = s.rtol;
+  atol_ = s.atol;
+  dt_ = h_ = s.dt;
+  // 1% of the tolerance, never below what round-off in q allows (|dq_i| ~ 10 eps |q_i|).
+  newton_tol_ = std::max(kNewtonFraction, rtol_ > 0 ? 10 * kEps / rtol_ : 0.0);
+  for (Vec* v : {&q0_, &qd0_, &qdd0_, &qdh_, &qddh_, &q1_, &qd1_, &qdd1_, &dq_, &res_, &sc_, &tmp_}) v->setZero(n_);
+  for (Vec* v : {&lambda_star_, &lambda_star_prev_, &lambda_, &lambda_eff_}) v->setZero(m_);
+  T_.setZero(n_, n_);
+  llt_ = Eigen::LLT<Mat>(n_);
+  start_from_state();
+}
+
+void Trapezoidal::start_from_state() {
+  // qdd from the formulation's rhs at the state (f_ = f(t, y) is current after initialize and reset_state),
+  // lambda* = -lambda from its multipliers (minimum-norm for redundant constraints). Off the hot path.
+  auto* f = dynamic_cast<Formulation*>(sys_);
+  Observation obs;
+  f->observe(t_, y_, obs);
+  lambda_ = obs.lambda;
+  lambda_star_ = -lambda_;
+  lambda_star_prev_ = lambda_star_;
+  q0_ = y_.head(n_);
+  qd0_ = y_.tail(n_);
+  qdd0_ = f_.tail(n_);
+  t_prev_ = t_;
+  y_prev_ = y_;
+  f_prev_ = f_;
+}
+
+void Trapezoidal::do_reset_state() { start_from_state(); }
+
+bool Trapezoidal::solve(double h) {
+  const double beta = 0.25 * h * h * alpha_;
+  // One scale for every coordinate, atol + rtol |q|_inf: a coordinate passing near 0 (four_bar's y) would
+  // otherwise ask its increment for atol / 100, below what the multiplier updates' rounding (alpha times the
+  // rounding of h) lets the iteration reach, and the step would fail.
+  const double scale = atol_ + rtol_ * q0_.lpNorm<Eigen::Infinity>();
+  sc_.setConstant(scale);
+  // |h(q)| at the tolerance of q: h is in units of q (or q^2 for quadratic constraints of unit-sized
+  // coordinates, as natural coordinates are). Not the 1% of the increments: on bricard a residual ~1e-12 in
+  // the redundant direction contracts very slowly.
+  h_tol_ = scale;
+  for (int k = 0; k < kMaxNewtonIterations; ++k) {
+    qd1_ = (2.0 / h) * q1_ + qdh_;
+    qdd1_ = (4.0 / (h * h)) * q1_ + qddh_;
+    model_->evaluate(t_ + h, q1_, qd1_, kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintValue, *ws_,
+                     terms_);
+    ++stats_.rhs_evals;
+    ++stats_.newton_iterations;
+    // lambda* += alpha h(q) after each update of q (none before the first iteration: lambda* is the last step's).
+    if (k > 0) lambda_star_.noalias() += alpha_ * terms_.h;
+    // The constraint residual at this iterate: converged only when it is at the tolerance of q too. The
+    // increments dq alone do not show it: after the first iteration they contract at Newton's rate while h(q)
+    // is corrected only through lambda*, at ~1/(1 + alpha h^2/4 sigma) per iteration (measured on bricard at
+    // dt = 1e-3: with the dq test alone, |h| grew from 1e-12 to 6e-4 in 60 steps and Newton then diverged).
+    const double hn = terms_.h.lpNorm<Eigen::Infinity>();
+    // -(h^2/4) [M qdd + c - F + A^T (lambda* + alpha h)]: the penalty alpha h on top of lambda*, which at
+    // k > 0 already holds this iterate's update (as [CCB-1997]: lambda*_{i+1} = lambda*_i + alpha h(q_{i+1}),
+    // then the residual at q_{i+1} with lambda*_{i+1}); the tangent's (h^2/4) alpha A^T A is that penalty's.
+    // (Without it at k > 0 the tangent over-corrects: measured a period-3 cycle of |h| at alpha dt^2/4 = 1e5.)
+    lambda_eff_ = lambda_star_;
+    lambda_eff_.noalias() += alpha_ * terms_.h;
+    res_.noalias() = terms_.M * qdd1_;
+    res_ += terms_.c - terms_.F;
+    res_.noalias() += terms_.A.transpose() * lambda_eff_;
+    res_ *= -0.25 * h * h;
+    T_ = terms_.M;
+    T_.noalias() += beta * (terms_.A.transpose() * terms_.A);
+    llt_.compute(T_);
+    if (llt_.info() != Eigen::Success) return false;
+    dq_ = llt_.solve(res_);
+    q1_ += dq_;
+    const double dn = weighted_rms_norm(dq_, sc_);
+    if (!std::isfinite(dn)) return false;
+    // Two nested iterations in one loop: Newton for q at fixed lambda* (contracting fast), and the multiplier
+    // update, which moves q again by a jump each time; so the ratio of successive increments is not a Newton
+    // rate (a rate test rejected converging steps on four_bar at alpha dt^2/4 = 1e5) and is not used.
+    // Converged when both the increment and the constraint residual are within the tolerance.
+    if (k >= 1 && dn <= newton_tol_ && hn <= h_tol_) {
+      // The last update of q gets its multiplier update too: lambda* + alpha h(q_{n+1}) is the force at q_{n+1}.
+      model_->evaluate(t_ + h, q1_, qd1_, kConstraintValue, *ws_, terms_);
+      lambda_star_.noalias() += alpha_ * terms_.h;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Trapezoidal::do_step(double h) {
+  qdh_ = (-2.0 / h) * q0_ - qd0_;
+  qddh_ = (-4.0 / (h * h)) * q0_ - (4.0 / h) * qd0_ - qdd0_;
+  q1_ = q0_ + h * qd0_ + (0.5 * h * h) * qdd0_;
+  lambda_star_prev_ = lambda_star_;
+  if (!solve(h)) {
+    lambda_star_ = lambda_star_prev_;
+    // Halving helps a Newton that failed on a nonlinear step, but it shrinks alpha h^2/4 and with it the
+    // multiplier iteration's rate: after a few halvings the run ends, saying what to change.
+    if (h < dt_ / kMaxHalvings) {
+      std::ostringstream s;
+      s << "trapezoidal (ALI3-P): Newton on q and lambda* did not converge at t = " << t_ << " with steps down to h = "
+        << h << " (alpha h^2/4 = " << 0.25 * alpha_ * h * h << "; a larger al_alpha or dt speeds up the iteration)";
+      throw NumericalFailure(s.str());
+    }
+    h_ = 0.5 * h;
+    return false;
+  }
+  // Projections at q_{n+1}: (M + P) qd = M qd*, (M + P) qdd = M qdd* - beta A^T Adot qd, P = beta A^T A.
+  const double beta = 0.25 * h * h * alpha_;
+  qd1_ = (2.0 / h) * q1_ + qdh_;
+  qdd1_ = (4.0 / (h * h)) * q1_ + qddh_;
+  model_->evaluate(step_end(), q1_, qd1_, kMassMatrix | kConstraintJacobian, *ws_, terms_);
+  ++stats_.rhs_evals;
+  T_ = terms_.M;
+  T_.noalias() += beta * (terms_.A.transpose() * terms_.A);
+  llt_.compute(T_);
+  if (llt_.info() != Eigen::Success)
+    throw NumericalFailure("trapezoidal: Cholesky of M + (h^2/4) alpha A^T A failed at t = " +
+                           std::to_string(step_end()) + " (M not positive definite)");
+  tmp_.noalias() = terms_.M * qd1_;
+  qd1_ = llt_.solve(tmp_);
+  tmp_.noalias() = terms_.M * qdd1_;
+  model_->evaluate(step_end(), q1_, qd1_, kConstraintBias, *ws_, terms_);
+  ++stats_.rhs_evals;
+  tmp_.noalias() -= beta * (terms_.A.transpose() * terms_.Adot_qd);
+  qdd1_ = llt_.solve(tmp_);
+  if (!q1_.allFinite() || !qd1_.allFinite() || !qdd1_.allFinite())
+    throw NumericalFailure("trapezoidal: non-finite state at t = " + std::to_string(step_end()));
+
+  y_prev_ = y_;
+  f_prev_ = f_;
+  t_prev_ = t_;
+  y_.head(n_) = q1_;
+  y_.tail(n_) = qd1_;
+  f_.head(n_) = qd1_;
+  f_.tail(n_) = qdd1_;
+  q0_ = q1_;
+  qd0_ = qd1_;
+  qdd0_ = qdd1_;
+  lambda_ = -lambda_star_;
+  if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
+  return true;
+}
+
+void Trapezoidal::interpolate(double t, Vec& y) const {
+  hermite_interpolate(t_prev_, y_prev_, f_prev_, t_, y_, f_, t, y);
+}
+
+}  // namespace clm

@@ -1,0 +1,80 @@
+// The trapezoidal rule as the index-3 augmented Lagrangian scheme with velocity and acceleration projections,
+// ALI3-P of Cuadrado, Cardenal and Bayo [CCB-1997] (after Bayo and Ledesma's index-3 augmented Lagrangian),
+// the method the IFToMM benchmark library's reference solutions are computed with [IFToMM-library].
+// Fixed step h = dt; holonomic constraints h(q) = 0; the model and the options (al_alpha) of the
+// augmented_lagrangian formulation it is bound to.
+//
+// One step from (q_n, qd_n, qdd_n). The trapezoidal rule written for q_{n+1} alone,
+//   qd_{n+1} = 2/h q_{n+1} + qdh,    qdh = -(2/h q_n + qd_n),
+//   qdd_{n+1} = 4/h^2 q_{n+1} + qddh,  qddh = -(4/h^2 q_n + 4/h qd_n + qdd_n),
+// turns the index-3 augmented Lagrangian equations of motion at t_{n+1} (Bayo's sign: A^T lambda* on the left)
+//   M qdd + c - F + A^T (lambda* + alpha h(q)) = 0
+// into n equations in q_{n+1}, solved by Newton with the multipliers updated after every iteration,
+//   [M + (h^2/4) alpha A^T A] dq = -(h^2/4) [M qdd + c - F + A^T (lambda* + alpha h)],   q += dq,
+//   lambda* += alpha h(q),
+// started from q_n + h qd_n + h^2/2 qdd_n and the last step's lambda*. The tangent is [CCB-1997]'s without
+// the damping and stiffness terms (h/2) dc/dqd + (h^2/4) d(c - F + A^T lambda*)/dq: small at the steps the
+// scheme is used with, and the iteration then needs no derivatives of c and A (it converges linearly, at a
+// rate ~ 1/(1 + alpha h^2/4 sigma) in the constraint directions, sigma an eigenvalue of A M^-1 A^T, and
+// O(h^2) in the others). Stopped, after at least two iterations, when |dq| is below 1% of atol + rtol |q|
+// in the weighted RMS norm (floored at round-off) and |h(q)| below atol + rtol |q|_inf.
+// Then, with P = (h^2/4) alpha A^T A at q_{n+1} and the trapezoidal qd*, qdd*:
+//   (M + P) qd_{n+1}  = M qd*                               (velocity projection)
+//   (M + P) qdd_{n+1} = M qdd* - (h^2/4) alpha A^T Adot qd  (acceleration projection, Adot qd at the new qd)
+// (scleronomic constraints: no h_t terms). M + P is positive definite whatever the rank of A, so redundant
+// constraints (bricard) need nothing special. lambda written: -lambda* after the last update (the suite's
+// convention M qdd + c = F + A^T lambda), at the step end. A step whose Newton does not converge in
+// kMaxNewtonIterations is rejected and halved (after Drake's fixed-step integrators; later steps double
+// back to dt); below dt/16 the run ends "failed" naming alpha h^2/4 (halving slows the multiplier iteration
+// down, so it cannot rescue a stalled one). Statistics: rhs_evals counts model
+// evaluations (one per Newton iteration, two for the projections), newton_iterations the iterations.
+// Dense output: cubic Hermite from the end-point (q, qd) and (qd, qdd) of the projections (f_ holds those,
+// not the formulation's rhs: no extra evaluation per step).
+//
+// With any other formulation the method refuses to run (one line): an implicit trapezoidal rule on another
+// formulation's ODE would duplicate implicit_midpoint (same order, A-stable, Newton on a difference
+// Jacobian), and the suite wants this method for what it is, the index-3 reference scheme. With
+// augmented_lagrangian on Pfaffian problems it refuses as well (index 3 needs h(q)).
+#pragma once
+
+#include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "core/model.hpp"
+
+namespace clm {
+
+class Trapezoidal final : public Integrator {
+ public:
+  std::string name() const override { return "trapezoidal"; }
+  int order() const override { return 2; }
+  bool adaptive() const override { return false; }
+  std::string refuses_formulation(const Formulation& f) const override;
+  bool integrates_constrained_system() const override { return true; }
+  std::string accepts() const override { return "formulation augmented_lagrangian; holonomic problems"; }
+  const Vec* step_multipliers() const override { return &lambda_; }
+  void interpolate(double t, Vec& y) const override;
+
+ private:
+  void do_initialize(const IntegratorSettings& s) override;
+  bool do_step(double h) override;
+  void do_reset_state() override;
+  ToleranceUse tolerance_use(const IntegratorSettings&) const override { return ToleranceUse::kNonNegative; }
+  // Newton on q_{n+1} with the multiplier updates; true when converged (q1_, lambda_star_ hold the result).
+  bool solve(double h);
+  // lambda* from the state's multipliers (the formulation's, minimum-norm) and qdd from f_.
+  void start_from_state();
+
+  const Model* model_ = nullptr;
+  std::unique_ptr<ModelWorkspace> ws_;
+  ModelTerms terms_;
+  int n_ = 0, m_ = 0;
+  double alpha_ = 0, rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0, h_tol_ = 0;
+  Vec q0_, qd0_, qdd0_, qdh_, qddh_, q1_, qd1_, qdd1_, dq_, res_, sc_, tmp_;
+  Vec lambda_star_, lambda_star_prev_, lambda_, lambda_eff_;
+  Mat T_;  // M + (h^2/4) alpha A^T A
+  Eigen::LLT<Mat> llt_;
+  double t_prev_ = 0;
+  Vec y_prev_, f_prev_;
+};
+
+}  // namespace clm
