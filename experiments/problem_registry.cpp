@@ -10,6 +10,7 @@
 #include "problems/closed_chain.hpp"
 #include "problems/contact_oscillator.hpp"
 #include "problems/contact_oscillator_nr.hpp"
+#include "problems/driven_pendulum.hpp"
 #include "problems/four_bar.hpp"
 #include "problems/iftomm_pendulum.hpp"
 #include "problems/pendulum_cartesian.hpp"
@@ -46,6 +47,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ChargedParticle>());
     r.add(registered<Bricard>());
     r.add(registered<IftommPendulum>());
+    r.add(registered<DrivenPendulum>());
     return r;
   }();
   return registry;
