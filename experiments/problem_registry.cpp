@@ -5,6 +5,7 @@
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
 #include "problems/bricard.hpp"
+#include "problems/car_axis.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 #include "problems/charged_particle.hpp"
 #include "problems/closed_chain.hpp"
@@ -48,6 +49,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<Bricard>());
     r.add(registered<IftommPendulum>());
     r.add(registered<DrivenPendulum>());
+    r.add(registered<CarAxis>());
     return r;
   }();
   return registry;
