@@ -4,6 +4,7 @@
 #include "core/problem_registry.hpp"
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
+#include "problems/ball_on_turntable.hpp"
 #include "problems/bricard.hpp"
 #include "problems/car_axis.hpp"
 #include "problems/chaplygin_sleigh.hpp"
@@ -50,6 +51,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<IftommPendulum>());
     r.add(registered<DrivenPendulum>());
     r.add(registered<CarAxis>());
+    r.add(registered<BallOnTurntable>());
     return r;
   }();
   return registry;
