@@ -18,6 +18,11 @@
 //      the way Ceres' DynamicAutoDiffCostFunction strides.
 //   3. Taylor2 at q + s qd (holonomic only): Adot qd = d^2/ds^2 h(q + s qd) (see taylor2.hpp for why
 //      not nested Jets).
+// Time-dependent problems (core/problem.hpp: h(q, t), A(q) qd + b(q, t) = 0, V(q, t)) carry t as a constant
+// through passes 1 and 2; the velocity term b is dh/dt by a Jet<1> pass seeded in t alone (holonomic) or the
+// problem's affine_term (Pfaffian); the acceleration bias is d^2/ds^2 h(q + s qd, t + s) by the Taylor2 pass with
+// t advanced too (holonomic), or the Jet<1> pass along (qd, 1) over A qd + b (Pfaffian). Problems without
+// explicit time dependence compile to the code they had (if constexpr), bit for bit.
 // On request (kConstraintCurvature, Pfaffian only) a Jet<K> pass over A(q) gives the Lagrangian derivative
 // of Phi = A qd, C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k; holonomic problems get C = 0.
 // All Jet buffers live in the workspace, so evaluate() does not touch the heap. The typed extensions
@@ -44,6 +49,11 @@ class AutoDiffModel final : public Model {
   static constexpr int N = P::kDof;
   static constexpr int C = P::kConstraints;
   static constexpr bool kHolonomic = P::kConstraintKind == ConstraintKind::kHolonomic;
+  static constexpr bool kTimeDependent = IsTimeDependent<P>;
+  static_assert(!HasAffineTerm<P> || !kHolonomic, "affine_term belongs to Pfaffian problems (kPfaffian)");
+  static_assert(!HasTimeDependentConstraint<P> || kHolonomic, "constraint(q, t, h) belongs to holonomic problems");
+  static_assert(!kTimeDependent || (!HasAnalyticTerms<P> && !HasAnalyticConstraintTerms<P>),
+                "analytic overrides are not supported for time-dependent problems");
   static constexpr int K = (N != Eigen::Dynamic && N <= 16) ? N : 8;  // gradient chunk width
   using Jet1 = ceres::Jet<double, 1>;
   using JetK = ceres::Jet<double, K>;
@@ -85,6 +95,7 @@ class AutoDiffModel final : public Model {
   int m() const override { return m_; }
   bool holonomic() const override { return kHolonomic; }
   bool gyroscopic() const override { return HasGyroscopic<P>; }
+  bool time_dependent() const override { return kTimeDependent; }
   std::vector<std::pair<std::string, double>> parameters() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));
@@ -101,7 +112,10 @@ class AutoDiffModel final : public Model {
       Ak.resize(m, n);
       qh.resize(n); Mh.resize(n, n); hh.resize(m);
       a.resize(n); a1.resize(n); ak.resize(n); ah.resize(n);
+      c1.resize(m);
     }
+    double t = 0;  // the time of the evaluation (time-dependent problems read it in every pass)
+    VecN<Jet1, C> c1;  // h(q, t + eps) or b(q + eps qd, t + eps): the time derivatives
     VecN<double, N> q, qd, v;
     MatN<double, N, N> M;
     VecN<double, C> h;
@@ -133,6 +147,7 @@ class AutoDiffModel final : public Model {
     auto& ws = static_cast<Workspace&>(base);
     ws.q = q;
     ws.qd = qd;
+    ws.t = t;
     const bool want_M = what & (kMassMatrix | kEnergy | kMomentum);
     const bool want_c = what & kBias;
 
@@ -149,7 +164,8 @@ class AutoDiffModel final : public Model {
       out.F.setZero();
       if constexpr (HasGeneralizedForce<P>) p_.generalized_force(t, q, qd, out.F);
     }
-    if (what & (kConstraintJacobian | kConstraintBias | kConstraintValue)) constraint_terms(ws, what, out);
+    if (what & (kConstraintJacobian | kConstraintBias | kConstraintValue | kConstraintRate))
+      constraint_terms(ws, what, out);
     if (what & kConstraintCurvature) constraint_curvature(ws, out);
     if (what & kLagrangianGradient) lagrangian_gradient(ws, out);
     if (what & kMomentum) out.p.noalias() = out.M * qd;
@@ -164,13 +180,14 @@ class AutoDiffModel final : public Model {
       double twice_t = 0;
       for (int i = 0; i < n_; ++i) twice_t += qd[i] * out.M.row(i).dot(qd);
       out.kinetic = 0.5 * twice_t;
-      out.potential = p_.template potential<double>(ws.q);
+      out.potential = potential_at<double>(ws.q, ws.t);
     }
   }
 
   // F must not depend on the state: problems with a generalized force (double-only) are left to finite
   // differences. A gyroscopic term is included (see dynamics_derivatives).
-  bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P>; }
+  // Nor may the problem depend on t explicitly (dynamics_derivatives has no time argument).
+  bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P> && !kTimeDependent; }
 
   // dM/dq and, for Pfaffian problems, dA/dq by one Jet<K> pass each (per K coordinates); dc/dqd from dM/dq
   // (c is quadratic in qd); dc/dq from hyper-dual passes: q + e1 qd + e2 e_l over M (n passes) gives
@@ -180,7 +197,7 @@ class AutoDiffModel final : public Model {
   // hyper-dual passes as Mdot qd, over a) and -qd . a to W.
   void dynamics_derivatives(const Vec& q, const Vec& qd, ModelWorkspace& base,
                             DynamicsDerivatives& out) const override {
-    if constexpr (HasGeneralizedForce<P>) {
+    if constexpr (HasGeneralizedForce<P> || kTimeDependent) {
       Model::dynamics_derivatives(q, qd, base, out);
     } else {
       auto& ws = static_cast<Workspace&>(base);
@@ -239,7 +256,7 @@ class AutoDiffModel final : public Model {
             for (int b = 0; b < n; ++b) row += ws.Mh(a, b) * qd[b];
             T2 += row * qd[a];
           }
-          HyperDual W = p_.template potential<HyperDual>(ws.qh) - 0.5 * T2;
+          HyperDual W = potential_at<HyperDual>(ws.qh, 0.0) - 0.5 * T2;
           if constexpr (HasGyroscopic<P>) {
             p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
             for (int a = 0; a < n; ++a) W -= ws.ah[a] * qd[a];
@@ -252,7 +269,7 @@ class AutoDiffModel final : public Model {
         for (int j = 0; j < n; ++j) {
           for (int l = j; l < n; ++l) {
             for (int k = 0; k < n; ++k) ws.qh[k] = HyperDual(q[k], k == j ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
-            p_.template constraint<HyperDual>(ws.qh, ws.hh);
+            constraint_at<HyperDual>(ws.qh, 0.0, ws.hh);
             for (int r = 0; r < m; ++r) {
               out.dA[l](r, j) = ws.hh[r].d;
               out.dA[j](r, l) = ws.hh[r].d;
@@ -329,6 +346,26 @@ class AutoDiffModel final : public Model {
   }
 
  private:
+  // The problem's potential and holonomic constraint at (q, t), in whichever form the problem writes them.
+  template <class T>
+  T potential_at(const VecN<T, N>& q, double t) const {
+    if constexpr (HasTimeDependentPotential<P>) {
+      return p_.template potential<T>(q, T(t));
+    } else {
+      (void)t;
+      return p_.template potential<T>(q);
+    }
+  }
+  template <class T>
+  void constraint_at(const VecN<T, N>& q, const T& t, VecN<T, C>& h) const {
+    if constexpr (HasTimeDependentConstraint<P>) {
+      p_.template constraint<T>(q, t, h);
+    } else {
+      (void)t;
+      p_.template constraint<T>(q, h);
+    }
+  }
+
   // Passes 1 and 2 for M and c (see the header comment).
   void mass_and_bias(Workspace& ws, bool want_c, ModelTerms& out) const {
     const int n = n_;
@@ -363,7 +400,7 @@ class AutoDiffModel final : public Model {
         for (int j = 0; j < n; ++j) row += ws.Mk(i, j) * ws.qd[j];
         T += row * ws.qd[i];
       }
-      const JetK V = p_.template potential<JetK>(ws.qk);
+      const JetK V = potential_at<JetK>(ws.qk, ws.t);
       const JetK G = gyroscopic_pairing(ws);  // qd . a(q): its gradient is Da^T qd
       const int width = std::min(K, n - start);
       for (int k = 0; k < width; ++k) out.c[start + k] += -0.5 * T.v[k] + V.v[k] - G.v[k];
@@ -383,7 +420,7 @@ class AutoDiffModel final : public Model {
         for (int j = 0; j < n; ++j) row += ws.Mk(i, j) * ws.qd[j];
         T += row * ws.qd[i];
       }
-      const JetK V = p_.template potential<JetK>(ws.qk);
+      const JetK V = potential_at<JetK>(ws.qk, ws.t);
       const JetK G = gyroscopic_pairing(ws);
       const int width = std::min(K, n - start);
       for (int k = 0; k < width; ++k) out.dL_dq[start + k] = 0.5 * T.v[k] - V.v[k] + G.v[k];
@@ -422,7 +459,7 @@ class AutoDiffModel final : public Model {
       if (what & kConstraintJacobian) {
         for (int start = 0; start < n; start += K) {
           seed_chunk(ws, start);
-          p_.template constraint<JetK>(ws.qk, ws.hk);
+          constraint_at<JetK>(ws.qk, JetK(ws.t), ws.hk);
           const int width = std::min(K, n - start);
           for (int r = 0; r < m; ++r)
             for (int k = 0; k < width; ++k) out.A(r, start + k) = ws.hk[r].v[k];
@@ -430,10 +467,20 @@ class AutoDiffModel final : public Model {
       }
       if (what & (kConstraintBias | kConstraintValue)) {
         for (int i = 0; i < n; ++i) ws.q2[i] = Taylor2(ws.q[i], ws.qd[i], 0.0);
-        p_.template constraint<Taylor2>(ws.q2, ws.h2);
+        // t + s: the time derivatives h_t qd-mixed and h_tt join the bias (t fixed when nothing depends on it).
+        constraint_at<Taylor2>(ws.q2, Taylor2(ws.t, kTimeDependent ? 1.0 : 0.0, 0.0), ws.h2);
         for (int r = 0; r < m; ++r) {
           out.Adot_qd[r] = 2.0 * ws.h2[r].c2;
           out.h[r] = ws.h2[r].c0;
+        }
+      }
+      if constexpr (kTimeDependent) {
+        if (what & kConstraintRate) {  // b = dh/dt: q fixed, t seeded
+          for (int i = 0; i < n; ++i) ws.q1[i] = Jet1(ws.q[i]);
+          Jet1 t1(ws.t);
+          t1.v[0] = 1.0;
+          constraint_at<Jet1>(ws.q1, t1, ws.c1);
+          for (int r = 0; r < m; ++r) out.b[r] = ws.c1[r].v[0];
         }
       }
     } else {
@@ -451,9 +498,25 @@ class AutoDiffModel final : public Model {
           }
           out.Adot_qd[r] = acc;
         }
+        if constexpr (HasAffineTerm<P>) {  // + d/ds b(q + s qd, t + s) = db/dq qd + db/dt; b itself
+          Jet1 t1(ws.t);
+          t1.v[0] = 1.0;
+          p_.template affine_term<Jet1>(ws.q1, t1, ws.c1);
+          for (int r = 0; r < m; ++r) {
+            out.Adot_qd[r] += ws.c1[r].v[0];
+            out.b[r] = ws.c1[r].a;
+          }
+        }
       } else if (what & kConstraintJacobian) {
         p_.template pfaffian<double>(ws.q, ws.A);
         out.A = ws.A;
+      }
+      if constexpr (HasAffineTerm<P>) {
+        if ((what & kConstraintRate) && !(what & kConstraintBias)) {
+          for (int i = 0; i < n; ++i) ws.q1[i] = Jet1(ws.q[i]);  // values only
+          p_.template affine_term<Jet1>(ws.q1, Jet1(ws.t), ws.c1);
+          for (int r = 0; r < m; ++r) out.b[r] = ws.c1[r].a;
+        }
       }
     }
   }

@@ -8,7 +8,8 @@
 
 namespace clm {
 
-ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, double tol, int max_iterations) {
+ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, double tol, int max_iterations,
+                                          double t0) {
   ProjectionReport report;
   if (model.m() == 0) return report;
   auto ws = model.make_workspace();
@@ -37,7 +38,7 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
     const double scale = std::max(1.0, q.norm());
     bool converged = false;
     for (int it = 0; it < max_iterations; ++it) {
-      model.evaluate(0.0, q, zero, kConstraintJacobian | kConstraintValue, *ws, terms);
+      model.evaluate(t0, q, zero, kConstraintJacobian | kConstraintValue, *ws, terms);
       if (terms.h.norm() <= tol * scale) {
         converged = true;
         break;
@@ -52,8 +53,8 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
       throw InputError(msg.str());
     }
   }
-  model.evaluate(0.0, q, zero, kConstraintJacobian, *ws, terms);
-  qd -= correction(terms.A, terms.A * qd);
+  model.evaluate(t0, q, zero, kConstraintJacobian | kConstraintRate, *ws, terms);
+  qd -= correction(terms.A, terms.b.size() > 0 ? Vec(terms.A * qd + terms.b) : Vec(terms.A * qd));
   report.position_distance = (q - q_given).norm();
   report.velocity_distance = (qd - qd_given).norm();
   return report;

@@ -14,7 +14,8 @@ struct ProjectionReport {
 
 // Projects in place. Throws InputError when Gauss-Newton does not reach |h| <= tol (no nearby consistent
 // configuration) or A loses rank on the way.
+// Time-dependent problems are projected onto h(q, t0) = 0 and A(q) qd + b(q, t0) = 0.
 ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, double tol = 1e-13,
-                                          int max_iterations = 50);
+                                          int max_iterations = 50, double t0 = 0.0);
 
 }  // namespace clm

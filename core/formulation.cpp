@@ -39,9 +39,11 @@ Formulation::~Formulation() = default;
 
 void Formulation::observe(double t, const Vec& y, Observation& obs) {
   read_state(t, y, obs);
-  model_->evaluate(t, obs.q, obs.qd, kEnergy | kConstraintJacobian | kConstraintValue, *ws_, terms_);
+  model_->evaluate(t, obs.q, obs.qd, kEnergy | kConstraintJacobian | kConstraintValue | kConstraintRate, *ws_,
+                   terms_);
   obs.energy = terms_.energy();
-  obs.drift_velocity = (terms_.A * obs.qd).norm();
+  // |A qd + b| for time-dependent problems (b = dh/dt, or the affine term), |A qd| otherwise.
+  obs.drift_velocity = terms_.b.size() > 0 ? (terms_.A * obs.qd + terms_.b).norm() : (terms_.A * obs.qd).norm();
   obs.drift_position = model_->holonomic() ? terms_.h.norm() : 0.0;
 }
 

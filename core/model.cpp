@@ -13,6 +13,7 @@ ModelTerms Model::make_terms() const {
   t.dL_dq = Vec::Zero(n());
   t.p = Vec::Zero(n());
   t.h = holonomic() ? Vec::Zero(m()) : Vec();
+  t.b = time_dependent() ? Vec::Zero(m()) : Vec();
   return t;
 }
 

@@ -22,7 +22,8 @@ enum ModelTerm : unsigned {
                               //            + (Da - Da^T) qd for a gyroscopic term qd . a(q) in L
   kForce = 1u << 2,           // F(t, q, qd)
   kConstraintJacobian = 1u << 3,  // A(q)
-  kConstraintBias = 1u << 4,  // Adot qd = d/dq(A(q) qd) qd
+  kConstraintBias = 1u << 4,  // Adot qd = d/dq(A(q) qd) qd; for time-dependent problems the whole bias of
+                              // A qdd + bias = 0, time derivatives included (core/problem.hpp)
   kConstraintValue = 1u << 5,  // h(q), holonomic problems only
   kEnergy = 1u << 6,          // T + V of the original Lagrangian (and ModelTerms::gyroscopic = qd . a)
   // C = [Phi], the Lagrangian derivative of Phi = A(q) qd ([seed-004], vakonomic model):
@@ -34,7 +35,11 @@ enum ModelTerm : unsigned {
   // nh_rattle: discrete Lagrangians, docs/design.md section 3). Not part of kDynamics/kAll.
   kLagrangianGradient = 1u << 8,  // dL/dq at (q, qd)
   kMomentum = 1u << 9,            // p = dL/dqd = M qd (+ a(q)); also fills M
-  kDynamics = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintValue,
+  // b(q, t) of the velocity constraint A qd + b = 0 of a time-dependent problem (core/problem.hpp): dh/dt of a
+  // rheonomic h(q, t), the affine term of A(q) qd + b(q, t) = 0. ModelTerms::b is empty (and this bit ignored)
+  // for problems without explicit time dependence.
+  kConstraintRate = 1u << 10,
+  kDynamics = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintValue | kConstraintRate,
   kAll = kDynamics | kEnergy,
 };
 
@@ -46,6 +51,7 @@ struct ModelTerms {
   Mat A;
   Vec Adot_qd;
   Vec h;  // empty for Pfaffian problems
+  Vec b;  // velocity constraint A qd + b = 0 (kConstraintRate); empty unless Model::time_dependent()
   Mat C;  // m x n, [Phi] (kConstraintCurvature); sized on the first request, so make_terms() leaves it empty
   Vec dL_dq;  // kLagrangianGradient
   Vec p;      // kMomentum
@@ -93,6 +99,10 @@ class Model {
   virtual bool holonomic() const = 0;
   // True when L has a term linear in qd, qd . a(q) (core/problem.hpp, gyroscopic): it is in c, dL/dq and p.
   virtual bool gyroscopic() const { return false; }
+  // True when the constraints or the potential depend on t explicitly (rheonomic h(q, t), affine
+  // A(q) qd + b(q, t) = 0, V(q, t); core/problem.hpp): ModelTerms::b is then sized m, the energy is not
+  // conserved, and methods that have not been extended to it refuse the problem.
+  virtual bool time_dependent() const { return false; }
   // Resolved parameter values, in declaration order.
   virtual std::vector<std::pair<std::string, double>> parameters() const = 0;
 

@@ -59,6 +59,25 @@
 //       is unchanged (the force (Da^T - Da) qd does no work). A problem with analytic_terms must then put
 //       the term in its c itself. Formulations that build their own Lagrangian from M and V (substituted,
 //       fernandez_bloch) refuse such problems.
+//
+// Explicit time dependence (rheonomic and affine constraints, moving attachments; docs/design.md section 1),
+// each optional and detected at compile time; a problem that writes one of these writes it instead of the
+// time-independent form (not both):
+//   template <class T> void constraint(const VecN<T,kDof>& q, const T& t, VecN<T,kConstraints>& h) const;
+//       a rheonomic holonomic constraint h(q, t) = 0 (kHolonomic). The core derives A = dh/dq, the velocity
+//       constraint A qd + b = 0 with b = dh/dt, and the acceleration constraint A qdd + d2/ds2 h(q + s qd, t + s)
+//       at s = 0 = 0 (qd^T h_qq qd + 2 h_qt qd + h_tt, one Taylor2 pass with t advanced too);
+//   template <class T> void affine_term(const VecN<T,kDof>& q, const T& t, VecN<T,kConstraints>& b) const;
+//       with pfaffian(q, A) (kPfaffian): affine Pfaffian constraints A(q) qd + b(q, t) = 0 (a surface that
+//       moves, a turntable). The acceleration constraint is A qdd + (d/dq(A qd) qd + db/dq qd + db/dt) = 0,
+//       from one Jet<1> pass along (qd, 1). A(q) itself stays time-independent;
+//   template <class T> T potential(const VecN<T,kDof>& q, const T& t) const;
+//       a potential with explicit time dependence V(q, t) (a spring attached to a moving point): the force
+//       is -dV/dq at t; the energy T + V(q, t) is then not conserved.
+// Such a problem is "time-dependent" (Model::time_dependent()): ModelTerms::b holds the velocity term b, and
+// ModelTerms::Adot_qd the whole acceleration-level bias including the time derivatives. Formulations and
+// integrators that have not been extended to it refuse it in one line (formulations/registry.cpp,
+// Integrator::refuses_formulation).
 // The typed extensions built from these (velocity basis, substitution, restricted Lagrangian, constraint
 // analysis) are Model capabilities (core/model.hpp), attached when the problem is registered.
 //
@@ -68,6 +87,7 @@
 #include <array>
 #include <string_view>
 
+#include "core/taylor2.hpp"
 #include "core/types.hpp"
 
 namespace clm {
@@ -127,6 +147,29 @@ template <class P>
 concept HasGyroscopic = requires(const P& p, const VecN<double, P::kDof>& q, VecN<double, P::kDof>& a) {
   p.gyroscopic(q, a);
 };
+
+// Explicit time dependence (see the header comment).
+// Detected with the Taylor2 scalar, so that t must be the scalar type (a helper such as ContactOscillator's
+// static potential(q, eps) with a double parameter is not mistaken for V(q, t)).
+template <class P>
+concept HasTimeDependentConstraint =
+    requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t, VecN<Taylor2, P::kConstraints>& h) {
+      p.template constraint<Taylor2>(q, t, h);
+    };
+
+template <class P>
+concept HasAffineTerm =
+    requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t, VecN<Taylor2, P::kConstraints>& b) {
+      p.template affine_term<Taylor2>(q, t, b);
+    };
+
+template <class P>
+concept HasTimeDependentPotential = requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t) {
+  { p.template potential<Taylor2>(q, t) } -> std::convertible_to<Taylor2>;
+};
+
+template <class P>
+concept IsTimeDependent = HasTimeDependentConstraint<P> || HasAffineTerm<P> || HasTimeDependentPotential<P>;
 
 template <class P>
 concept HasPublishedReference = requires {

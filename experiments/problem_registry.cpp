@@ -4,12 +4,15 @@
 #include "core/problem_registry.hpp"
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
+#include "problems/ball_on_turntable.hpp"
 #include "problems/bricard.hpp"
+#include "problems/car_axis.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 #include "problems/charged_particle.hpp"
 #include "problems/closed_chain.hpp"
 #include "problems/contact_oscillator.hpp"
 #include "problems/contact_oscillator_nr.hpp"
+#include "problems/driven_pendulum.hpp"
 #include "problems/four_bar.hpp"
 #include "problems/iftomm_pendulum.hpp"
 #include "problems/pendulum_cartesian.hpp"
@@ -46,6 +49,9 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ChargedParticle>());
     r.add(registered<Bricard>());
     r.add(registered<IftommPendulum>());
+    r.add(registered<DrivenPendulum>());
+    r.add(registered<CarAxis>());
+    r.add(registered<BallOnTurntable>());
     return r;
   }();
   return registry;

@@ -64,7 +64,11 @@ void AccelerationFormulation::read_state(double t, const Vec& y, Observation& ob
 
 void AccelerationFormulation::constraint_acceleration_rhs(Vec& out) const {
   out.noalias() = -terms_.Adot_qd;
-  if (options_.baumgarte_alpha != 0) out.noalias() -= (2 * options_.baumgarte_alpha) * (terms_.A * qd_);
+  if (options_.baumgarte_alpha != 0) {
+    out.noalias() -= (2 * options_.baumgarte_alpha) * (terms_.A * qd_);
+    // The velocity constraint of a time-dependent problem is A qd + b = 0 (b empty otherwise).
+    if (terms_.b.size() > 0) out.noalias() -= (2 * options_.baumgarte_alpha) * terms_.b;
+  }
   if (options_.baumgarte_beta != 0 && model_->holonomic())
     out.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * terms_.h;
 }

@@ -85,9 +85,10 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
   }
   if (velocity) {
     q_ = q;
-    evaluate(t, q_, kMassMatrix | kConstraintJacobian);
+    evaluate(t, q_, kMassMatrix | kConstraintJacobian | kConstraintRate);
     factor_constraints();
     mu_.noalias() = terms_.A * qd;
+    if (terms_.b.size() > 0) mu_ += terms_.b;  // A qd + b(q, t) = 0 of a time-dependent problem
     llt_S_.solveInPlace(mu_);
     dq_.noalias() = MinvAt_ * mu_;
     const double correction = dq_.lpNorm<Eigen::Infinity>();

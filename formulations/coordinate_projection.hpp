@@ -5,6 +5,8 @@
 //   position:  q <- q - M^-1 A^T (A M^-1 A^T)^-1 h(q), iterated (Gauss-Newton, A at the iterate, M frozen at
 //              the unprojected q) until |h|_inf <= 1e-14 max(1, |q|_inf);
 //   velocity:  qd <- qd - M^-1 A^T (A M^-1 A^T)^-1 A qd with M, A at the (projected) q: exact in one step.
+// For time-dependent problems (core/problem.hpp) both at the step's time t: h(q, t) = 0 and A qd + b(q, t) = 0
+// (A qd + b replaces A qd above).
 // It applies to every formulation whose state starts with (q, qd) (Formulation::state_starts_with_q_qd) and
 // to every integrator; ProjectedSystem wraps the formulation so that the driver sees the projection as the
 // system's after_step, which makes the integrators drop cached derivatives (Integrator::reset_state).

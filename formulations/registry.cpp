@@ -17,6 +17,18 @@ std::string applies_to_all(const Model&) { return {}; }
 std::string needs_constraints(const Model& m) {
   return m.m() > 0 ? std::string() : "problem " + m.name() + " has no constraints to penalize or vary";
 }
+// Formulations written for h(q) = 0 / A(q) qd = 0 and V(q) only: a time-dependent problem (core/problem.hpp:
+// h(q, t), A(q) qd + b(q, t) = 0, V(q, t)) is refused in one line rather than integrated wrongly, before the
+// formulation's own test.
+std::function<std::string(const Model&)> without_time_dependence(std::string formulation,
+                                                                  std::function<std::string(const Model&)> next) {
+  return [formulation = std::move(formulation), next = std::move(next)](const Model& m) -> std::string {
+    if (m.time_dependent())
+      return "formulation " + formulation + " does not support time-dependent constraints or potentials (problem " +
+             m.name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)); use kkt or schur";
+    return next(m);
+  };
+}
 }  // namespace
 
 Registry<FormulationEntry>& formulation_registry() {
@@ -35,37 +47,37 @@ Registry<FormulationEntry>& formulation_registry() {
     r.add({"nullspace",
            "null-space projection qd = S(q) v, (S^T M S) vd = S^T (F - c - M Sdot v); natural basis or "
            "coordinate partitioning re-picked when cond(A_D) grows (seed 000 eq. 2.17-2.18)",
-           applies_to_all, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           without_time_dependence("nullspace", applies_to_all), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<NullspaceFormulation>(std::move(m), o);
            }});
     r.add({"penalty",
            "Kozlov Thm 1: no constraint, viscous anisotropic friction R_N = N/2 |A qd|^2 (+ spring k/2 |h|^2), "
            "M qdd + c = F - N A^T A qd; lambda = -N A qd - k h (seed 004)",
-           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           without_time_dependence("penalty", needs_constraints), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<PenaltyFormulation>(std::move(m), o);
            }});
     r.add({"added_mass",
            "Kozlov Thm 2: L_N = L + N/2 |A qd|^2 unconstrained; added_mass_form = direct (M + N A^T A on (q, "
            "qd)) or multiplier ((q, qd, lambda = -N A qd), vakonomic KKT with compliance 1/N) (seed 004)",
-           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           without_time_dependence("added_mass", needs_constraints), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return make_added_mass(std::move(m), o);
            }});
     r.add({"vakonomic",
            "Lagrange's variational problem: [L] = F + lambda [Phi] + lambdadot A^T, state (q, qd, lambda), "
            "[M -A^T; A 0][qdd; lambdadot] = [F - c + C^T lambda; -Adot qd]; lambda(0) = lambda0 (seed 004)",
-           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           without_time_dependence("vakonomic", needs_constraints), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<VakonomicFormulation>(std::move(m), o);
            }});
     r.add({"substituted",
            "seed 002's mistake: solve A qd = 0 for the problem's eliminated velocities, substitute into L and "
            "apply the unconstrained Euler-Lagrange equations in the rest, M_c vd = S^T F - c_c; lambda = NaN",
-           SubstitutedFormulation::refuses, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           without_time_dependence("substituted", SubstitutedFormulation::refuses), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<SubstitutedFormulation>(std::move(m), o);
            }});
     r.add({"fernandez_bloch",
            "restricted Lagrangian L~ = L - Phi_a v^a, Phi_a = qd^T M X_a (seed 003): M~ qdd + c~ = F unconstrained, "
            "M~ = M - (M X A + A^T X^T M) by pivoted LU; logs the theorem's condition residuals fb_condition_1/2",
-           [](const Model& m) -> std::string {
+           without_time_dependence("fernandez_bloch", [](const Model& m) -> std::string {
              if (m.m() == 0) return "problem " + m.name() + " has no constraints to restrict";
              if (m.holonomic())
                return "problem " + m.name() + " has holonomic constraints; fernandez_bloch (seed 003) is for "
@@ -74,7 +86,7 @@ Registry<FormulationEntry>& formulation_registry() {
                return "problem " + m.name() + " has a gyroscopic term qd . a(q) in its Lagrangian, which the "
                       "restricted Lagrangian does not carry";
              return {};
-           },
+           }),
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<FernandezBlochFormulation>(std::move(m), o);
            }});

@@ -232,7 +232,11 @@ bool solve_saddle_point(const ModelTerms& terms, const Vec& f, const Vec& qd, do
   K.bottomRightCorner(m, m).diagonal().setConstant(compliance);  // the off-diagonal stays 0
   Vec& gamma = ws.gamma_;
   gamma.noalias() = -terms.Adot_qd;
-  if (stabilization.alpha != 0) gamma.noalias() -= (2 * stabilization.alpha) * (terms.A * qd);
+  if (stabilization.alpha != 0) {
+    gamma.noalias() -= (2 * stabilization.alpha) * (terms.A * qd);
+    // The velocity constraint of a time-dependent problem is A qd + b = 0 (b empty otherwise).
+    if (terms.b.size() > 0) gamma.noalias() -= (2 * stabilization.alpha) * terms.b;
+  }
   if (stabilization.beta != 0) gamma.noalias() -= (stabilization.beta * stabilization.beta) * terms.h;
   ws.b_.head(n) = f;
   ws.b_.tail(m) = gamma;

@@ -213,6 +213,7 @@ std::string IdaIntegrator::refuses(const IntegratorSettings& settings) const {
 
 std::string IdaIntegrator::refuses_formulation(const Formulation& f) const {
   if (std::string why = kkt_only_refusal(name(), f); !why.empty()) return why;
+  if (std::string why = time_dependence_refusal(name(), f.model()); !why.empty()) return why;
   if (f.options().baumgarte_alpha != 0 || f.options().baumgarte_beta != 0)
     return "integrator ida solves the constraints themselves (GGL index-2 DAE); kkt's Baumgarte gains belong to "
            "kkt's ODE and do not apply (set baumgarte_alpha = baumgarte_beta = 0)";

@@ -7,6 +7,7 @@ namespace clm {
 std::string Rattle::refuses_formulation(const Formulation& f) const {
   if (std::string why = kkt_only_refusal(name(), f); !why.empty()) return why;
   const Model& model = f.model();
+  if (std::string why = time_dependence_refusal(name(), model); !why.empty()) return why;
   if (!model.holonomic())
     return "integrator rattle: holonomic problems only; problem " + model.name() +
            " has Pfaffian (nonholonomic) constraints (use dla or nh_rattle)";

@@ -1,11 +1,14 @@
 #include "integrators/verlet.hpp"
 
+#include "integrators/mechanical_system.hpp"
+
 
 namespace clm {
 
 std::string Verlet::refuses_formulation(const Formulation& f) const {
   const Model& model = f.model();
   const std::string fname = f.name();
+  if (std::string why = time_dependence_refusal(name(), model); !why.empty()) return why;
   if (model.m() == 0 && f.state_starts_with_q_qd() && f.dimension() == 2 * model.n()) return {};
   if (fname == "penalty") return {};
   if (fname == "kkt" || fname == "schur") {
