@@ -18,6 +18,7 @@
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
 #include "problems/sphere_in_disguise.hpp"
+#include "problems/suslov.hpp"
 
 namespace clm {
 
@@ -46,6 +47,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ChargedParticle>());
     r.add(registered<Bricard>());
     r.add(registered<IftommPendulum>());
+    r.add(registered<Suslov>());
     return r;
   }();
   return registry;
