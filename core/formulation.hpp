@@ -39,6 +39,9 @@ struct FormulationOptions {
   // Coordinate projection after every accepted step: none | position | velocity | both (position applies to
   // holonomic problems; formulations/coordinate_projection.hpp). Applied by the runner, not the formulation.
   std::string projection = "none";
+  // servo: the covector field B(q) along which the control force B^T lambda realizes the constraints
+  // (formulations/servo_direction.hpp): "constraint" (B = A, the ideal reaction) or a field the problem names.
+  std::string servo_direction = "constraint";
 };
 
 // What a run records at one sample time.

@@ -6,6 +6,7 @@
 #include "formulations/nullspace_formulation.hpp"
 #include "formulations/penalty_formulation.hpp"
 #include "formulations/schur_formulation.hpp"
+#include "formulations/servo_formulation.hpp"
 #include "formulations/substituted_formulation.hpp"
 #include "formulations/vakonomic_formulation.hpp"
 
@@ -76,6 +77,13 @@ Registry<FormulationEntry>& formulation_registry() {
            },
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<FernandezBlochFormulation>(std::move(m), o);
+           }});
+    r.add({"servo",
+           "Beghin's servo constraints: A qd = 0 realized by a control force B^T lambda along the problem's field "
+           "B (servo_direction; B = A by default), [M -B^T; A 0] by Schur on A M^-1 B^T; logs and checks the "
+           "realizability A M^-1 B^T != 0 (seed 004)",
+           ServoFormulation::refuses, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<ServoFormulation>(std::move(m), o);
            }});
     return r;
   }();

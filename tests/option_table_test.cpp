@@ -47,6 +47,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.repartition_threshold", "20"},
     {"formulation.initial_offset", "1e-3"},
     {"formulation.projection", "velocity"},  // the sleigh is nonholonomic: velocity is the admissible one
+    {"formulation.servo_direction", "lateral_com"},
     {"reference.compute", "true"},
     {"reference.formulation", "schur"},
     {"reference.integrator", "radau5"},
