@@ -53,14 +53,16 @@ bool ServoFormulation::factor() {
   llt_M_.compute(terms_.M);
   if (llt_M_.info() != Eigen::Success || !well_conditioned(pivot_ratio(llt_M_.matrixLLT().diagonal().cwiseAbs2())))
     return false;
-  if (which_ < 0)
-    B_ = terms_.A;
-  else
-    directions_->evaluate(which_, q_, *directions_ws_, B_);
   X_ = terms_.A.transpose();
   llt_M_.matrixL().solveInPlace(X_);
-  Y_ = B_.transpose();
-  llt_M_.matrixL().solveInPlace(Y_);
+  if (which_ < 0) {  // B = A: Y = X
+    B_ = terms_.A;
+    Y_ = X_;
+  } else {
+    directions_->evaluate(which_, q_, *directions_ws_, B_);
+    Y_ = B_.transpose();
+    llt_M_.matrixL().solveInPlace(Y_);
+  }
   R_.noalias() = X_.transpose() * Y_;
   SA_.noalias() = X_.transpose() * X_;
   SB_.noalias() = Y_.transpose() * Y_;

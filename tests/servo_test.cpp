@@ -63,9 +63,11 @@ TEST(Servo, IdealReactionEqualsKkt) {
     std::string problem;
     std::map<std::string, double> params;
     double t_end;
+    double baumgarte = 0;  // alpha = beta, read by kkt and servo alike
   };
   const std::vector<Case> cases = {{"chaplygin_sleigh", {{"b", 0.4}, {"Ic", 0.3}}, 5.0},
                                    {"slider_crank", {}, 2.0},
+                                   {"slider_crank", {}, 2.0, 5.0},
                                    {"pendulum_polar", {{"fx", 0.7}}, 3.0},
                                    {"suslov", {{"l1", 0.3}, {"I12", 0.2}}, 5.0}};
   for (const auto& c : cases) {
@@ -77,6 +79,7 @@ TEST(Servo, IdealReactionEqualsKkt) {
     rs.dt = 1e-3;
     rs.t_end = c.t_end;
     rs.output_every = 0.1;
+    rs.options.baumgarte_alpha = rs.options.baumgarte_beta = c.baumgarte;
     const auto kkt = run(model, "kkt", q0, qd0, rs);
     const auto servo = run(model, "servo", q0, qd0, rs);
     const Difference d = max_difference(kkt, servo);
@@ -86,13 +89,13 @@ TEST(Servo, IdealReactionEqualsKkt) {
       ASSERT_EQ(servo.obs[k].extras.size(), 1u);
       realizability_err = std::max(realizability_err, std::abs(servo.obs[k].extras[0] - 1));
     }
-    // Observed (rounding only): at most 7e-14 in q, 1.2e-13 in qd, 1.1e-14 in lambda (suslov, slider_crank).
+    // Observed (rounding only): at most 7e-14 in q, 1.9e-13 in qd, 7.6e-13 / 12 in lambda (suslov, slider_crank).
     EXPECT_LT(d.q, 1e-12) << c.problem;
     EXPECT_LT(d.qd, 1e-12) << c.problem;
     EXPECT_LT(d.lambda, 1e-12 * std::max(1.0, lambda_scale)) << c.problem;
     EXPECT_LT(realizability_err, 1e-13) << c.problem;
-    std::printf("servo B = A vs kkt, %s: |dq| %.1e |dqd| %.1e |dlambda| %.1e (scale %.2g)\n", c.problem.c_str(), d.q,
-                d.qd, d.lambda, lambda_scale);
+    std::printf("servo B = A vs kkt, %s (Baumgarte %g): |dq| %.1e |dqd| %.1e |dlambda| %.1e (scale %.2g)\n",
+                c.problem.c_str(), c.baumgarte, d.q, d.qd, d.lambda, lambda_scale);
   }
 }
 
@@ -314,4 +317,18 @@ TEST(Servo, CliRefusesUnrealizableServoInOneLine) {
       "run --problem suslov --formulation servo --integrator dopri5 --t-end 1 --servo-direction control_torque "
       "--param I11=1 --param I22=1 --param I33=1 --param I13=0 --param I23=0 --param n1=1 --param n3=0 --out x.h5");
   clm::testing::expect_one_line_error(r, 1, {"realizability", "suslov", "control_torque", "at q0"});
+}
+
+// With B != A the reference is a servo run with the same field, not the problem's (nonholonomic) closed form.
+TEST(Servo, ReferenceOfAServoRunIsAServoRun) {
+  clm::testing::ScratchDir dir("servo_reference");
+  const auto r = dir.run(
+      "run --problem chaplygin_sleigh --formulation servo --servo-direction lateral_com --integrator dopri5 "
+      "--t-end 2 --rtol 1e-8 --atol 1e-10 --reference --out s.h5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE((r.out + r.err).find("reference run servo/dopri5"), std::string::npos) << r.out << r.err;
+  const auto info = dir.run("info s.h5");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("reference_run"), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("closed_form"), std::string::npos) << info.out;
 }
