@@ -158,11 +158,13 @@ void BM_FloorSchurLlt(benchmark::State& state) {
 }
 
 const char* const kProblems[] = {"pendulum_polar", "pendulum_cartesian", "slider_crank",    "four_bar",
-                                 "chaplygin_sleigh", "rolling_disk",      "skate_incline", "sphere_in_disguise"};
+                                 "chaplygin_sleigh", "rolling_disk",      "skate_incline", "sphere_in_disguise",
+                                 "suslov"};
 const char* const kFormulations[] = {"kkt", "schur", "nullspace"};
 // Per zoo problem, every formulation (refused pairs are skipped with the reason).
 const char* const kAllFormulations[] = {"kkt",        "schur",       "nullspace",  "penalty",        "added_mass",
-                                        "added_mass_multiplier", "vakonomic", "substituted", "fernandez_bloch"};
+                                        "added_mass_multiplier", "vakonomic", "substituted", "fernandez_bloch",
+                                        "servo"};
 
 int register_all() {
   for (const char* p : kProblems) {

@@ -50,6 +50,9 @@ struct FormulationOptions {
   double al_omega = 10;
   long al_iterations = 10;
   double al_tolerance = 1e-10;
+  // servo: the covector field B(q) along which the control force B^T lambda realizes the constraints
+  // (formulations/servo_direction.hpp): "constraint" (B = A, the ideal reaction) or a field the problem names.
+  std::string servo_direction = "constraint";
 };
 
 // What a run records at one sample time.

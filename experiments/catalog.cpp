@@ -7,6 +7,7 @@
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "experiments/value_parsing.hpp"
+#include "formulations/servo_direction.hpp"
 
 namespace clm {
 
@@ -40,6 +41,12 @@ std::string format_catalog(const std::string& what) {
       for (const auto& s : lhs) pw = std::max(pw, s.size());
       for (size_t i = 0; i < lhs.size(); ++i)
         out << "      " << pad(lhs[i], pw) << "  " << e->parameters[i].description << "\n";
+      // The problem's own servo directions (formulation servo, [formulation] servo_direction).
+      if (const auto* servo = e->make({}, true)->capability<ServoDirections>()) {
+        out << "      servo_direction: " << kServoConstraintDirection;
+        for (const auto& name : servo->names()) out << ", " << name;
+        out << "\n";
+      }
     }
   }
   if (what.empty() || what == "formulations") {

@@ -1,6 +1,6 @@
 // Where a problem's typed capabilities (core/model.hpp) are built: the templated builders of the
 // formulations that use them (velocity basis, substitution, restricted Lagrangian with its transversal
-// frame) and of `clmbench analyze` (constraint analysis), instantiated for the problem type P. This header
+// frame, servo directions) and of `clmbench analyze` (constraint analysis), instantiated for the problem type P. This header
 // sits in the experiments layer because it is the one that may see problems, formulations and its own
 // commands; the registry (experiments/problem_registry.cpp) and tests with test-only problems use it.
 #pragma once
@@ -11,6 +11,7 @@
 #include "experiments/constraint_analysis.hpp"
 #include "experiments/vakonomic_closed_form.hpp"
 #include "formulations/restricted_lagrangian.hpp"
+#include "formulations/servo_direction.hpp"
 #include "formulations/substitution.hpp"
 #include "formulations/velocity_basis.hpp"
 
@@ -23,6 +24,7 @@ void add_capabilities(Model& model, const P& p) {
   add_restricted_lagrangian(model, p);
   add_constraint_analyzer(model, p);
   add_vakonomic_closed_form(model, p);
+  add_servo_directions(model, p);
 }
 
 // An AutoDiffModel<P> with every capability P supports, as the registry makes them (for problems that are

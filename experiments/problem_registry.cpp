@@ -21,6 +21,7 @@
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
 #include "problems/sphere_in_disguise.hpp"
+#include "problems/suslov.hpp"
 
 namespace clm {
 
@@ -52,6 +53,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<DrivenPendulum>());
     r.add(registered<CarAxis>());
     r.add(registered<BallOnTurntable>());
+    r.add(registered<Suslov>());
     return r;
   }();
   return registry;

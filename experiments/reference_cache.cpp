@@ -49,6 +49,7 @@ std::string settings_text(const RunSpec& reference) {
 
 bool has_closed_form_reference(const PreparedRun& run) {
   if (follows_vakonomic_motion(run)) return false;  // the closed forms are nonholonomic motions
+  if (follows_servo_motion(run.spec)) return false;
   Vec q, qd;
   return run.model->closed_form(0.0, run.q0, run.qd0, q, qd);
 }
@@ -72,6 +73,10 @@ RunSpec reference_spec(const RunSpec& run, const Vec& q0, const Vec& qd0, bool v
   const bool reads_lambda0 =
       run.formulation == "vakonomic" || (run.formulation == "added_mass" && run.options.added_mass_form == "multiplier");
   if (vakonomic_motion && reads_lambda0) ref.options.lambda0 = run.options.lambda0;
+  if (!vakonomic_motion && follows_servo_motion(run)) {
+    ref.formulation = "servo";
+    ref.options.servo_direction = run.options.servo_direction;
+  }
   return ref;
 }
 

@@ -140,14 +140,14 @@ const std::vector<Option<RunSpec>>& run_options() {
     r.back().no_effect = read_by({"penalty", "added_mass"});
     r.push_back(o::number<RunSpec>("formulation", "baumgarte_alpha",
                                    [](auto& s) -> auto& { return s.options.baumgarte_alpha; }, any_number(), "1/s",
-                                   "Baumgarte velocity gain (kkt, schur): -2 alpha A qd", "baumgarte-alpha",
+                                   "Baumgarte velocity gain (kkt, schur, servo): -2 alpha A qd", "baumgarte-alpha",
                                    "formulation.baumgarte_alpha"));
-    r.back().no_effect = read_by({"kkt", "schur"});
+    r.back().no_effect = read_by({"kkt", "schur", "servo"});
     r.push_back(o::number<RunSpec>("formulation", "baumgarte_beta",
                                    [](auto& s) -> auto& { return s.options.baumgarte_beta; }, any_number(), "1/s",
-                                   "Baumgarte position gain (kkt, schur; holonomic): -beta^2 h", "baumgarte-beta",
+                                   "Baumgarte position gain (kkt, schur, servo; holonomic): -beta^2 h", "baumgarte-beta",
                                    "formulation.baumgarte_beta"));
-    r.back().no_effect = holonomic_and(read_by({"kkt", "schur"}));
+    r.back().no_effect = holonomic_and(read_by({"kkt", "schur", "servo"}));
     r.push_back(o::number<RunSpec>("formulation", "k", [](auto& s) -> auto& { return s.options.k; }, non_negative(), "",
                                    "penalty position spring k/2 |h|^2 (holonomic problems)", "k", "formulation.k"));
     r.back().no_effect = holonomic_and(read_by({"penalty"}));
@@ -218,6 +218,13 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "fraction of |lambda*| (max norm; the ODE form)",
                                    "al-tolerance", "formulation.al_tolerance"));
     r.back().no_effect = read_by({"augmented_lagrangian"});
+    r.push_back(o::name<RunSpec>("formulation", "servo_direction",
+                                 [](auto& s) -> auto& { return s.options.servo_direction; }, nullptr,
+                                 "constraint or a servo_direction of the problem (clmbench list problems)",
+                                 "servo: the covector field B(q) of the control force B^T lambda that realizes the "
+                                 "constraints; constraint = A (the ideal reaction, the nonholonomic motion)",
+                                 "servo-direction", "formulation.servo_direction"));
+    r.back().no_effect = read_by({"servo"});
     // [reference]: the reference run of problems without a closed-form motion (experiments/reference_cache.hpp).
     r.push_back(o::boolean<RunSpec>("reference", "compute", [](auto& s) -> auto& { return s.reference.compute; },
                                     "clmbench run: compute a reference run for runs whose problem has no closed-form "

@@ -14,6 +14,7 @@
 #include "experiments/thread_cpu_time.hpp"
 #include "integrators/implicit_integrator.hpp"
 #include "experiments/value_parsing.hpp"
+#include "formulations/servo_direction.hpp"
 
 namespace clm {
 
@@ -31,6 +32,10 @@ std::string short_number(double v) {
 }
 
 }  // namespace
+
+bool follows_servo_motion(const RunSpec& spec) {
+  return spec.formulation == "servo" && spec.options.servo_direction != kServoConstraintDirection;
+}
 
 PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused) {
   PreparedRun run;
@@ -156,7 +161,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   double last_sample_t = 0;
   const AccuracySettings accuracy{
       .t_end = run.spec.t_end, .rtol = run.spec.rtol, .atol = run.spec.atol, .reference = reference};
-  RunSummaryAccumulator summary(model, r.q0, r.qd0, f.vakonomic_motion() && !model.holonomic(), accuracy);
+  RunSummaryAccumulator summary(model, r.q0, r.qd0,
+                                (f.vakonomic_motion() && !model.holonomic()) || follows_servo_motion(run.spec),
+                                accuracy);
   double output_cpu = 0;  // thread CPU time spent in record_sample
   auto record_sample = [&](double t, const Vec& y) {
     // Timed apart from the integration: observation, summary and writing are not the method's work.

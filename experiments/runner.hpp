@@ -93,6 +93,11 @@ double sample_bound(const RunSpec& spec);
 // not read is named once on `log` ("clmbench: warning: ...") and kept in PreparedRun::warnings.
 PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused = true);
 
+// A servo run whose field B is not A (formulation.servo_direction != constraint) follows a motion of its own
+// (formulations/servo_formulation.hpp): the problem's closed form (a nonholonomic motion) is not its
+// reference, a servo run with the same field is (experiments/reference_cache.cpp).
+bool follows_servo_motion(const RunSpec& spec);
+
 // Integrates, feeds `observer` (may be null) and summarizes; keeps the samples in the record when
 // keep_samples. Divergence and numerical failure become the record's status; never throws for them
 // (an AbortRun from the observer propagates).

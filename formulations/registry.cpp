@@ -7,6 +7,7 @@
 #include "formulations/nullspace_formulation.hpp"
 #include "formulations/penalty_formulation.hpp"
 #include "formulations/schur_formulation.hpp"
+#include "formulations/servo_formulation.hpp"
 #include "formulations/substituted_formulation.hpp"
 #include "formulations/vakonomic_formulation.hpp"
 
@@ -94,8 +95,17 @@ Registry<FormulationEntry>& formulation_registry() {
            "augmented Lagrangian (Bayo, Garcia de Jalon, Serna 1988): (M + alpha A^T A) qdd = F - c - A^T lambda* - "
            "alpha A^T (Adot qd + 2 xi omega A qd + omega^2 h), lambda* += alpha (A qdd + ...) a few times; redundant "
            "constraints as they are; with trapezoidal: index-3 ALI3-P",
-           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           without_time_dependence("augmented_lagrangian", needs_constraints),
+           [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<AugmentedLagrangianFormulation>(std::move(m), o);
+           }});
+    r.add({"servo",
+           "Beghin's servo constraints: A qd = 0 realized by a control force B^T lambda along the problem's field "
+           "B (servo_direction; B = A by default), [M -B^T; A 0] by Schur on A M^-1 B^T; logs and checks the "
+           "realizability A M^-1 B^T != 0 (seed 004)",
+           without_time_dependence("servo", ServoFormulation::refuses),
+           [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<ServoFormulation>(std::move(m), o);
            }});
     return r;
   }();

@@ -65,6 +65,20 @@ struct ChaplyginSleigh {
     A(0, 1) = cos(q[2]);
     A(0, 2) = T(-b);
   }
+  // Servo directions (formulations/servo_direction.hpp; [seed-004], Beghin): "lateral_com", a sideways force
+  // lambda (-sin theta, cos theta) applied at the centre of mass instead of at the blade (the ideal reaction
+  // A^T lambda also carries the torque -b lambda). It keeps the blade from slipping (A M^-1 B^T = 1/m) but
+  // exerts no torque, so thetad stays constant; the reduced motion is u' = b w^2 (u grows linearly), with
+  // lambda = m w u, and the force does work m b w^2 u (tests/servo_test.cpp derives and checks it).
+  static constexpr std::array<const char*, 1> kServoDirections = {"lateral_com"};
+  template <class T>
+  void servo_direction(const VecN<T, 3>& q, MatN<T, 1, 3>& B, int /*which*/) const {
+    using std::cos;
+    using std::sin;
+    B(0, 0) = -sin(q[2]);
+    B(0, 1) = cos(q[2]);
+    B(0, 2) = T(0.0);
+  }
   // Translation along the blade and rotation about the blade point [seed-000, after eq. 2.18].
   // Transversal frame for fernandez_bloch: the sideways direction of the blade, (-sin, cos, 0), A X = 1.
   template <class T>

@@ -20,7 +20,8 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 four_bar: bar centres; closed_chain: joints; slider_crank: crank pin, slider)
     <stem>_body_velocities.png  nonholonomic problems: sleigh u1 = xd cos(theta) + yd sin(theta) and
                                 omega = thetad; skate forward speed xd cos(phi) + yd sin(phi) and phid;
-                                rolling disk rolling rate thetad and heading rate phid
+                                rolling disk rolling rate thetad and heading rate phid; suslov body
+                                angular velocity omega1..3
     <stem>_error.png            `clmbench kozlov` files: max |q_i - q_ref,i| over the coordinates of one
                                 unit (m, rad) against time, against the study's reference run
     <stem>_difference.png       other files where runs of one problem start from the same parameters and
@@ -111,7 +112,7 @@ EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energ
                "invariant_residual": "units of the invariant"}
 PLANAR = {"charged_particle", "chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
           "four_bar", "closed_chain", "slider_crank"}
-NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk"}
+NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk", "suslov"}
 # The adaptive integrators (`clmbench list integrators` says "adaptive"): their runs are ordered and labelled by
 # rtol, the fixed-step ones by dt.
 ADAPTIVE = {"dopri5", "radau5", "cvode", "ida"}
@@ -738,6 +739,12 @@ def body_velocities(r):
                 ("phid (turning rate)", "rad/s", qd[:, 2])]
     if problem == "rolling_disk" and q.shape[1] == 4:
         return [("thetad (rolling rate)", "rad/s", qd[:, 2]), ("phid (heading rate)", "rad/s", qd[:, 3])]
+    if problem == "suslov" and q.shape[1] == 3:
+        # Body angular velocity of the ZXZ chart q = (phi, theta, psi) (problems/suslov.hpp, J(q) qd).
+        st, ct, sp, cp = np.sin(q[:, 1]), np.cos(q[:, 1]), np.sin(q[:, 2]), np.cos(q[:, 2])
+        return [("omega1 (body axis 1)", "rad/s", qd[:, 0] * st * sp + qd[:, 1] * cp),
+                ("omega2 (body axis 2)", "rad/s", qd[:, 0] * st * cp - qd[:, 1] * sp),
+                ("omega3 (body axis 3)", "rad/s", qd[:, 0] * ct + qd[:, 2])]
     return None
 
 
