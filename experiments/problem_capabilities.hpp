@@ -9,6 +9,7 @@
 
 #include "core/autodiff_model.hpp"
 #include "experiments/constraint_analysis.hpp"
+#include "experiments/steady_motion.hpp"
 #include "formulations/restricted_lagrangian.hpp"
 #include "formulations/substitution.hpp"
 #include "formulations/velocity_basis.hpp"
@@ -21,6 +22,7 @@ void add_capabilities(Model& model, const P& p) {
   add_substitution(model, p);
   add_restricted_lagrangian(model, p);
   add_constraint_analyzer(model, p);
+  add_steady_motion(model, p);  // problems with a steady motion only (analyze --speed)
 }
 
 // An AutoDiffModel<P> with every capability P supports, as the registry makes them (for problems that are

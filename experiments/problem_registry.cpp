@@ -4,6 +4,7 @@
 #include "core/problem_registry.hpp"
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
+#include "problems/bicycle.hpp"
 #include "problems/bricard.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 #include "problems/charged_particle.hpp"
@@ -46,6 +47,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ChargedParticle>());
     r.add(registered<Bricard>());
     r.add(registered<IftommPendulum>());
+    r.add(registered<Bicycle>());
     return r;
   }();
   return registry;
