@@ -169,6 +169,7 @@ def main(argv):
             "long": make(binary, tmp, ["run", "--problem", "pendulum_cartesian", "--formulation", "kkt",
                                        "--integrator", "rk4", "--dt", "0.01", "--t-end", "100",
                                        "--output-every", "0.01"], "long.h5"),
+            "speeds": make(binary, tmp, ["analyze", "--problem", "bicycle", "--speed", "0:10:0.5"], "speeds.h5"),
         }
         # A tolerance sweep: plotted once (its 19 runs would slow the loops over every figure below).
         wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
@@ -198,6 +199,7 @@ def main(argv):
             "long": ["drift", "energy", "lambda", "q", "qd", "trajectory", "growth"],
             "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
             "wp": ["work_precision_cpu", "work_precision_rhs"],
+            "speeds": ["eigenvalues"],
         }
         for key, kinds in expected.items():
             for kind in kinds:
@@ -209,6 +211,8 @@ def main(argv):
         # A difference between runs is not named an error (the quickstart has no reference run).
         check(not os.path.exists(os.path.join(tmp, "quickstart_error.png")), "quickstart has no *_error.png")
         # No tolerance sweep, no work-precision diagram (quickstart: one tolerance per run).
+        # An analyze --speed file is its eigenvalue plot only (no runs).
+        check(not os.path.exists(os.path.join(tmp, "speeds_drift.png")), "speeds.h5 has no run plots")
         for key in ("quickstart", "four_bar", "kozlov", "degenerate"):
             check(not os.path.exists(os.path.join(tmp, f"{key}_work_precision_cpu.png")),
                   f"{key} has no work-precision diagram")
