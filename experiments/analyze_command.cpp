@@ -7,12 +7,22 @@
 #include "core/problem_registry.hpp"
 #include "experiments/analyze_equilibrium.hpp"
 #include "experiments/command.hpp"
+#include "experiments/hdf5_writer.hpp"
 #include "experiments/constraint_analysis.hpp"
+#include "experiments/speed_analysis.hpp"
 #include "experiments/value_parsing.hpp"
 
 namespace clm {
 
 namespace {
+
+constexpr const char* kSpeedAnalysisHelp =
+    "\nWith --speed: the linearization about the problem's steady motion at each speed (problems that declare\n"
+    "one: bicycle, steady straight running), by automatic differentiation of the nonlinear model; prints per\n"
+    "speed the eigenvalues of the linearized equations (lean/steer for the bicycle) and the speeds where the\n"
+    "stability changes, bisected to 1e-12 (bicycle: \"weave speed = ...\", \"capsize speed = ...\"); --out F.h5\n"
+    "writes /analysis/speed [K], /analysis/eigenvalues_real and /analysis/eigenvalues_imag [K, 2k].\n"
+    "Example: clmbench analyze --problem bicycle --speed 0:10:0.5 --out results/bicycle_speeds.h5\n\n";
 
 po::options_description analyze_options() {
   po::options_description o("analyze options", 100, 50);
@@ -20,6 +30,8 @@ po::options_description analyze_options() {
       ("problem", po::value<std::string>(), "problem name (clmbench list problems)")
       ("param", po::value<std::vector<std::string>>()->composing(), "name=value, repeatable: problem parameter")
       ("q0", po::value<std::string>(), "a,b,c: the configuration q to analyse (default: the problem's q0)")
+      ("speed", po::value<std::string>(), "v1,v2,... or start:stop:step: linearize about the problem's steady motion at "
+                                          "each speed (experiments/speed_analysis.hpp)")
       ("help,h", "this help");
   add_equilibrium_flags(o);
   return o;
@@ -29,6 +41,7 @@ std::string analyze_help() {
   std::ostringstream s;
   s << "usage: clmbench analyze --problem P [--param name=value ...] [--q0 a,b,c]\n"
     << "       clmbench analyze --problem P [--param ...] [--q0 a,b,c] [--qd0 a,b,c] --equilibrium [--equilibrium-tol T] [--out F.h5]\n\n"
+    << "       clmbench analyze --problem P [--param name=value ...] --speed LIST [--out FILE.h5]\n\n"
     << "Constraint analysis at the configuration q (default: the problem's q0): n, m, the rank of A(q)\n"
        "(SVD, singular values above 1e-9 x the largest), the degrees of freedom n - rank, and for Pfaffian\n"
        "problems whether the constraint distribution D = ker A is involutive (Frobenius: the Lie brackets\n"
@@ -39,8 +52,32 @@ std::string analyze_help() {
        "which it was reached. Holonomic problems are integrable by construction (accessible dimension = DOF).\n"
        "The verdicts hold at the q analysed. Example: clmbench analyze --problem sphere_in_disguise --q0 1,2,2\n\n"
     << equilibrium_help()
-    << analyze_options();
+    << kSpeedAnalysisHelp << analyze_options();
   return s.str();
+}
+
+// --speed (experiments/speed_analysis.hpp); kept apart from the constraint analysis.
+int analyze_speed_command(const CommandInvocation& call, const std::string& problem,
+                          const std::map<std::string, double>& overrides, const po::variables_map& vm) {
+  if (vm.count("q0")) throw InputError("analyze: --q0 does not apply to --speed (the steady motion fixes q)");
+  const std::vector<double> speeds = parse_speed_list(vm["speed"].as<std::string>(), "--speed");
+  std::optional<std::string> out;
+  if (vm.count("out")) {
+    out = vm["out"].as<std::string>();
+    check_output_path(*out, {});  // before the analysis runs
+  }
+  SpeedAnalysis a;
+  try {
+    a = analyze_problem_speeds(problem, overrides, speeds);
+  } catch (const NumericalFailure& e) {  // e.g. parameters whose front wheel cannot reach the ground
+    throw InputError(std::string("--speed: ") + e.what());
+  }
+  call.out << format_speed_analysis(a);
+  if (out) {
+    write_speed_analysis(*out, a, call.command_line);
+    call.out << "wrote " << *out << "\n";
+  }
+  return kExitOk;
 }
 
 int analyze(const CommandInvocation& call) {
@@ -58,6 +95,9 @@ int analyze(const CommandInvocation& call) {
     const auto [name, value] = split_param(p);
     overrides[name] = parse_number(value, "--param " + name);
   }
+  if (vm.count("speed") && vm.count("equilibrium"))
+    throw InputError("analyze: --speed and --equilibrium are two analyses; give one of them");
+  if (vm.count("speed")) return analyze_speed_command(call, problem, overrides, vm);
   std::optional<Vec> q;
   if (vm.count("q0")) {
     const std::vector<double> values = parse_number_list(vm["q0"].as<std::string>(), "--q0");
@@ -65,8 +105,9 @@ int analyze(const CommandInvocation& call) {
     for (size_t i = 0; i < values.size(); ++i) (*q)[static_cast<Eigen::Index>(i)] = values[i];
   }
   if (vm.count("equilibrium")) return run_equilibrium_analysis(call, vm, problem, overrides, q);
-  for (const char* flag : {"qd0", "equilibrium-tol", "out"})
+  for (const char* flag : {"qd0", "equilibrium-tol"})
     if (vm.count(flag)) throw InputError(std::string("analyze: --") + flag + " is read only with --equilibrium");
+  if (vm.count("out")) throw InputError("analyze: --out writes the --equilibrium or --speed analysis; give one of them");
   call.out << format_constraint_analysis(analyze_problem(problem, overrides, q));
   return kExitOk;
 }

@@ -837,6 +837,8 @@ void ResultsWriter::write_group(const ResultGroup& g) {
     for (const auto& [name, values] : g.numbers) write_doubles(group.get(), name, values);
     for (const auto& [name, values] : g.integers) write_longs(group.get(), name, values);
     for (const auto& [name, values] : g.strings) write_strings(group.get(), name, values);
+    for (const auto& mat : g.matrices)
+      write_dataset(group.get(), mat.name, H5T_NATIVE_DOUBLE, {mat.rows, mat.cols}, mat.data.data());
     for (const auto& [name, value] : g.number_attributes) set_attr(group.get(), name, value);
     for (const auto& [name, value] : g.text_attributes) set_attr(group.get(), name, value);
     group.close();

@@ -49,6 +49,13 @@ struct ResultGroup {
   std::vector<std::pair<std::string, std::vector<std::string>>> strings;
   std::vector<std::pair<std::string, double>> number_attributes;
   std::vector<std::pair<std::string, std::string>> text_attributes;
+  // 2-D datasets [rows, cols] of doubles, row-major (e.g. /analysis/eigenvalues_real [K, 4]).
+  struct Matrix {
+    std::string name;
+    size_t rows = 0, cols = 0;
+    std::vector<double> data;
+  };
+  std::vector<Matrix> matrices;
 };
 
 struct Provenance {

@@ -10,6 +10,7 @@
 #include "core/autodiff_model.hpp"
 #include "experiments/constraint_analysis.hpp"
 #include "experiments/vakonomic_closed_form.hpp"
+#include "experiments/steady_motion.hpp"
 #include "formulations/restricted_lagrangian.hpp"
 #include "formulations/servo_direction.hpp"
 #include "formulations/substitution.hpp"
@@ -25,6 +26,7 @@ void add_capabilities(Model& model, const P& p) {
   add_constraint_analyzer(model, p);
   add_vakonomic_closed_form(model, p);
   add_servo_directions(model, p);
+  add_steady_motion(model, p);  // problems with a steady motion only (analyze --speed)
 }
 
 // An AutoDiffModel<P> with every capability P supports, as the registry makes them (for problems that are

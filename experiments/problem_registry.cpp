@@ -5,6 +5,7 @@
 #include "experiments/problem_capabilities.hpp"
 #include "problems/andrews_squeezer.hpp"
 #include "problems/ball_on_turntable.hpp"
+#include "problems/bicycle.hpp"
 #include "problems/bricard.hpp"
 #include "problems/car_axis.hpp"
 #include "problems/chaplygin_sleigh.hpp"
@@ -54,6 +55,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<CarAxis>());
     r.add(registered<BallOnTurntable>());
     r.add(registered<Suslov>());
+    r.add(registered<Bicycle>());
     return r;
   }();
   return registry;

@@ -172,6 +172,7 @@ def main(argv):
             # `clmbench analyze --equilibrium --out`: the sleigh's phase portrait at the file's parameters.
             "equilibrium": make(binary, tmp, ["analyze", "--problem", "chaplygin_sleigh", "--param", "b=0.4",
                                               "--qd0", "1,0,0", "--equilibrium"], "equilibrium.h5"),
+            "speeds": make(binary, tmp, ["analyze", "--problem", "bicycle", "--speed", "0:10:0.5"], "speeds.h5"),
         }
         # A tolerance sweep: plotted once (its 19 runs would slow the loops over every figure below).
         wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
@@ -202,6 +203,7 @@ def main(argv):
             "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
             "wp": ["work_precision_cpu", "work_precision_rhs"],
             "equilibrium": ["phase_portrait"],
+            "speeds": ["eigenvalues"],
         }
         for key, kinds in expected.items():
             for kind in kinds:
@@ -213,6 +215,8 @@ def main(argv):
         # A difference between runs is not named an error (the quickstart has no reference run).
         check(not os.path.exists(os.path.join(tmp, "quickstart_error.png")), "quickstart has no *_error.png")
         # No tolerance sweep, no work-precision diagram (quickstart: one tolerance per run).
+        # An analyze --speed file is its eigenvalue plot only (no runs).
+        check(not os.path.exists(os.path.join(tmp, "speeds_drift.png")), "speeds.h5 has no run plots")
         for key in ("quickstart", "four_bar", "kozlov", "degenerate"):
             check(not os.path.exists(os.path.join(tmp, f"{key}_work_precision_cpu.png")),
                   f"{key} has no work-precision diagram")

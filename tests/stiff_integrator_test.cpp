@@ -678,8 +678,10 @@ TEST(ImplicitJacobian, PenaltyFormulationAutodiffAgreesWithFiniteDifferences) {
       // Measured: forward differences within 4.1e-8 of autodiff at N = 1e6, 2.7e-7 at N = 10 (closed_chain:
       // the forward differences' own truncation error; central differences agree with autodiff to 3e-10).
       // bricard (24 coordinates, 24 quadratic constraints): 3.2e-7 at N = 1e6, its forward differences'
-      // truncation again (central differences: 1.0e-11).
-      const double fd_band = N >= 1e6 ? (entry->name == "bricard" ? 1e-6 : 1e-7) : 1e-6;
+      // truncation again (central differences: 1.0e-11). bicycle (pitch solved by Newton inside every
+      // evaluation): 3.3e-7 at N = 1e6, likewise (central differences: 1.4e-10).
+      const bool large_fd_truncation = entry->name == "bricard" || entry->name == "bicycle";
+      const double fd_band = N >= 1e6 ? (large_fd_truncation ? 1e-6 : 1e-7) : 1e-6;
       EXPECT_LT(rel, fd_band) << entry->name << " N = " << N;
       EXPECT_LT(rel_cd_max, 1e-9) << entry->name << " N = " << N;
       ++checked;

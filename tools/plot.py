@@ -39,6 +39,9 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 the (u1, omega) phase plane at the file's parameters, energy ellipses, a fan
                                 of trajectories of the reduced flow, the line of equilibria omega = 0 (stable
                                 part solid, unstable dashed) and the analysed state with its verdict
+    <stem>_eigenvalues.png      `clmbench analyze --speed ... --out` files (/analysis): the eigenvalues of the
+                                linearization about steady motion against speed, real parts solid, imaginary
+                                parts dashed, the stability changes (weave, capsize speeds) marked
     <stem>_work_precision_cpu.png, <stem>_work_precision_rhs.png
                                 files whose runs sweep tolerances (or steps): work-precision diagrams, the max
                                 error |q - q_ref| against the closed form or reference run (log-log) and scd,
@@ -1183,6 +1186,52 @@ def plot_extras(runs, stem, name):
     return render(panels, f"{name}: formulation diagnostics (extras/, floor {FLOOR:g})", f"{stem}_extras.png")
 
 
+def plot_speed_analysis(path, stem):
+    """Eigenvalues against speed from /analysis (clmbench analyze --speed --out): the classic bicycle plot of
+    [Meijaard-2007], Figure 3 (real parts solid, imaginary parts dashed, stability changes marked)."""
+    with h5py.File(path, "r") as f:
+        if "analysis" not in f:
+            return []
+        g = f["analysis"]
+        speed = np.asarray(g["speed"][()], dtype=float)
+        re = np.asarray(g["eigenvalues_real"][()], dtype=float).reshape(len(speed), -1)
+        im = np.asarray(g["eigenvalues_imag"][()], dtype=float).reshape(len(speed), -1)
+        problem = text(g.attrs.get("problem", "?"))
+        unit = text(g.attrs.get("speed_unit", ""))
+        changes = [(k[:-len("_speed")] if k.endswith("_speed") else k, float(g.attrs[k]))
+                   for k in g.attrs if k.endswith("_speed") or "_speed_" in k]
+    order = np.argsort(speed, kind="stable")
+    speed, re, im = speed[order], re[order], im[order]
+    # The file sorts each row by real part; for lines, follow each eigenvalue from speed to speed instead
+    # (the permutation closest to the previous row; rows hold few eigenvalues), so crossings draw no jumps.
+    ev = re + 1j * im
+    if ev.shape[1] <= 6:
+        import itertools
+        for k in range(1, len(speed)):
+            best = min(itertools.permutations(range(ev.shape[1])),
+                       key=lambda p: np.sum(np.abs(ev[k, list(p)] - ev[k - 1])))
+            ev[k] = ev[k, list(best)]
+    re, im = ev.real, ev.imag
+    fig, ax = plt.subplots(figsize=(FIG_WIDTH, 4.8))
+    for j in range(re.shape[1]):
+        ax.plot(speed, re[:, j], "-", color="C0", linewidth=1.4, label="real part" if j == 0 else None)
+        ax.plot(speed, np.abs(im[:, j]), "--", color="C1", linewidth=1.0,
+                label="imaginary part (abs)" if j == 0 else None)
+    ax.axhline(0, color="0.3", linewidth=0.6)
+    low = max(np.nanmin(re), -4 * max(1.0, np.nanmax(np.abs(im)), np.nanmax(re)))
+    ax.set_ylim(low, max(1.0, np.nanmax(re), np.nanmax(np.abs(im))) * 1.05)
+    for k, (name, v) in enumerate(sorted(changes, key=lambda c: c[1])):
+        ax.axvline(v, color=f"C{k + 2}", linewidth=1.0, linestyle=":")
+        ax.annotate(f"{name} {v:.6g}", (v, ax.get_ylim()[1]), textcoords="offset points", xytext=(3, -12 - 12 * k),
+                    fontsize=8, color=f"C{k + 2}")
+    ax.set_xlabel(f"speed [{unit}]" if unit else "speed")
+    ax.set_ylabel("eigenvalue [1/s]")
+    ax.set_title(f"{problem}: eigenvalues of the linearization about steady motion")
+    ax.legend(loc="lower left", fontsize=8)
+    ax.grid(True, linewidth=0.3)
+    return [(f"{stem}_eigenvalues.png", fig)]
+
+
 def is_sweep_file(path):
     """A `clmbench sweep` output (root attribute sweep_config): many runs, compared by work precision."""
     with h5py.File(path, "r") as f:
@@ -1195,6 +1244,9 @@ def build_figures(path, all_runs=False):
     would be pages of unreadable panels (and every sample of every run in memory)."""
     stem = os.path.splitext(path)[0]
     name = os.path.basename(stem)
+    with h5py.File(path, "r") as f:
+        if "analysis" in f and ("runs" not in f or len(f["runs"]) == 0):
+            return plot_speed_analysis(path, stem)
     sweep = is_sweep_file(path) and not all_runs
     runs = [] if sweep else load_runs(path)
     if sweep:
