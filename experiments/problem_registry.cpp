@@ -12,6 +12,7 @@
 #include "problems/contact_oscillator_nr.hpp"
 #include "problems/four_bar.hpp"
 #include "problems/iftomm_pendulum.hpp"
+#include "problems/n_four_bar.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
 #include "problems/rolling_disk.hpp"
@@ -46,6 +47,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<ChargedParticle>());
     r.add(registered<Bricard>());
     r.add(registered<IftommPendulum>());
+    r.add(registered<NFourBar>());
     return r;
   }();
   return registry;
