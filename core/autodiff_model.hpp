@@ -62,6 +62,7 @@ class AutoDiffModel final : public Model {
   int m() const override { return m_; }
   bool holonomic() const override { return kHolonomic; }
   bool gyroscopic() const override { return HasGyroscopic<P>; }
+  bool has_singular_positions() const override { return HasSingularPositions<P>; }
   std::vector<std::pair<std::string, double>> parameters() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));

@@ -92,6 +92,8 @@ class Model {
   virtual bool holonomic() const = 0;
   // True when L has a term linear in qd, qd . a(q) (core/problem.hpp, gyroscopic): it is in c, dL/dq and p.
   virtual bool gyroscopic() const { return false; }
+  // True when the problem declares singular positions on its motion (core/problem.hpp, kSingularPositions).
+  virtual bool has_singular_positions() const { return false; }
   // Resolved parameter values, in declaration order.
   virtual std::vector<std::pair<std::string, double>> parameters() const = 0;
 

@@ -45,6 +45,9 @@
 //       problem's terms (formulations/substitution.hpp);
 //   template <class T> void transversal_frame(const VecN<T,kDof>& q, MatN<T,kDof,kConstraints>& X) const;
 //       fernandez_bloch's frame (formulations/restricted_lagrangian.hpp).
+//   static constexpr bool kSingularPositions = true;
+//       the constraints lose rank at configurations the motion passes through (singular positions):
+//       formulations that cannot pass them end the run "failed" naming one (core/formulation.hpp);
 //   template <class T> void gyroscopic(const VecN<T,kDof>& q, VecN<T,kDof>& a) const;
 //       a term of the Lagrangian linear in qd, L = 1/2 qd^T M qd + qd . a(q) - V (magnetic vector potential,
 //       Coriolis terms in a rotating frame, a gauge term d/dt S(q) = qd . grad S): c gains (Da - Da^T) qd,
@@ -120,6 +123,12 @@ template <class P>
 concept HasGyroscopic = requires(const P& p, const VecN<double, P::kDof>& q, VecN<double, P::kDof>& a) {
   p.gyroscopic(q, a);
 };
+
+// A problem whose configurations pass through singular positions of its constraints (A(q) loses rank along
+// the motion, e.g. n_four_bar's horizontal position) declares `static constexpr bool kSingularPositions = true`:
+// formulations then watch for them after every step (core/formulation.hpp, Formulation::guard_singular_position).
+template <class P>
+concept HasSingularPositions = requires { requires P::kSingularPositions; };
 
 template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {

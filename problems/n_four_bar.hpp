@@ -43,6 +43,8 @@ struct NFourBar {
   static constexpr int kConstraints = Eigen::Dynamic;
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
   static constexpr int kMaxLoops = 2000;
+  // The horizontal position is singular (core/problem.hpp): formulations check for it after every step.
+  static constexpr bool kSingularPositions = true;
 
   double loops = 40;
   double L = 1.0;

@@ -194,3 +194,84 @@ TEST(NFourBar, ProjectedFormulationsPassTheSingularPositions) {
     }
   }
 }
+
+// Without coordinate projection of the positions no formulation can tell which branch the motion continues on at
+// a singular position (docs/design.md section 1): each ends "failed" at one (the first it comes within ~0.015 rad
+// of at an accepted step; a step that jumps over one does not resolve the fold), naming it with the rank there,
+// and what it wrote before agrees with the reduced motion. Before the
+// guard, kkt + dopri5 at rtol 1e-6 came out of the singular position with a loop folded: status "ok", B0 2.0 m
+// off the reduced motion.
+TEST(NFourBar, WithoutPositionProjectionEveryFormulationFailsAtTheSingularPosition) {
+  const int N = 2;
+  auto model = n_four_bar(N);
+  const auto ref = reduced_motion(N, 4, 0.01);
+  std::vector<double> passages;  // crossings of phi = pi/2 + k pi in the reduced motion
+  for (size_t k = 1; k < ref.phi.size(); ++k)
+    if (std::floor((ref.phi[k] - std::numbers::pi / 2) / std::numbers::pi) !=
+        std::floor((ref.phi[k - 1] - std::numbers::pi / 2) / std::numbers::pi))
+      passages.push_back(ref.t[k]);
+  ASSERT_GE(passages.size(), 3u);
+  struct Case {
+    const char* formulation;
+    const char* integrator;
+    double rtol;
+    const char* projection;
+  };
+  for (const Case& c : {Case{"kkt", "dopri5", 1e-6, "none"}, Case{"kkt", "dopri5", 1e-8, "none"},
+                        Case{"schur", "dopri5", 1e-8, "none"},
+                        Case{"vakonomic", "dopri5", 1e-8, "none"}, Case{"kkt", "rk4", 0, "none"},
+                        Case{"kkt", "dopri5", 1e-8, "velocity"}}) {
+    Vec q0, qd0;
+    model->default_initial(q0, qd0);
+    clm::testing::RunSettings rs;
+    rs.integrator = c.integrator;
+    rs.t_end = 4;
+    rs.output_every = 0.01;
+    rs.dt = c.rtol > 0 ? 1e-4 : 1e-3;
+    rs.rtol = c.rtol > 0 ? c.rtol : 1e-10;
+    rs.atol = rs.rtol * 1e-2;
+    rs.options.projection = c.projection;
+    const auto tr = clm::testing::record_run(model, c.formulation, q0, qd0, rs);
+    SCOPED_TRACE(std::string(c.formulation) + " " + c.integrator + " projection " + c.projection);
+    EXPECT_EQ(tr.result.status, "failed");
+    EXPECT_NE(tr.result.message.find("singular position of the constraints: A(q) has "), std::string::npos)
+        << tr.result.message;
+    EXPECT_NE(tr.result.message.find(" of 14 there"), std::string::npos) << tr.result.message;
+    EXPECT_NE(tr.result.message.find(" at t = "), std::string::npos) << tr.result.message;
+    double nearest = 1e9;
+    for (double tp : passages) nearest = std::min(nearest, std::abs(tr.result.t_reached - tp));
+    EXPECT_LT(nearest, 0.02) << tr.result.message;
+    double dx = 0;
+    for (size_t k = 0; k < tr.obs.size(); ++k)
+      dx = std::max(dx, std::abs(NFourBar::b0_x(tr.obs[k].q, 1.0) - std::sin(ref.phi[k])));
+    std::printf("[ n_four_bar ] %-9s %-6s rtol %.0e projection %-8s: %s at t = %.4f (%.4f from a singular "
+                "position), B0 before it within %.1e\n",
+                c.formulation, c.integrator, c.rtol, c.projection, tr.result.status.c_str(), tr.result.t_reached,
+                nearest, dx);
+    // Measured: 3.1e-6 (rtol 1e-6), 1.3e-8 .. 6e-13 otherwise.
+    EXPECT_LT(dx, 1e-5);
+  }
+}
+
+// With projection the positions stay on h = 0, but dopri5 at rtol 1e-8 lands a step within ~1e-7 of a singular
+// position, where A M^-1 A^T of the projection is singular: the run ends "failed" and the driver names the
+// singular position (OdeSystem::failure_context) after the projection's own message.
+TEST(NFourBar, ProjectionFailureNamesTheSingularPosition) {
+  auto model = n_four_bar(2);
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  clm::testing::RunSettings rs;
+  rs.t_end = 2;
+  rs.output_every = 0.05;
+  rs.dt = 1e-4;
+  rs.rtol = 1e-8;
+  rs.atol = 1e-10;
+  rs.options.projection = "both";
+  const auto tr = clm::testing::record_run(model, "kkt", q0, qd0, rs);
+  EXPECT_EQ(tr.result.status, "failed");
+  EXPECT_NE(tr.result.message.find("projection: A M^-1 A^T is singular"), std::string::npos) << tr.result.message;
+  EXPECT_NE(tr.result.message.find("(singular position of the constraints: A(q) has 2 singular values below 0.001"),
+            std::string::npos)
+      << tr.result.message;
+  EXPECT_NE(tr.result.message.find("rank 12 of 14"), std::string::npos) << tr.result.message;
+}
