@@ -29,6 +29,8 @@ std::map<std::string, double> chain_params(int n) {
 }
 
 std::shared_ptr<const Model> model_for(const std::string& problem, int n) {
+  // n_four_bar: n is the number of loops (IFToMM A02; n = 3 (2 loops + 1) coordinates, 6 loops + 2 rows).
+  if (problem == "n_four_bar") return make_model(problem, {{"loops", double(n)}});
   return make_model(problem, problem == "closed_chain" ? chain_params(n) : std::map<std::string, double>{});
 }
 
@@ -183,6 +185,15 @@ int register_all() {
                                  std::string(f))
         ->RangeMultiplier(2)
         ->Range(4, 64);
+  // Dense path on the N-four-bar mechanism against its number of loops (docs: README, Performance).
+  for (const char* f : {"kkt", "schur"})
+    benchmark::RegisterBenchmark((std::string("Rhs/n_four_bar/") + f).c_str(), BM_Rhs, std::string("n_four_bar"),
+                                 std::string(f))
+        ->Arg(5)
+        ->Arg(10)
+        ->Arg(20)
+        ->Arg(40)
+        ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("ModelTerms/closed_chain", BM_ModelTerms, std::string("closed_chain"), unsigned(kDynamics))
       ->RangeMultiplier(2)
       ->Range(4, 64);

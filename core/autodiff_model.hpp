@@ -96,6 +96,7 @@ class AutoDiffModel final : public Model {
   bool holonomic() const override { return kHolonomic; }
   bool gyroscopic() const override { return HasGyroscopic<P>; }
   bool time_dependent() const override { return kTimeDependent; }
+  bool has_singular_positions() const override { return HasSingularPositions<P>; }
   std::vector<std::pair<std::string, double>> parameters() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));

@@ -87,6 +87,23 @@ class Formulation : public OdeSystem {
 
   const Formulation* formulation() const override { return this; }
 
+  // ---- Singular positions (problems with kSingularPositions, e.g. n_four_bar) ------------------------------
+  // Where A(q) loses rank the branches of the configuration set meet. A formulation whose positions are not
+  // kept on h(q) = 0 follows a level set h = drift != 0 instead, on which the meeting branches reconnect: it
+  // leaves the singular position on a branch decided by the sign of its drift, not by the dynamics. So
+  // after every accepted step a formulation of such a problem checks for a singular position and, unless
+  // coordinate projection keeps h = 0 (set_positions_projected, by ProjectedSystem), ends the run "failed"
+  // there, naming it (NumericalFailure; the driver adds the time). With projection the run goes on.
+  void set_positions_projected(bool on) { positions_projected_ = on; }
+  bool positions_projected() const { return positions_projected_; }
+  // Empty when A(q) has no more small singular values than its exact rank deficiency; otherwise one clause
+  // "singular position of the constraints: A(q) has k singular values below 1e-3 of the largest (...)".
+  std::string singular_position(const Vec& q);
+  // Appends that clause to a failed or diverged run's message (OdeSystem::failure_context).
+  std::string failure_context(double t, const Vec& y) override;
+  // The default after_step: the singular-position check above (formulations that override after_step call it).
+  bool after_step(double t, Vec& y) override;
+
   const Model& model() const { return *model_; }
   std::shared_ptr<const Model> model_ptr() const { return model_; }
   const FormulationOptions& options() const { return options_; }
@@ -100,8 +117,13 @@ class Formulation : public OdeSystem {
   // numerical_rank of A(q) (0 when m = 0). Off the hot path.
   int constraint_rank(const Vec& q) const;
 
+  // Throws NumericalFailure at a singular position unless positions are projected or the problem has none
+  // (a no-op, without allocation, for every problem without kSingularPositions).
+  void guard_singular_position(const Eigen::Ref<const Vec>& q);
+
   std::shared_ptr<const Model> model_;
   FormulationOptions options_;
+  bool positions_projected_ = false;
   std::unique_ptr<ModelWorkspace> ws_;
   ModelTerms terms_;
   int n_, m_;
@@ -128,6 +150,11 @@ int numerical_rank(const Mat& A);
 // 1 / (|K|_1 |K^-1|_1)); on the hot path, where Eigen's estimator would allocate, the same floor applies
 // to the pivot ratio min |u_ii| / max |u_ii| of the LU factor (L_ii^2 for Cholesky), which costs nothing.
 inline constexpr double kConditionFloor = 1e-13;
+// Singular positions: a singular value of A(q) below this fraction of the largest (and above the exact-rank
+// threshold) counts as "near a rank drop". Measured on n_four_bar (tests/n_four_bar_test.cpp): its smallest
+// ratio away from the horizontal position is 2.2e-2 (loops = 40, square position) and falls like
+// 0.07 x the angle to it; 1e-3 flags the last ~0.02 rad before the singular position.
+inline constexpr double kSingularPositionRatio = 1e-3;
 inline bool well_conditioned(double rcond_or_pivot_ratio) { return rcond_or_pivot_ratio >= kConditionFloor; }
 // Eigen's reciprocal condition estimate of the square matrix K (by PartialPivLU; allocates); 0 when the
 // factor has a zero or non-finite pivot.

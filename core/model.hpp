@@ -103,6 +103,8 @@ class Model {
   // A(q) qd + b(q, t) = 0, V(q, t); core/problem.hpp): ModelTerms::b is then sized m, the energy is not
   // conserved, and methods that have not been extended to it refuse the problem.
   virtual bool time_dependent() const { return false; }
+  // True when the problem declares singular positions on its motion (core/problem.hpp, kSingularPositions).
+  virtual bool has_singular_positions() const { return false; }
   // Resolved parameter values, in declaration order.
   virtual std::vector<std::pair<std::string, double>> parameters() const = 0;
 

@@ -1,6 +1,8 @@
 // The first-order ODE y' = f(t, y) a formulation presents to an integrator.
 #pragma once
 
+#include <string>
+
 #include "core/types.hpp"
 
 namespace clm {
@@ -17,6 +19,10 @@ class OdeSystem {
   // Called after every accepted step; may change y (projection onto the constraints, re-picking a
   // coordinate partition). Returns true when it did, so that integrators drop cached derivatives.
   virtual bool after_step(double /*t*/, Vec& /*y*/) { return false; }
+  // What the system can say about the state where a run failed or diverged (y: the last accepted state),
+  // appended to the run's message by the driver; "" when nothing. Formulations name a singular position of
+  // the constraints there (core/formulation.hpp). Off the hot path; may allocate.
+  virtual std::string failure_context(double /*t*/, const Vec& /*y*/) { return {}; }
 
   // Projection inside the integrator's step. A system whose after_step projects onto an invariant manifold
   // (ProjectedSystem, formulations/coordinate_projection.hpp) says so here and can hand that projection to an

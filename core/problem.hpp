@@ -52,6 +52,9 @@
 //   static constexpr const char* kReferencePointName; std::array kReferencePointCoordinates;
 //       a multibody benchmark's reference point, the coordinates of q that are its position (IFToMM's P1, P3,
 //       B0; core/published_reference.hpp): runs with a reference report its largest error.
+//   static constexpr bool kSingularPositions = true;
+//       the constraints lose rank at configurations the motion passes through (singular positions):
+//       formulations that cannot pass them end the run "failed" naming one (core/formulation.hpp);
 //   template <class T> void gyroscopic(const VecN<T,kDof>& q, VecN<T,kDof>& a) const;
 //       a term of the Lagrangian linear in qd, L = 1/2 qd^T M qd + qd . a(q) - V (magnetic vector potential,
 //       Coriolis terms in a rotating frame, a gauge term d/dt S(q) = qd . grad S): c gains (Da - Da^T) qd,
@@ -188,6 +191,11 @@ concept HasReferencePoint = requires {
 
 template <class P>
 concept HasPublishedMultipliers = HasPublishedReference<P> && requires { P::kReferenceLambda; };
+// A problem whose configurations pass through singular positions of its constraints (A(q) loses rank along
+// the motion, e.g. n_four_bar's horizontal position) declares `static constexpr bool kSingularPositions = true`:
+// formulations then watch for them after every step (core/formulation.hpp, Formulation::guard_singular_position).
+template <class P>
+concept HasSingularPositions = requires { requires P::kSingularPositions; };
 
 template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {

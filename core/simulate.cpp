@@ -156,6 +156,13 @@ SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0,
     result.status = "failed";
     result.message = at_time(std::string("unexpected error: ") + e.what(), t_now);
   }
+  // Where it stopped, in the system's terms (a singular position of the constraints), unless already said.
+  if (result.status != "ok" && result.message.find("singular position") == std::string::npos) {
+    try {
+      result.message += sys.failure_context(t_now, integrator.state());
+    } catch (const std::exception&) {
+    }
+  }
   result.t_reached = t_now;
   if (progress) progress({sim.t0, t_now, sim.t_end, std::min(attempts, sim.max_steps), true});
   result.stats = integrator.statistics();

@@ -16,6 +16,7 @@
 #include "problems/driven_pendulum.hpp"
 #include "problems/four_bar.hpp"
 #include "problems/iftomm_pendulum.hpp"
+#include "problems/n_four_bar.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
 #include "problems/rolling_disk.hpp"
@@ -56,6 +57,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<BallOnTurntable>());
     r.add(registered<Suslov>());
     r.add(registered<Bicycle>());
+    r.add(registered<NFourBar>());
     return r;
   }();
   return registry;

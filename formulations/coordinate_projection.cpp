@@ -122,7 +122,11 @@ void CoordinateProjection::project_error(double t, const Eigen::Ref<const Vec>& 
 }
 
 ProjectedSystem::ProjectedSystem(Formulation& formulation, ProjectionMode mode)
-    : f_(formulation), n_(formulation.model().n()), projection_(formulation.model_ptr(), mode) {}
+    : f_(formulation), n_(formulation.model().n()), projection_(formulation.model_ptr(), mode) {
+  // Positions kept on h(q) = 0: the formulation may pass singular positions (core/formulation.hpp).
+  f_.set_positions_projected((mode == ProjectionMode::kPosition || mode == ProjectionMode::kBoth) &&
+                             formulation.model().holonomic());
+}
 
 bool ProjectedSystem::after_step(double t, Vec& y) {
   bool changed = f_.after_step(t, y);

@@ -69,6 +69,7 @@ class ProjectedSystem final : public OdeSystem {
   int dimension() const override { return f_.dimension(); }
   void rhs(double t, const Vec& y, Vec& dy) override { f_.rhs(t, y, dy); }
   bool after_step(double t, Vec& y) override;
+  std::string failure_context(double t, const Vec& y) override { return f_.failure_context(t, y); }
   bool has_projection() const override { return projection_.projects(); }
   void set_projection_in_step(bool on) override { in_step_ = on && projection_.projects(); }
   void project_in_step(double t, Eigen::Ref<Vec> y, Vec* error) override;

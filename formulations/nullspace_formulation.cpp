@@ -245,6 +245,7 @@ void NullspaceFormulation::rhs(double t, const Vec& y, Vec& dy) {
 }
 
 bool NullspaceFormulation::after_step(double t, Vec& y) {
+  guard_singular_position(y.head(n_));  // core/formulation.hpp: singular positions
   if (natural_ || r_ == 0) return false;
   q_ = y.head(n_);
   v_ = y.tail(k_);

@@ -323,6 +323,7 @@ TEST(DefaultInitial, ConsistentForDefaultAndPerturbedParameters) {
         params["gx"] = n * L * (0.45 + 0.4 * u(rng));
         params["gy"] = n * L * 0.2 * u(rng);
       }
+      if (entry->name == "n_four_bar") params["loops"] = bars(rng);  // an integer number of loops
       std::string label = entry->name;
       for (const auto& [k, v] : params) label += " " + k + "=" + std::to_string(v);
       expect_consistent_default(*entry->make(params, true), label);

@@ -1,0 +1,188 @@
+// The N-four-bar mechanism, problem A02 of the IFToMM multibody benchmark library [IFToMM-library],
+// [GDLC-2006] (an extension of the two-four-bar mechanism of [Bayo-Avello-1994]): N four-bar loops side by
+// side, 2N + 1 uniform bars of length L and mass m, gravity g along -y, 20 s. As the specification
+// (A02_specification.xml) and MBS-BOS's OpenSim model of it [sw-mbs-bos] build it:
+//
+//   ground pins A_i = (i L, 0), i = 0..N;  crank i from A_i up to B_i;  coupler i (i = 1..N) from B_(i-1) to B_i.
+//   Start: the square position (cranks vertical, B_i = (i L, L), couplers horizontal), the cranks turning
+//   clockwise so that B0 moves along +x at v0 = 1 m/s (MBS-BOS: pin speed -1 rad/s).
+//
+// Every loop is a parallelogram, so the mechanism has one degree of freedom; when the cranks lie horizontal
+// (every bar on the line y = 0) the N loops can each fold independently: the constraint Jacobian loses N
+// ranks there and the mobility is N + 1 for an instant (the benchmark's singular positions, two per turn).
+// The reference point is B0; the benchmark's reference solution is B0's (x, y) and velocity over 20 s.
+//
+// Coordinates: body coordinates (x, y, theta) of each bar, in the order of the loop along x: crank 0,
+// coupler 1, crank 1, coupler 2, ..., crank N (bar 2i is crank i, bar 2i - 1 coupler i); n = 3 (2N + 1).
+// A bar with centre c and angle theta has tail c - L/2 e(theta) and head c + L/2 e(theta), e = (cos, sin);
+// a crank's tail is its ground pin, a coupler's tail is B_(i-1). Pins, two rows each, per ground pin:
+//   A_i:   tail(crank i) - (i L, 0)
+//   B_0:   head(crank 0) - tail(coupler 1)
+//   B_i:   head(crank i) - head(coupler i)            (i = 1..N)
+//          tail(coupler i+1) - head(coupler i)        (i = 1..N-1)
+// m = 6N + 2 rows (Grubler: 3 (2N + 1) - 2 (3N + 1) = 1). M is constant and diagonal (m, m, m L^2 / 12 per bar),
+// V = m g sum y: analytic_terms supplies that (tests check it against autodiff); the constraints are autodiff's.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "core/problem.hpp"
+
+namespace clm {
+
+struct NFourBar {
+  static constexpr const char* kName = "n_four_bar";
+  static constexpr const char* kDescription =
+      "N-four-bar mechanism (IFToMM benchmark A02): `loops` parallelogram loops, 2 loops + 1 bars in body "
+      "coordinates, 1 DOF, singular positions where all bars lie horizontal";
+  static constexpr int kDof = Eigen::Dynamic;
+  static constexpr int kConstraints = Eigen::Dynamic;
+  static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
+  static constexpr int kMaxLoops = 2000;
+  // The horizontal position is singular (core/problem.hpp): formulations check for it after every step.
+  static constexpr bool kSingularPositions = true;
+
+  double loops = 40;
+  double L = 1.0;
+  double mass = 1.0;
+  double g = 9.81;
+  double v0 = 1.0;
+  static constexpr std::array kParameters = {
+      ParameterSpec<NFourBar>{"loops", &NFourBar::loops,
+                              "number of four-bar loops N (integer, 1 .. 2000); 2 N + 1 bars (the benchmark: 40)"},
+      ParameterSpec<NFourBar>{"L", &NFourBar::L, "length of every bar and spacing of the ground pins [m]"},
+      ParameterSpec<NFourBar>{"mass", &NFourBar::mass, "mass of every bar [kg] (uniform bars)"},
+      ParameterSpec<NFourBar>{"g", &NFourBar::g, "gravity [m/s^2], along -y"},
+      ParameterSpec<NFourBar>{"v0", &NFourBar::v0,
+                              "initial x velocity of B0 [m/s] from the square position (the benchmark: 1)"},
+  };
+
+  bool valid_count() const { return loops >= 1 && loops <= kMaxLoops && loops == std::floor(loops); }
+  // N; a stand-in of 1 for an invalid value, which validate() refuses before anything is sized by it.
+  int count() const { return valid_count() ? static_cast<int>(loops) : 1; }
+  int bars() const { return 2 * count() + 1; }
+  int dof() const { return 3 * bars(); }
+  int constraints() const { return 6 * count() + 2; }
+
+  void validate() const {
+    if (!valid_count())
+      throw InputError("n_four_bar: parameter loops must be an integer in [1, " + std::to_string(kMaxLoops) + "]");
+    auto positive = [](double v, const char* name) {
+      if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string("n_four_bar: parameter ") + name + " must be > 0");
+    };
+    positive(L, "L");
+    positive(mass, "mass");
+    if (!std::isfinite(g)) throw InputError("n_four_bar: parameter g must be finite");
+    if (!std::isfinite(v0)) throw InputError("n_four_bar: parameter v0 must be finite");
+  }
+
+  std::vector<std::string> coordinate_names() const {
+    std::vector<std::string> names;
+    for (int k = 0; k < bars(); ++k) {
+      const std::string bar = (k % 2 == 0 ? "crank" : "coupler") + std::to_string(k % 2 == 0 ? k / 2 : (k + 1) / 2);
+      for (const char* c : {"_x", "_y", "_theta"}) names.push_back(bar + c);
+    }
+    return names;
+  }
+  std::vector<std::string> coordinate_units() const {
+    std::vector<std::string> units;
+    for (int k = 0; k < bars(); ++k) units.insert(units.end(), {"m", "m", "rad"});
+    return units;
+  }
+
+  template <class T>
+  void mass_matrix(const VecN<T, Eigen::Dynamic>&, MatN<T, Eigen::Dynamic, Eigen::Dynamic>& M) const {
+    M.setZero();
+    for (int k = 0; k < bars(); ++k) {
+      M(3 * k, 3 * k) = T(mass);
+      M(3 * k + 1, 3 * k + 1) = T(mass);
+      M(3 * k + 2, 3 * k + 2) = T(mass * L * L / 12.0);
+    }
+  }
+  template <class T>
+  T potential(const VecN<T, Eigen::Dynamic>& q) const {
+    T V(0.0);
+    for (int k = 0; k < bars(); ++k) V += (mass * g) * q[3 * k + 1];
+    return V;
+  }
+
+  // End point of bar k: tail (s = -1) or head (s = +1), c + s L/2 e(theta).
+  template <class T>
+  void end_point(const VecN<T, Eigen::Dynamic>& q, int k, double s, T& x, T& y) const {
+    using std::cos;
+    using std::sin;
+    x = q[3 * k] + (0.5 * s * L) * cos(q[3 * k + 2]);
+    y = q[3 * k + 1] + (0.5 * s * L) * sin(q[3 * k + 2]);
+  }
+
+  template <class T>
+  void constraint(const VecN<T, Eigen::Dynamic>& q, VecN<T, Eigen::Dynamic>& h) const {
+    const int N = count();
+    int r = 0;
+    T ax, ay, bx, by;
+    for (int i = 0; i <= N; ++i) {
+      const int crank = 2 * i;
+      end_point(q, crank, -1.0, ax, ay);  // A_i
+      h[r++] = ax - T(i * L);
+      h[r++] = ay;
+      end_point(q, crank, +1.0, ax, ay);  // B_i on the crank
+      if (i == 0) {
+        end_point(q, 1, -1.0, bx, by);  // coupler 1's tail
+      } else {
+        end_point(q, 2 * i - 1, +1.0, bx, by);  // coupler i's head
+      }
+      h[r++] = ax - bx;
+      h[r++] = ay - by;
+      if (i >= 1 && i < N) {
+        end_point(q, 2 * i + 1, -1.0, ax, ay);  // coupler i+1's tail
+        h[r++] = ax - bx;
+        h[r++] = ay - by;
+      }
+    }
+  }
+
+  // M and c = dV/dq in O(n) (M is constant, V linear); checked against autodiff in tests/n_four_bar_test.cpp.
+  void analytic_terms(const Vec& /*q*/, const Vec& /*qd*/, Mat& M, Vec& c) const {
+    const int n = dof();
+    M.resize(n, n);  // no-op when already sized (the hot path)
+    c.resize(n);
+    M.setZero();
+    c.setZero();
+    for (int k = 0; k < bars(); ++k) {
+      M(3 * k, 3 * k) = mass;
+      M(3 * k + 1, 3 * k + 1) = mass;
+      M(3 * k + 2, 3 * k + 2) = mass * L * L / 12.0;
+      c[3 * k + 1] = mass * g;
+    }
+  }
+
+  // B0 = head of crank 0: the benchmark's reference point.
+  static double b0_x(const Vec& q, double L) { return q[0] + 0.5 * L * std::cos(q[2]); }
+  static double b0_y(const Vec& q, double L) { return q[1] + 0.5 * L * std::sin(q[2]); }
+
+  // The square position, cranks at theta = pi/2 turning at w = -v0 / L (B0's velocity w e'(pi/2) L = (v0, 0));
+  // the couplers translate with B's velocity (v0, 0), the cranks' centres move at half of it. h = 0 and A qd = 0
+  // exactly (up to cos(pi/2) = 6e-17).
+  void default_initial(Vec& q0, Vec& qd0) const {
+    const int N = count();
+    q0.resize(dof());
+    qd0.resize(dof());
+    const double w = -v0 / L;
+    for (int i = 0; i <= N; ++i) {
+      const int k = 2 * i;
+      q0.segment<3>(3 * k) << i * L, 0.5 * L, std::numbers::pi / 2;
+      qd0.segment<3>(3 * k) << 0.5 * v0, 0, w;
+      if (i >= 1) {
+        const int c = 2 * i - 1;
+        q0.segment<3>(3 * c) << (i - 0.5) * L, L, 0;
+        qd0.segment<3>(3 * c) << v0, 0, 0;
+      }
+    }
+  }
+};
+
+}  // namespace clm
