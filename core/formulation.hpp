@@ -92,7 +92,7 @@ class Formulation : public OdeSystem {
   // kept on h(q) = 0 follows a level set h = drift != 0 instead, on which the meeting branches reconnect: it
   // leaves the singular position on a branch decided by the sign of its drift, not by the dynamics. So
   // after every accepted step a formulation of such a problem checks for a singular position and, unless
-  // coordinate projection keeps h = 0 (set_positions_projected, by ProjectedSystem), ends the run "failed"
+  // coordinate projection keeps h = 0 (set_positions_projected: by ProjectedSystem, and by the runner for integrators that keep h = 0 themselves), ends the run "failed"
   // there, naming it (NumericalFailure; the driver adds the time). With projection the run goes on.
   void set_positions_projected(bool on) { positions_projected_ = on; }
   bool positions_projected() const { return positions_projected_; }

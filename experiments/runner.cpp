@@ -94,6 +94,10 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   if (run.integrator->integrates_constrained_system() && projection_mode(spec.options.projection) != ProjectionMode::kNone)
     throw InputError(label + ": integrator " + spec.integrator + " keeps the constraints itself; formulation.projection = " +
                      spec.options.projection + " does not apply to it (use projection = none)");
+  // An integrator that keeps h(q) = 0 itself (rattle, ALI3-P, ida's GGL form, dla) passes singular positions
+  // on the constraint set, as coordinate projection does: the formulation's singular-position guard
+  // (core/formulation.hpp) is for methods that follow h = drift.
+  if (run.integrator->integrates_constrained_system() && model.holonomic()) run.formulation->set_positions_projected(true);
   if (spec.jacobian == "autodiff" && run.integrator->uses_jacobian(spec.integrator_settings()) &&
       !run.formulation->has_jacobian()) {
     throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +

@@ -1245,7 +1245,7 @@ def build_figures(path, all_runs=False):
     stem = os.path.splitext(path)[0]
     name = os.path.basename(stem)
     with h5py.File(path, "r") as f:
-        if "analysis" in f and ("runs" not in f or len(f["runs"]) == 0):
+        if "analysis" in f and "speed" in f["analysis"] and ("runs" not in f or len(f["runs"]) == 0):
             return plot_speed_analysis(path, stem)
     sweep = is_sweep_file(path) and not all_runs
     runs = [] if sweep else load_runs(path)
