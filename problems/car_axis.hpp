@@ -59,6 +59,8 @@ struct CarAxis {
   static constexpr std::array<double, 4> kReferenceQd = {-0.7705836840321485e-01, 0.7446866596327776e-02,
                                                          0.1755681574942899e-01, 0.7703410437794031e+00};
   static constexpr std::array<double, 2> kReferenceLambda = {-0.4736886750784630e-02, -0.1104680411345730e-02};
+  static constexpr const char* kReferenceSource = "Bari-testset";
+  static constexpr const char* kReferenceDescription = "the test set's reference solution at t = 3 (caraxis.f, carsoln)";
 
   int dof() const { return 4; }
   int constraints() const { return 2; }

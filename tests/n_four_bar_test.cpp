@@ -195,6 +195,42 @@ TEST(NFourBar, ProjectedFormulationsPassTheSingularPositions) {
   }
 }
 
+// ALI3-P (augmented_lagrangian + trapezoidal [CCB-1997]) keeps h = 0 itself, but its iteration as written here
+// (the tangent M + (dt^2/4) alpha A^T A, without the geometric stiffness sum (lambda* + alpha h)_i d2h_i) stalls
+// at A02's singular position, where A^T A loses `loops` ranks and the multiplier update stops contracting in
+// those directions: the run ends "failed" there, after halving the step, instead of producing a folded loop.
+// Up to that point B0 follows the reduced motion. (A finding, docs/findings.md; a full-Newton tangent is the
+// next step for it.)
+TEST(NFourBar, AugmentedLagrangianStopsAtTheSingularPositionNotOnAFold) {
+  const int N = 5;
+  auto model = n_four_bar(N);
+  const auto ref = reduced_motion(N, 2, 0.01);
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  clm::testing::RunSettings rs;
+  rs.integrator = "trapezoidal";
+  rs.t_end = 2;
+  rs.output_every = 0.01;
+  rs.dt = 1e-3;
+  rs.options.al_alpha = 1e9;  // alpha dt^2 / 4 = 250: about 3 iterations a step (docs/findings.md)
+  const auto tr = clm::testing::record_run(model, "augmented_lagrangian", q0, qd0, rs);
+  EXPECT_EQ(tr.result.status, "failed");
+  EXPECT_NE(tr.result.message.find("did not converge"), std::string::npos) << tr.result.message;
+  // The first singular position of the reduced motion (phi = pi/2: every bar horizontal).
+  double t_singular = 0;
+  for (size_t k = 1; k < ref.phi.size() && t_singular == 0; ++k)
+    if (ref.phi[k] >= std::numbers::pi / 2) t_singular = 0.01 * double(k);
+  ASSERT_GT(t_singular, 0);
+  EXPECT_NEAR(tr.result.t_reached, t_singular, 0.03);  // measured 0.701; t_singular is the first 0.01-sample past it (0.72)
+  double d = 0;
+  for (size_t k = 0; k < tr.obs.size(); ++k)
+    d = std::max(d, std::hypot(NFourBar::b0_x(tr.obs[k].q, 1.0) - std::sin(ref.phi[k]),
+                               NFourBar::b0_y(tr.obs[k].q, 1.0) - std::cos(ref.phi[k])));
+  std::printf("[ n_four_bar ] N = %d ALI3-P dt 1e-3: failed at t = %.3f (singular position at %.2f), max|B0 - reduced| "
+              "before it %.2e\n", N, tr.result.t_reached, t_singular, d);
+  EXPECT_LT(d, 3e-6);  // measured 1.0e-6 (ALI3-P's O(dt^2) error at dt = 1e-3)
+}
+
 // Without coordinate projection of the positions no formulation can tell which branch the motion continues on at
 // a singular position (docs/design.md section 1): each ends "failed" at one (the first it comes within ~0.015 rad
 // of at an accepted step; a step that jumps over one does not resolve the fold), naming it with the rank there,
