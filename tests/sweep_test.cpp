@@ -22,6 +22,7 @@
 
 namespace fs = std::filesystem;
 using clm::testing::expect_one_line_error;
+using clm::testing::expect_one_line_error_after_notes;
 using clm::testing::ProcessResult;
 using clm::testing::ScratchDir;
 using clm::testing::write_text;
@@ -258,11 +259,11 @@ param.b = 0.1 0.2 0.3 0.4 0.5 0.6
 
   // Without --resume the parts are not mixed into a new sweep; with it, parts of another configuration
   // and files that are no part of this grid are refused, naming them.
-  expect_one_line_error(dir.run("sweep k.ini"), 1, {"k.h5.parts", "--resume"});
-  expect_one_line_error(dir.run("sweep k.ini --resume --set run.t_end=0.9"), 1,
+  expect_one_line_error_after_notes(dir.run("sweep k.ini"), 1, {"k.h5.parts", "--resume"});
+  expect_one_line_error_after_notes(dir.run("sweep k.ini --resume --set run.t_end=0.9"), 1,
                         {"k.h5.parts/", "different configuration", "t_end = 1", "t_end = 0.9"});
   write_text(parts / "stray.h5", "x");
-  expect_one_line_error(dir.run("sweep k.ini --resume"), 1, {"stray.h5", "no part of this sweep"});
+  expect_one_line_error_after_notes(dir.run("sweep k.ini --resume"), 1, {"stray.h5", "no part of this sweep"});
   fs::remove(parts / "stray.h5");
   EXPECT_EQ(complete_parts(), parts_done);
 
