@@ -63,8 +63,8 @@ SpeedAnalysis analyze_speeds(const std::string& problem, const SteadyMotionLinea
     }
     const double root = 0.5 * (lo + hi);
     const auto ev = at(root);
-    a.changes.push_back({leading_is_oscillatory(ev) ? lin.oscillatory_crossing_name() : lin.real_crossing_name(), root,
-                         stable_above});
+    const std::string name = leading_is_oscillatory(ev) ? lin.oscillatory_crossing_name() : lin.real_crossing_name();
+    a.changes.push_back({name, root, stable_above, lin.published_crossing_speed(name), lin.published_crossing_source()});
   }
   return a;
 }
@@ -97,7 +97,17 @@ std::string format_speed_analysis(const SpeedAnalysis& a) {
     std::snprintf(buf, sizeof buf, "%.13g", c.speed);
     s << c.name << " speed = " << buf << unit << " ("
       << (c.stable_above ? "stable just above, unstable just below" : "unstable just above, stable just below")
-      << ")\n";
+      << ")";
+    if (std::isfinite(c.published)) {
+      // Digits shared with the published value: -log10 of the relative difference.
+      const double d = std::abs(c.speed - c.published) / std::abs(c.published);
+      char pub[64], dig[32];
+      std::snprintf(pub, sizeof pub, "%.15g", c.published);
+      if (d == 0) std::snprintf(dig, sizeof dig, "all digits");
+      else std::snprintf(dig, sizeof dig, "%.1f digits", -std::log10(d));
+      s << "; published " << pub << unit << " [" << c.source << "]: " << dig;
+    }
+    s << "\n";
   }
   return s.str();
 }

@@ -14,6 +14,7 @@
 // found (<name>_speed_2 for a second one of the same kind).
 #pragma once
 
+#include <cmath>
 #include <complex>
 #include <map>
 #include <string>
@@ -28,6 +29,8 @@ struct StabilityChange {
   std::string name;      // "weave", "capsize", ...
   double speed = 0;      // where the spectral abscissa crosses zero
   bool stable_above = false;  // the crossing eigenvalue's real part is negative just above the speed
+  double published = std::nan("");  // the published speed of this change (default parameters only), else NaN
+  std::string source;               // its docs/references.md key
 };
 
 struct SpeedAnalysis {

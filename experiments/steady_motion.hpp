@@ -7,6 +7,10 @@
 //   static constexpr const char* kOscillatoryCrossing, kRealCrossing;  // names of the two kinds of stability
 //                                                                       // change ("weave", "capsize")
 //   static constexpr const char* kSteadyMotionSpeedUnit = "m/s";      // (optional, printed)
+//   static constexpr double kPublishedOscillatoryCrossingSpeed, kPublishedRealCrossingSpeed;  // (optional)
+//   static constexpr const char* kPublishedCrossingSource;  // docs/references.md key of those speeds
+//       published values of the two stability changes at the default parameters (the bicycle's weave and
+//       capsize speeds): `analyze --speed` prints them beside the computed ones with the digits matched.
 //
 // The reduced equations: for z = (ds, dsd) in R^2k, q = q0 + ds on the coordinates s, the velocities of s are
 // dsd, the held ones keep their steady values, and the remaining n - k - |held| = m velocities follow from the
@@ -60,6 +64,10 @@ class SteadyMotionLinearizer : public Capability {
   virtual std::string oscillatory_crossing_name() const = 0;
   virtual std::string real_crossing_name() const = 0;
   virtual std::string speed_unit() const = 0;
+  // The published speed of the stability change named `name` (oscillatory or real crossing name), NaN when
+  // none is published or the parameters are not the problem's defaults (the values belong to those).
+  virtual double published_crossing_speed(const std::string& /*name*/) const { return std::nan(""); }
+  virtual std::string published_crossing_source() const { return ""; }
 };
 
 namespace detail {
@@ -245,6 +253,20 @@ class ProblemSteadyMotion final : public SteadyMotionLinearizer {
   }
   std::string speed_unit() const override {
     if constexpr (requires { P::kSteadyMotionSpeedUnit; }) return P::kSteadyMotionSpeedUnit;
+    return "";
+  }
+  double published_crossing_speed(const std::string& name) const override {
+    if constexpr (requires { P::kPublishedOscillatoryCrossingSpeed; P::kPublishedRealCrossingSpeed; }) {
+      const P defaults{};
+      for (const auto& spec : P::kParameters)
+        if (p_.*(spec.member) != defaults.*(spec.member)) return std::nan("");
+      if (name == oscillatory_crossing_name()) return P::kPublishedOscillatoryCrossingSpeed;
+      if (name == real_crossing_name()) return P::kPublishedRealCrossingSpeed;
+    }
+    return std::nan("");
+  }
+  std::string published_crossing_source() const override {
+    if constexpr (requires { P::kPublishedCrossingSource; }) return P::kPublishedCrossingSource;
     return "";
   }
 

@@ -64,6 +64,11 @@ struct Bicycle {
   static constexpr const char* kOscillatoryCrossing = "weave";
   static constexpr const char* kRealCrossing = "capsize";
   static constexpr const char* kSteadyMotionSpeedUnit = "m/s";
+  // [Meijaard-2007]'s weave and capsize speeds at the Table 1 parameters (docs/references.md gives the two
+  // public reimplementations they were checked against); printed by `analyze --speed` beside the computed ones.
+  static constexpr double kPublishedOscillatoryCrossingSpeed = 4.29238253634111;
+  static constexpr double kPublishedRealCrossingSpeed = 6.02426201538837;
+  static constexpr const char* kPublishedCrossingSource = "Meijaard-2007";
 
   // [Meijaard-2007], Table 1.
   double w = 1.02, c = 0.08, lambda = M_PI / 10, g = 9.81;

@@ -30,6 +30,16 @@ TEST(SpeedAnalysisCli, PrintsEigenvaluesAndTheWeaveAndCapsizeSpeeds) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("weave speed = 4.29238253634"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("capsize speed = 6.02426201538"), std::string::npos) << r.out;
+  // The published speeds beside them, with the digits matched (at least 12: measured 13.8 and 12.7).
+  for (const char* published : {"published 4.29238253634111 m/s [Meijaard-2007]: ", "published 6.02426201538837 m/s [Meijaard-2007]: "}) {
+    const size_t at = r.out.find(published);
+    ASSERT_NE(at, std::string::npos) << published << "\n" << r.out;
+    EXPECT_GT(std::stod(r.out.substr(at + std::string(published).size())), 12.0) << r.out.substr(at, 80);
+  }
+  // Other parameters: another bicycle, so no published speeds.
+  const auto other = dir.run("analyze --problem bicycle --param mB=80 --speed 0:10:2");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(other.out.find("published"), std::string::npos) << other.out;
   // The v = 10 row of [Meijaard-2007] Table 2 (caster mode) as printed.
   EXPECT_NE(r.out.find("-24.62459635017"), std::string::npos) << r.out;
 
