@@ -147,7 +147,8 @@ bool Trapezoidal::do_step(double h) {
     // multiplier iteration's rate: after a few halvings the run ends, saying what to change.
     if (h < dt_ / kMaxHalvings) {
       std::ostringstream s;
-      s << "trapezoidal (ALI3-P): Newton on q and lambda* did not converge at t = " << t_ << " with steps down to h = "
+      // (The driver appends the time.)
+      s << "trapezoidal (ALI3-P): Newton on q and lambda* did not converge with steps down to h = "
         << h << " (alpha h^2/4 = " << 0.25 * alpha_ * h * h << "; a larger al_alpha or dt speeds up the iteration)";
       throw NumericalFailure(s.str());
     }
