@@ -9,7 +9,7 @@ runs whichever python3 comes first on PATH, e.g. a pyenv or virtualenv one witho
 
 A `clmbench sweep` file (tens of runs) gets only its work-precision diagrams; --all draws every run's
 time series as well. For each file, PNGs beside it (<stem> is the file name without .h5):
-    <stem>_drift.png            constraint drift |h(q)| and |A(q) qd| against time (log scale)
+    <stem>_drift.png            constraint drift |h(q)| and |A(q) qd + b| (b: moving constraints) against time (log scale)
     <stem>_energy.png           relative energy error |E - E0| / |E0| against time (log scale)
     <stem>_lambda.png           multipliers lambda against time, per problem; many multipliers are grouped
                                 in panels (four_bar: one panel per pin), one panel per run when several runs
@@ -450,7 +450,7 @@ def plot_drift(runs, stem, name):
 
     panels = [panel("drift_position", False, f"position-level drift (holonomic runs; floor {FLOOR:g})",
                     "|h(q)|"),
-              panel("drift_velocity", True, f"velocity-level drift (floor {FLOOR:g})", "|A(q) qd|")]
+              panel("drift_velocity", True, f"velocity-level drift (floor {FLOOR:g})", "|A(q) qd + b|")]
     panels = [p for p in panels if p]
     if not panels:
         return []
