@@ -42,7 +42,9 @@ std::string format_catalog(const std::string& what) {
       for (size_t i = 0; i < lhs.size(); ++i)
         out << "      " << pad(lhs[i], pw) << "  " << e->parameters[i].description << "\n";
       // The problem's own servo directions (formulation servo, [formulation] servo_direction).
-      if (const auto* servo = e->make({}, true)->capability<ServoDirections>()) {
+      // The model must outlive the capability it owns (a temporary here was a use after free under ASan).
+      const auto model = e->make({}, true);
+      if (const auto* servo = model->capability<ServoDirections>()) {
         out << "      servo_direction: " << kServoConstraintDirection;
         for (const auto& name : servo->names()) out << ", " << name;
         out << "\n";
