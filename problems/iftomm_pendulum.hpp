@@ -20,6 +20,7 @@
 #include <numbers>
 
 #include "core/problem.hpp"
+#include "problems/jacobi_elliptic.hpp"
 #include "problems/pendulum_cartesian.hpp"
 
 namespace clm {
@@ -86,30 +87,11 @@ struct IftommPendulum : PendulumCartesian {
     return true;
   }
 
-  // Jacobi's sn, cn, dn of u with parameter m = k^2 (0 <= m < 1) by the descending Landen transformation
-  // (arithmetic-geometric mean) (Abramowitz and Stegun, Handbook of Mathematical Functions, 16.4); 10 levels reach round-off for m <= 1 - 1e-12.
+  // Jacobi's sn, cn, dn of u with parameter m = k^2 (0 <= m < 1): problems/jacobi_elliptic.hpp.
   static void jacobi(double u, double mpar, double& sn, double& cn, double& dn) {
-    constexpr int kLevels = 16;
-    double a[kLevels + 1], c[kLevels + 1];
-    a[0] = 1.0;
-    double b = std::sqrt(1.0 - mpar);
-    c[0] = std::sqrt(mpar);
-    int n = 0;
-    while (n < kLevels && std::abs(c[n]) > 1e-16 * a[n]) {
-      a[n + 1] = 0.5 * (a[n] + b);
-      c[n + 1] = 0.5 * (a[n] - b);
-      b = std::sqrt(a[n] * b);
-      ++n;
-    }
-    double phi = std::ldexp(a[n] * u, n);
-    double phi_prev = phi;
-    for (int i = n; i > 0; --i) {
-      phi_prev = phi;
-      phi = 0.5 * (phi + std::asin(std::clamp(c[i] / a[i] * std::sin(phi), -1.0, 1.0)));
-    }
+    const double phi = jacobi_amplitude(u, mpar, &dn);
     sn = std::sin(phi);
     cn = std::cos(phi);
-    dn = n > 0 ? cn / std::cos(phi_prev - phi) : 1.0;
   }
 };
 

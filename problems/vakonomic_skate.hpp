@@ -34,29 +34,10 @@
 #include <cmath>
 
 #include "core/types.hpp"
+#include "problems/jacobi_elliptic.hpp"
 #include "problems/skate_incline.hpp"
 
 namespace clm {
-
-// Jacobi amplitude am(u | mpar), 0 <= mpar < 1, by the descending Landen transformation (arithmetic-geometric
-// mean) [AS-1964, 16.4]; continuous and increasing in u for every real u.
-inline double jacobi_amplitude(double u, double mpar) {
-  constexpr int kLevels = 40;
-  double a[kLevels + 1], c[kLevels + 1];
-  a[0] = 1.0;
-  double b = std::sqrt(1.0 - mpar);
-  c[0] = std::sqrt(mpar);
-  int n = 0;
-  while (n < kLevels && std::abs(c[n]) > 1e-16 * a[n]) {
-    a[n + 1] = 0.5 * (a[n] + b);
-    c[n + 1] = 0.5 * (a[n] - b);
-    b = std::sqrt(a[n] * b);
-    ++n;
-  }
-  double phi = std::ldexp(a[n] * u, n);
-  for (int i = n; i > 0; --i) phi = 0.5 * (phi + std::asin(std::clamp(c[i] / a[i] * std::sin(phi), -1.0, 1.0)));
-  return phi;
-}
 
 // Complete elliptic integral of the first kind K(k) = pi / (2 AGM(1, sqrt(1 - k^2))), 0 <= k < 1.
 inline double complete_elliptic_k(double k) {
