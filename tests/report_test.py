@@ -37,7 +37,9 @@ def main(binary):
                           (["run", "experiments/fernandez_bloch.ini"], "fernandez_bloch.h5"),
                           # The long-time study, shortened (3 decades of samples still give growth exponents).
                           (["run", "experiments/long_time_sleigh.ini", "--set", "run.t_end=20", "--progress", "never"],
-                           "long_time_sleigh.h5")]:
+                           "long_time_sleigh.h5"),
+                          (["run", "experiments/andrews.ini"], "andrews.h5"),
+                          (["analyze", "--problem", "bicycle", "--speed", "4:7:1"], "bicycle_speeds.h5")]:
             p = run([binary] + args + ["--out", os.path.join(tmp, out)], cwd=ROOT)
             check(p.returncode == 0, f"clmbench {' '.join(args)}: {p.stderr.strip()}")
 
@@ -78,6 +80,25 @@ def main(binary):
         # Fernandez-Bloch: the disk's restricted flow is the nonholonomic one to the tolerance.
         row = row_of(report, "rolling_disk")
         check(row is not None and all(float(x) < 1e-8 for x in row[1].split(" / ")), f"disk row {row}")
+
+        # Published benchmarks: each Andrews run's scd as in the file; the missing ones named; the bicycle's
+        # bisected speeds beside the published ones with the digits they share.
+        with h5py.File(os.path.join(tmp, "andrews.h5")) as f:
+            ids_a = [x.decode() for x in f["summary/run_id"][()]]
+            scd = f["summary/scd"][()]
+        andrews = [l for l in report.splitlines() if l.startswith("| Andrews' squeezer")]
+        check(len(andrews) == len(ids_a), f"{len(andrews)} Andrews rows for {len(ids_a)} runs")
+        for i, rid in enumerate(ids_a):
+            cells = next(([c.strip() for c in l.strip().strip("|").split("|")] for l in andrews
+                          if f"| {rid} |" in l), None)
+            check(cells is not None and cells[5] == "published" and cells[6] == f"{scd[i]:.2f}",
+                  f"Andrews {rid}: {cells} vs scd {scd[i]:.2f}")
+        check("car_axis.h5 is missing" in report, "a missing benchmark is named")
+        with h5py.File(os.path.join(tmp, "bicycle_speeds.h5")) as f:
+            weave = float(f["analysis"].attrs["weave_speed"])
+        row = row_of(report, "weave speed")
+        check(row is not None and row[1] == f"{weave:.14g}" and row[2] == "4.29238253634111"
+              and float(row[3]) > 12, f"weave speed row {row}")
 
         # Long-time: every run's growth exponents as in the file, with the word for them.
         with h5py.File(os.path.join(tmp, "long_time_sleigh.h5")) as f:

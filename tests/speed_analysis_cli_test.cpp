@@ -63,6 +63,11 @@ TEST(SpeedAnalysisCli, PrintsEigenvaluesAndTheWeaveAndCapsizeSpeeds) {
   double vw = 0;
   g.openAttribute("weave_speed").read(H5::PredType::NATIVE_DOUBLE, &vw);
   EXPECT_NEAR(vw, 4.29238253634111, 1e-10);
+  // The published value is recorded beside the computed one (at the default parameters only).
+  double pw = 0;
+  g.openAttribute("published_weave_speed").read(H5::PredType::NATIVE_DOUBLE, &pw);
+  EXPECT_EQ(pw, 4.29238253634111);
+  EXPECT_TRUE(g.attrExists("published_weave_speed_source"));
 }
 
 TEST(SpeedAnalysisCli, SpeedListForms) {

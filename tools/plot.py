@@ -1198,8 +1198,10 @@ def plot_speed_analysis(path, stem):
         im = np.asarray(g["eigenvalues_imag"][()], dtype=float).reshape(len(speed), -1)
         problem = text(g.attrs.get("problem", "?"))
         unit = text(g.attrs.get("speed_unit", ""))
+        # The computed stability changes (weave_speed, capsize_speed, weave_speed_2 ...); the published values
+        # recorded beside them (published_<name>_speed, + _source) are not changes of their own.
         changes = [(k[:-len("_speed")] if k.endswith("_speed") else k, float(g.attrs[k]))
-                   for k in g.attrs if k.endswith("_speed") or "_speed_" in k]
+                   for k in g.attrs if (k.endswith("_speed") or "_speed_" in k) and not k.startswith("published_")]
     order = np.argsort(speed, kind="stable")
     speed, re, im = speed[order], re[order], im[order]
     # The file sorts each row by real part; for lines, follow each eigenvalue from speed to speed instead

@@ -32,7 +32,13 @@ except ImportError as error:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KOZLOV_STUDIES = ["friction_sleigh", "friction_skate", "friction_disk",
-                  "added_mass_sleigh", "added_mass_skate", "added_mass_disk"]
+                  "added_mass_sleigh", "added_mass_skate", "added_mass_disk", "added_mass_skate_flat"]
+# The published-benchmark experiments (run files) and the bicycle's speed analysis, in the report's order.
+PUBLISHED_RUNS = [("andrews", "Andrews' squeezer, Bari test set (t = 0.03)"),
+                  ("car_axis", "car axis, Bari test set (t = 3)"),
+                  ("iftomm_pendulum", "IFToMM A01 simple pendulum (P1)"),
+                  ("iftomm_n_four_bar", "IFToMM A02 N-four-bar, 40 loops (B0)"),
+                  ("iftomm_bricard", "IFToMM A04 Bricard's mechanism (P3)")]
 WP_TARGETS = [1e-2, 1e-4, 1e-6, 1e-8, 1e-10]
 
 
@@ -195,6 +201,56 @@ def section_kozlov(results):
             out += ["", "Plots: " + ", ".join(png_link(results, f"kozlov_{s}_kozlov_{s}.png", s)
                                               for s in KOZLOV_STUDIES if int(theorem) == (1 if s.startswith("friction") else 2)) + "."]
         out += [""] + notes if notes else []
+    return out
+
+
+def section_published(results):
+    out = ["## Published benchmarks", "",
+           "`build/clmbench run experiments/<benchmark>.ini` per benchmark (the run also prints every component "
+           "beside the published value with the digits matched). reference: what the errors are measured "
+           "against (`published`: the benchmark's own values at the default parameters; `closed_form`; "
+           "`reference_run`: the experiment's [reference] run). scd and mescd are the Bari test set's digit counts "
+           "over (q, qd) at t_end against its published values (\"-\" against a computed reference, where the "
+           "maximum q error is the measure); the reference-point error is the IFToMM accuracy measure (limits 1e-1 and "
+           "1e-3 m). docs/findings.md discusses how accurate the published Andrews values are."]
+    rows, notes = [], []
+    for stem, title in PUBLISHED_RUNS:
+        f, missing = open_results(results, f"{stem}.h5")
+        if f is None:
+            notes.append(missing)
+            continue
+        for r in summary_rows(f):
+            # scd and mescd are the test set's measures against its published values; against a computed
+            # reference a component that is zero in the exact motion (Bricard's symmetric coordinates) is
+            # rounding in the reference, and its "relative error" says nothing: those runs show "-".
+            published = r.get("reference_source") == "published"
+            rows.append([title, r["run_id"], r["formulation"], r["integrator"], r["status"],
+                         r.get("reference_source", "-"), fixed(r.get("scd"), 2) if published else "-",
+                         fixed(r.get("mescd"), 2) if published else "-",
+                         fmt(r.get("q_error_max")), fmt(r.get("reference_point_error_max")),
+                         fmt(r.get("cpu_time_s"))])
+    if rows:
+        out += ["", table(["benchmark", "run", "formulation", "integrator", "status", "reference", "scd", "mescd",
+                           "max q error", "reference-point error", "CPU s"], rows)]
+    out += [""] + notes if notes else []
+    out += ["", "### Whipple bicycle: stability changes against speed", "",
+            "`build/clmbench analyze --problem bicycle --speed 0:10:0.1 --out results/bicycle_speeds.h5`: the "
+            "speeds where an eigenvalue of the linearized lean / steer equations crosses the imaginary axis, "
+            "bisected, beside the values [Meijaard-2007] publishes."]
+    f, missing = open_results(results, "bicycle_speeds.h5")
+    if f is None:
+        return out + ["", missing]
+    a = f["analysis"].attrs
+    speed_rows = []
+    for key in sorted(k for k in a if k.endswith("_speed") and not k.startswith("published_")):
+        computed = float(a[key])
+        published = float(a[f"published_{key}"]) if f"published_{key}" in a else None
+        digits = (-math.log10(abs(computed - published) / abs(published)) if published and computed != published
+                  else (math.inf if published else None))
+        speed_rows.append([key.replace("_", " "), f"{computed:.14g}", f"{published:.15g}" if published else "-",
+                           ("exact" if digits == math.inf else f"{digits:.1f}") if digits is not None else "-"])
+    out += ["", table(["stability change", "computed (m/s)", "published (m/s)", "digits matched"], speed_rows),
+            "", "Plot: " + png_link(results, "bicycle_speeds_eigenvalues.png", "eigenvalues against speed") + "."]
     return out
 
 
@@ -396,6 +452,8 @@ def experiments():
     items += [(f"kozlov_{s}.h5", ["kozlov", f"experiments/kozlov_{s}.ini"]) for s in KOZLOV_STUDIES]
     items += [("vakonomic_vs_nonholonomic.h5", ["run", "experiments/vakonomic_vs_nonholonomic.ini"]),
               ("fernandez_bloch.h5", ["run", "experiments/fernandez_bloch.ini"])]
+    items += [(f"{stem}.h5", ["run", f"experiments/{stem}.ini", "--progress", "never"]) for stem, _ in PUBLISHED_RUNS]
+    items.append(("bicycle_speeds.h5", ["analyze", "--problem", "bicycle", "--speed", "0:10:0.1"]))
     for n in sorted(os.listdir(os.path.join(ROOT, "experiments"))):
         if n.startswith("wp_") and n.endswith(".ini"):
             items.append((n[:-4] + ".h5", ["sweep", f"experiments/{n}"]))
@@ -436,8 +494,8 @@ def main(argv):
              "Generated by `tools/report.py` from the results files in this directory (regenerate everything: "
              "`tools/build.sh && tools/report.py --run`). Numbers are read from the HDF5 files; \"-\" is a figure "
              "that cannot be computed. What the numbers mean: [docs/findings.md](../docs/findings.md)."]
-    for section in (section_quickstart, section_kozlov, section_vakonomic, section_fernandez_bloch,
-                    section_work_precision, section_long_time):
+    for section in (section_quickstart, section_kozlov, section_published, section_vakonomic,
+                    section_fernandez_bloch, section_work_precision, section_long_time):
         try:
             lines += [""] + section(a.results)
         except (OSError, KeyError, ValueError, IndexError) as e:  # a damaged or foreign file: say so, go on
