@@ -501,8 +501,8 @@ def plot_energy(runs, stem, name):
                 st = style(r, count=len(runs))
                 y = draw_magnitude(ax, r["t"], r["balance"]["energy_balance_residual"], r["label"], st)
                 mark_end(ax, r, r["t"], y, st)
-        panels.append(Panel(f"energy balance of the moving constraints: E - E0 (lines) and the work W they, dV/dt and "
-                            f"the forces did (dotted)", f"E - E0, W [{unit}]", draw_exchange))
+        panels.append(Panel("E - E0 (lines) and W (dotted), the work of the moving constraints, of dV/dt and of the "
+                            "forces since t0", f"E - E0, W [{unit}]", draw_exchange))
         panels.append(Panel(f"energy balance residual (floor {FLOOR:g})", f"|E - E0 - W| [{unit}]", draw_residual))
     title = "relative energy error" if not balanced else "energy balance" if not conserving else \
         "relative energy error and energy balance"
