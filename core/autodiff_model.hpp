@@ -182,6 +182,12 @@ class AutoDiffModel final : public Model {
       for (int i = 0; i < n_; ++i) twice_t += qd[i] * out.M.row(i).dot(qd);
       out.kinetic = 0.5 * twice_t;
       out.potential = potential_at<double>(ws.q, ws.t);
+      if constexpr (HasTimeDependentPotential<P>) {  // dV/dt at fixed q: a Jet<1> pass seeded in t alone
+        for (int i = 0; i < n_; ++i) ws.q1[i] = Jet1(ws.q[i]);
+        Jet1 t1(ws.t);
+        t1.v[0] = 1.0;
+        out.potential_rate = p_.template potential<Jet1>(ws.q1, t1).v[0];
+      }
     }
   }
 

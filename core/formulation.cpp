@@ -33,7 +33,8 @@ Formulation::Formulation(std::shared_ptr<const Model> model, FormulationOptions 
       ws_(model_->make_workspace()),
       terms_(model_->make_terms()),
       n_(model_->n()),
-      m_(model_->m()) {}
+      m_(model_->m()),
+      velocity_residual_(Vec::Zero(model_->m())) {}
 
 Formulation::~Formulation() = default;
 
@@ -43,7 +44,11 @@ void Formulation::observe(double t, const Vec& y, Observation& obs) {
                    terms_);
   obs.energy = terms_.energy();
   // |A qd + b| for time-dependent problems (b = dh/dt, or the affine term), |A qd| otherwise.
-  obs.drift_velocity = terms_.b.size() > 0 ? (terms_.A * obs.qd + terms_.b).norm() : (terms_.A * obs.qd).norm();
+  // Into a member buffer: observe() runs once per quadrature node of the energy balance (core/energy_balance.hpp),
+  // which must not allocate.
+  velocity_residual_.noalias() = terms_.A * obs.qd;
+  if (terms_.b.size() > 0) velocity_residual_ += terms_.b;
+  obs.drift_velocity = velocity_residual_.norm();
   obs.drift_position = model_->holonomic() ? terms_.h.norm() : 0.0;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,6 +63,13 @@ struct Observation {
   double drift_position = 0;  // |h(q)|, holonomic problems only
   double drift_velocity = 0;  // |A(q) qd|
   std::vector<double> extras;  // values for Formulation::extra_names()
+  // The energy balance of a time-dependent run (core/energy_balance.hpp), filled by the runner, not by
+  // observe(): the work W(t) since t0 by component and the residual E(t) - E(0) - W(t) (J); NaN for problems
+  // without explicit time dependence, whose runs do not record it.
+  double work_constraints = std::numeric_limits<double>::quiet_NaN();
+  double work_explicit_time = std::numeric_limits<double>::quiet_NaN();
+  double work_forces = std::numeric_limits<double>::quiet_NaN();
+  double energy_balance_residual = std::numeric_limits<double>::quiet_NaN();
 };
 
 class Formulation : public OdeSystem {
@@ -127,6 +135,9 @@ class Formulation : public OdeSystem {
   std::unique_ptr<ModelWorkspace> ws_;
   ModelTerms terms_;
   int n_, m_;
+
+ private:
+  Vec velocity_residual_;  // A qd + b of observe()
 };
 
 // ---- The suite's one rank test and one conditioning check -----------------------------------------------

@@ -59,6 +59,9 @@ struct ModelTerms {
   // qd . a(q), the part of L linear in qd (problems with a gyroscopic term; 0 otherwise), filled with kEnergy.
   // L = kinetic + gyroscopic - potential; it does no work, so it is not part of the energy.
   double gyroscopic = 0;
+  // dV/dt at fixed q of a potential V(q, t) with explicit time dependence (kEnergy; 0 otherwise): the power the
+  // explicit time dependence puts into the energy T + V (core/energy_balance.hpp).
+  double potential_rate = 0;
   double energy() const { return kinetic + potential; }
 };
 

@@ -39,7 +39,7 @@ class OutputGrid {
 
 SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0, const SimulationSettings& sim,
                           const IntegratorSettings& settings_in, const SampleCallback& sample,
-                          const ProgressCallback& progress) {
+                          const ProgressCallback& progress, const StepCallback& on_step) {
   SimulationResult result;
   const auto wall_start = std::chrono::steady_clock::now();
   IntegratorSettings settings = settings_in;
@@ -124,6 +124,7 @@ SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0,
           break;
         }
         if (diverged(integrator.state(), t)) break;
+        if (on_step) on_step(t_before, t);
         // Grid times strictly inside the step: the step's interpolant (before any projection).
         if (dt_out > 0) {
           while (next <= grid.last() && grid.time(next) < t - eps_t) {

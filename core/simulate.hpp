@@ -62,8 +62,13 @@ struct SimulationProgress {
 using ProgressCallback = std::function<void(const SimulationProgress&)>;
 constexpr long kProgressEvery = 64;
 
+// Called once per accepted step [t_prev, t], after the divergence check and before the samples inside the step
+// and OdeSystem::after_step, while the integrator's interpolant covers the step (the energy balance's
+// quadrature, core/energy_balance.hpp). May throw NumericalFailure (the run ends "failed").
+using StepCallback = std::function<void(double t_prev, double t)>;
+
 SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0, const SimulationSettings& sim,
                           const IntegratorSettings& settings, const SampleCallback& sample,
-                          const ProgressCallback& progress = {});
+                          const ProgressCallback& progress = {}, const StepCallback& on_step = {});
 
 }  // namespace clm

@@ -474,6 +474,9 @@ struct ResultsWriter::State : RunObserver {
   Handle group, extras_group;
   std::vector<std::unique_ptr<AppendableDataset>> datasets;  // t, q, qd, lambda, energy, [drift_position], drift_velocity
   std::vector<std::unique_ptr<AppendableDataset>> extras;
+  // work_moving_constraints, work_explicit_time, work_generalized_forces, energy_balance_residual (time-dependent
+  // problems only, RunRecord::energy_balance).
+  std::vector<std::unique_ptr<AppendableDataset>> balance;
   bool holonomic = false;
   ResultsWriter* writer = nullptr;
 
@@ -532,6 +535,7 @@ static SummaryTable summary_table(const std::vector<ResultsWriter::State::Summar
   column("energy_error_growth", [](const Row& r) { return r.s.energy_error_growth; });
   column("drift_growth", [](const Row& r) { return r.s.drift_growth; });
   column("reference_point_error_max", [](const Row& r) { return r.s.reference_point_error_max; });
+  column("max_energy_balance_residual", [](const Row& r) { return r.s.max_energy_balance_residual; });
   return t;
 }
 
@@ -570,11 +574,19 @@ void ResultsWriter::State::sample(double t, const Observation& obs) {
   if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
   full = datasets[next]->push(&obs.drift_velocity) || full;
   for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
+  if (!balance.empty()) {
+    full = balance[0]->push(&obs.work_constraints) || full;
+    full = balance[1]->push(&obs.work_explicit_time) || full;
+    full = balance[2]->push(&obs.work_forces) || full;
+    full = balance[3]->push(&obs.energy_balance_residual) || full;
+  }
   if (full) {
     writer->guarded("run samples", [&] {
       for (auto& d : datasets)
         if (d->full()) d->flush();
       for (auto& d : extras)
+        if (d->full()) d->flush();
+      for (auto& d : balance)
         if (d->full()) d->flush();
     });
   }
@@ -608,6 +620,20 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   add("energy", 0, false, {{"units", {"J"}}});
   if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q)|, in the constraint's units"}}});
   add("drift_velocity", 0, false, {{"description", {"|A(q) qd|, in the constraint's units per second"}}});
+  balance.clear();
+  if (r.energy_balance) {
+    // The energy balance of a time-dependent problem (core/energy_balance.hpp); E - E0 - W is zero for the exact
+    // motion of the formulation's equations.
+    for (const auto& [name, description] : std::vector<std::pair<const char*, const char*>>{
+             {"work_moving_constraints", "work since t0 of the constraint forces A^T lambda, integral of lambda . (A qd) "
+                                         "(= -lambda . b on the constraint)"},
+             {"work_explicit_time", "work since t0 of the explicit time dependence of V(q, t), integral of dV/dt at fixed q"},
+             {"work_generalized_forces", "work since t0 of the generalized forces, integral of qd . F"},
+             {"energy_balance_residual", "E - E0 - (sum of the three works): zero for the exact motion"}}) {
+      balance.push_back(std::make_unique<AppendableDataset>(g, name, 0, false, max_rows));
+      balance.back()->labels = {{"units", {"J"}}, {"description", {description}}};
+    }
+  }
   extras_group = make_group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
@@ -688,14 +714,17 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "energy_error_growth", r.summary.energy_error_growth);
   set_attr(g, "drift_growth", r.summary.drift_growth);
   set_attr(g, "reference_point_error_max", r.summary.reference_point_error_max);
+  set_attr(g, "max_energy_balance_residual", r.summary.max_energy_balance_residual);
   if (s.sweep_index >= 0) {
     set_attr(g, "sweep_index", s.sweep_index);
     set_attr(g, "sweep_point", s.sweep_point);
   }
   for (auto& d : datasets) d->close();
   for (auto& d : extras) d->close();
+  for (auto& d : balance) d->close();
   datasets.clear();
   extras.clear();
+  balance.clear();
   extras_group.close();
   group.close();
   rows.push_back({s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
@@ -813,6 +842,12 @@ void ResultsWriter::write_run(const RunRecord& r) {
     obs.drift_velocity = r.drift_velocity[k];
     obs.extras.resize(r.extras.size());
     for (size_t j = 0; j < r.extras.size(); ++j) obs.extras[j] = r.extras[j][k];
+    if (r.energy_balance) {
+      obs.work_constraints = r.work_constraints[k];
+      obs.work_explicit_time = r.work_explicit_time[k];
+      obs.work_forces = r.work_forces[k];
+      obs.energy_balance_residual = r.energy_balance_residual[k];
+    }
     o.sample(r.t[k], obs);
   }
   o.finish(r);
@@ -879,7 +914,10 @@ void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::
                                      "(0 bounded, 1/2 random walk, 1 linear drift; NaN for runs under two decades)"},
              {"drift_growth", "exponent p of max_{s<=t} drift(s) ~ t^p (|h| holonomic, |A qd| otherwise), as energy_error_growth"},
              {"reference_point_error_max", "max over samples of the distance of the benchmark's reference point (IFToMM P1, "
-                                           "P3, B0: coordinates of q) from the reference's; NaN without one"}})
+                                           "P3, B0: coordinates of q) from the reference's; NaN without one"},
+             {"max_energy_balance_residual", "max over samples of |E - E0 - W| / max over samples of max(|E|, |W|), W the "
+                                             "work of the moving constraints, dV/dt and the forces; NaN for problems "
+                                             "without explicit time dependence"}})
       if (H5Lexists(sg, name.c_str(), H5P_DEFAULT) > 0) describe_dataset(sg, name, text);
     summary.close();
 

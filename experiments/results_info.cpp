@@ -224,7 +224,7 @@ ResultsInfo read_results_info(const std::string& path) {
              err = number_column("error_vs_reference"), wall = number_column("wall_time_s"),
              cpu = number_column("cpu_time_s"), rhs = number_column("rhs_evals"), eq = number_column("q_error_max"),
              eqd = number_column("qd_error_max"), el = number_column("lambda_error_max"), scd = number_column("scd"),
-             mescd = number_column("mescd");
+             mescd = number_column("mescd"), balance = number_column("max_energy_balance_residual");
   for (size_t i = 0; i < R; ++i) {
     ResultsRow row;
     row.run_id = ids[i];
@@ -247,6 +247,7 @@ ResultsInfo read_results_info(const std::string& path) {
     row.lambda_error_max = el[i];
     row.scd = scd[i];
     row.mescd = mescd[i];
+    row.max_energy_balance_residual = balance[i];
     info.rows.push_back(row);
   }
   return info;
@@ -256,7 +257,7 @@ std::string format_results_table(const ResultsInfo& info) {
   std::vector<std::vector<std::string>> table;
   table.push_back({"run_id", "problem", "formulation", "integrator", "status", "samples", "max_drift_pos",
                    "max_drift_vel", "max_rel_dE", "err_vs_ref", "ref", "wall_s", "cpu_s", "rhs_evals",
-                   "q_err_max", "qd_err_max", "lam_err_max", "scd", "mescd", "ref_source"});
+                   "q_err_max", "qd_err_max", "lam_err_max", "scd", "mescd", "ref_source", "balance"});
   auto fixed = [](double v, const char* format) -> std::string {
     if (std::isnan(v)) return "-";
     char buf[32];
@@ -269,7 +270,8 @@ std::string format_results_table(const ResultsInfo& info) {
                      number(r.error_vs_reference), r.reference == "none" ? "-" : r.reference,
                      fixed(r.wall_time_s, "%.3f"), fixed(r.cpu_time_s, "%.4f"), fixed(r.rhs_evals, "%.0f"),
                      number(r.q_error_max), number(r.qd_error_max), number(r.lambda_error_max),
-                     fixed(r.scd, "%.2f"), fixed(r.mescd, "%.2f"), r.reference_source == "none" ? "-" : r.reference_source});
+                     fixed(r.scd, "%.2f"), fixed(r.mescd, "%.2f"), r.reference_source == "none" ? "-" : r.reference_source,
+                     number(r.max_energy_balance_residual)});
   }
   std::vector<size_t> width(table.front().size(), 0);
   for (const auto& row : table)

@@ -15,6 +15,8 @@ struct ResultsRow {
   // Work-precision columns (NaN when the file predates them or the figure does not apply).
   std::string reference_source = "none";
   double cpu_time_s = 0, rhs_evals = 0, q_error_max = 0, qd_error_max = 0, lambda_error_max = 0, scd = 0, mescd = 0;
+  // The relative energy-balance residual of a time-dependent problem (NaN for the others).
+  double max_energy_balance_residual = 0;
 };
 
 struct ResultsInfo {

@@ -114,6 +114,13 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
   max_rel_energy_ = std::max(max_rel_energy_, std::abs(obs.energy - energy0_) / scale);
   energy_growth_.add(t - t0_, std::abs(obs.energy - energy0_) / scale);
   drift_growth_.add(t - t0_, holonomic_ ? obs.drift_position : obs.drift_velocity);
+  if (!std::isnan(obs.energy_balance_residual)) {
+    balance_recorded_ = true;
+    update_max(max_balance_residual_, std::abs(obs.energy_balance_residual));
+    update_max(balance_scale_, std::abs(obs.energy));
+    update_max(balance_scale_,
+               std::abs(obs.work_constraints) + std::abs(obs.work_explicit_time) + std::abs(obs.work_forces));
+  }
   bool closed_form_here = false;  // q_ref_, qd_ref_ hold the closed form at t
   if (q_reference_ && !std::isnan(q_err_)) {
     // The reference is carried forward from the previous sample (Model::closed_form_from), so a sample
@@ -190,6 +197,9 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.reference_note = note_;
   s.energy_error_growth = energy_growth_.exponent();
   s.drift_growth = drift_growth_.exponent();
+  s.max_energy_balance_residual =
+      balance_recorded_ ? max_balance_residual_ / std::max(balance_scale_, std::numeric_limits<double>::epsilon())
+                        : kNaN;
   // A published reference that no sample reached (the run stopped before its time): no figures, not zeros.
   if (any && source_ == ReferenceSource::kPublished && !published_compared_) {
     s.reference_note = "the run did not reach the published reference's time t = " + format_number(published_->t);

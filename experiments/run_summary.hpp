@@ -56,6 +56,13 @@ struct RunSummary {
   // of the constraint drift (|h| for holonomic problems, |A qd| otherwise), max_{s<=t} e(s) ~ t^p over the
   // run's last two decades of time (experiments/growth_envelope.hpp): ~0 bounded, ~1/2 random walk, ~1 linear.
   double energy_error_growth = kNaN, drift_growth = kNaN;
+
+  // The energy balance of a time-dependent run (core/energy_balance.hpp): max_k |E_k - E_0 - W_k| divided by
+  // the largest energy figure of the balance, max_k max(|E_k|, |W_c,k| + |W_t,k| + |W_f,k|) (never below
+  // machine epsilon): the residual's rounding and truncation parts scale with the energies it subtracts, and
+  // E_0 alone (max_rel_energy_error's scale) can be near zero while the table pumps energy in. NaN ("-") for
+  // problems without explicit time dependence, whose runs record no balance.
+  double max_energy_balance_residual = kNaN;
 };
 
 // What the errors are measured against and with which tolerances (mescd uses the run's atol / rtol).
@@ -92,6 +99,8 @@ class RunSummaryAccumulator {
   double energy0_ = 0, max_rel_energy_ = 0;
   double t0_ = 0;
   GrowthEnvelope energy_growth_, drift_growth_;
+  bool balance_recorded_ = false;  // a sample carried the energy balance (time-dependent problems)
+  double max_balance_residual_ = 0, balance_scale_ = 0;
   bool q_reference_ = false, lambda_reference_ = false;
   double q_err_ = 0, lambda_err_ = 0, lambda_scale_ = 0;
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 
+#include "core/energy_balance.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
 #include "experiments/run_options.hpp"
@@ -155,6 +156,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   r.projection = run.projection;
   r.extra_names = run.formulation->extra_names();
   r.extras.resize(r.extra_names.size());
+  // A time-dependent problem's energy is not conserved: the run records its balance instead (nothing is made,
+  // and nothing costs, for the others).
+  r.energy_balance = model.time_dependent();
   if (observer) observer->begin(r);
 
   const SimulationSettings sim = run.spec.simulation_settings();
@@ -169,6 +173,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
                                 (f.vakonomic_motion() && !model.holonomic()) || follows_servo_motion(run.spec),
                                 accuracy);
   double output_cpu = 0;  // thread CPU time spent in record_sample
+  std::optional<EnergyBalance> balance;
+  if (r.energy_balance) balance.emplace(f, *run.integrator);
+  double energy0 = 0;
   auto record_sample = [&](double t, const Vec& y) {
     // Timed apart from the integration: observation, summary and writing are not the method's work.
     struct Timer {
@@ -181,6 +188,17 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     if (const Vec* own = run.integrator->multipliers_at(t); own && own->size() == r.m) obs.lambda = *own;
     if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
     obs.extras.resize(r.extra_names.size(), kNaN);
+    if (balance) {
+      if (r.sample_count == 0) {
+        balance->start(t, y);
+        energy0 = obs.energy;
+      }
+      const EnergyBalance::Work w = balance->at(t);
+      obs.work_constraints = w.constraints;
+      obs.work_explicit_time = w.explicit_time;
+      obs.work_forces = w.forces;
+      obs.energy_balance_residual = obs.energy - energy0 - w.total();
+    }
     ++r.sample_count;
     last_sample_t = t;
     summary.add(t, obs);
@@ -193,6 +211,12 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
       if (r.holonomic) r.drift_position.push_back(obs.drift_position);
       r.drift_velocity.push_back(obs.drift_velocity);
       for (size_t j = 0; j < r.extras.size(); ++j) r.extras[j].push_back(obs.extras[j]);
+      if (balance) {
+        r.work_constraints.push_back(obs.work_constraints);
+        r.work_explicit_time.push_back(obs.work_explicit_time);
+        r.work_forces.push_back(obs.work_forces);
+        r.energy_balance_residual.push_back(obs.energy_balance_residual);
+      }
     }
     if (observer) observer->sample(t, obs);
   };
@@ -223,7 +247,18 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     std::optional<ProjectedSystem> projected;
     if (projection != ProjectionMode::kNone) projected.emplace(f, projection);
     OdeSystem& system = projected ? static_cast<OdeSystem&>(*projected) : static_cast<OdeSystem&>(f);
-    const SimulationResult result = simulate(system, *run.integrator, run.y0, sim, settings, record_sample, on_progress);
+    // The balance's quadrature runs on every accepted step, on the integrator's interpolant of that step;
+    // its CPU time counts as output (not the method's work), like the samples'.
+    StepCallback on_step;
+    if (balance) {
+      on_step = [&](double t0, double t1) {
+        const double start = thread_cpu_seconds();
+        balance->step(t0, t1);
+        output_cpu += thread_cpu_seconds() - start;
+      };
+    }
+    const SimulationResult result =
+        simulate(system, *run.integrator, run.y0, sim, settings, record_sample, on_progress, on_step);
     if (projected) r.projection_stats = projected->statistics();
     r.status = result.status;
     r.message = result.message;

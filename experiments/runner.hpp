@@ -50,6 +50,10 @@ struct RunRecord {
   std::string reference_message;
   double reference_cpu_time_s = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> t, energy, drift_position, drift_velocity;
+  // The energy balance (core/energy_balance.hpp), recorded for time-dependent problems only (energy_balance):
+  // the work since t0 of the constraint forces, of dV/dt and of the generalized forces, and E - E0 - W, per sample.
+  bool energy_balance = false;
+  std::vector<double> work_constraints, work_explicit_time, work_forces, energy_balance_residual;
   std::vector<double> q, qd, lambda;
   std::vector<std::string> extra_names;
   std::vector<std::vector<double>> extras;  // extras[j][k]: extra_names[j] at sample k

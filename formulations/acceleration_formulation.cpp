@@ -55,8 +55,8 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
 }
 
 void AccelerationFormulation::read_state(double t, const Vec& y, Observation& obs) {
-  Vec dy(2 * n_);
-  rhs(t, y, dy);
+  observed_rate_.resize(2 * n_);  // once: observe() must not allocate (core/energy_balance.hpp)
+  rhs(t, y, observed_rate_);
   obs.q = q_;
   obs.qd = qd_;
   obs.lambda = lambda_;

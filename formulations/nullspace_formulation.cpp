@@ -26,7 +26,9 @@ NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, F
     : Formulation(std::move(model), options),
       k_(std::max(0, n_ - m_)),  // m > n: redundant constraints, resized by initial_state()
       r_(m_),
-      basis_(model_->capability<VelocityBasis>()),
+      // A natural basis spans ker A(q) but carries no particular velocity for a moving constraint: time-dependent
+      // problems use coordinate partitioning, whose u_D = -A_D^-1 b is the particular solution.
+      basis_(model_->time_dependent() ? nullptr : model_->capability<VelocityBasis>()),
       natural_(basis_ != nullptr),
       reduced_llt_(std::max(0, n_ - m_)),
       lu_D_(m_),
@@ -51,6 +53,7 @@ NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, F
   A_D_inverse_ = Mat::Zero(m_, m_);
   identity_m_ = Mat::Identity(m_, m_);
   w_D_ = Vec::Zero(m_);
+  u_D_ = Vec::Zero(m_);
   E_ = Mat::Zero(m_, k_);
   M_ID_ = Mat::Zero(k_, m_);
   M_DD_ = Mat::Zero(m_, m_);
@@ -85,6 +88,7 @@ void NullspaceFormulation::size_for_rank(int r) {
   A_D_inverse_ = Mat::Zero(r, r);
   identity_m_ = Mat::Identity(r, r);
   w_D_ = Vec::Zero(r);
+  u_D_ = Vec::Zero(r);
   E_ = Mat::Zero(r, k_);
   M_ID_ = Mat::Zero(k_, r);
   M_DD_ = Mat::Zero(r, r);
@@ -93,6 +97,7 @@ void NullspaceFormulation::size_for_rank(int r) {
   force_D_ = Vec::Zero(r);
   A_R_ = Mat::Zero(r, n_);
   Adot_R_ = Vec::Zero(r);
+  b_R_ = Vec::Zero(r);
   row_qr_ = Eigen::ColPivHouseholderQR<Mat>(n_, m_);
   row_qr_.setThreshold(double(std::max(n_, m_)) * kRankTolerance);
   rows_.clear();
@@ -120,6 +125,18 @@ const Vec& NullspaceFormulation::constraint_bias_rows() {
   if (r_ == m_) return terms_.Adot_qd;
   for (int i = 0; i < r_; ++i) Adot_R_[i] = terms_.Adot_qd[rows_[i]];
   return Adot_R_;
+}
+
+const Vec& NullspaceFormulation::constraint_rate_rows() {
+  if (r_ == m_) return terms_.b;
+  for (int i = 0; i < r_; ++i) b_R_[i] = terms_.b[rows_[i]];
+  return b_R_;
+}
+
+void NullspaceFormulation::add_particular_velocity() {
+  if (terms_.b.size() == 0 || r_ == 0) return;
+  u_D_.noalias() = lu_D_.solve(constraint_rate_rows());
+  for (int r = 0; r < r_; ++r) qd_[dependent_[r]] -= u_D_[r];
 }
 
 void NullspaceFormulation::choose_partition() {
@@ -174,8 +191,9 @@ void NullspaceFormulation::velocity_map(double t) {
     model_->evaluate(t, q_, qd_, kMassMatrix | kBias | kForce, *ws_, terms_);
     return;
   }
-  // A depends on q only; qd_ is a placeholder here.
-  model_->evaluate(t, q_, qd_, kConstraintJacobian, *ws_, terms_);
+  // A depends on q only; qd_ is a placeholder here. b(q, t) of a moving constraint comes with it (kConstraintRate
+  // is ignored for other problems).
+  model_->evaluate(t, q_, qd_, kConstraintJacobian | kConstraintRate, *ws_, terms_);
   if (!factor_dependent_block())
     throw NumericalFailure("nullspace: dependent block A_D of the coordinate partition is singular");
   // S_D = -A_D^-1 A_I; rows of S in I are the identity.
@@ -185,8 +203,10 @@ void NullspaceFormulation::velocity_map(double t) {
   for (int r = 0; r < r_; ++r)
     for (int i = 0; i < k_; ++i) S_(dependent_[r], i) = -S_D_(r, i);
   qd_.noalias() = S_ * v_;
+  add_particular_velocity();  // qd = S v + u, u_I = 0, A_D u_D = -b: A qd + b = 0
   model_->evaluate(t, q_, qd_, kMassMatrix | kBias | kForce | kConstraintBias, *ws_, terms_);
-  // w: w_I = 0, A_D w_D = -Adot qd, so that A (S vd + w) = -Adot qd.
+  // w: w_I = 0, A_D w_D = -Adot qd, so that A (S vd + w) = -Adot qd (for a moving constraint Adot_qd is the
+  // whole bias, time derivatives included: the acceleration constraint holds as it stands).
   w_D_.noalias() = lu_D_.solve(constraint_bias_rows());
   w_.setZero();
   for (int r = 0; r < r_; ++r) w_[dependent_[r]] = -w_D_[r];
@@ -249,7 +269,7 @@ bool NullspaceFormulation::after_step(double t, Vec& y) {
   if (natural_ || r_ == 0) return false;
   q_ = y.head(n_);
   v_ = y.tail(k_);
-  model_->evaluate(t, q_, qd_, kConstraintJacobian, *ws_, terms_);
+  model_->evaluate(t, q_, qd_, kConstraintJacobian | kConstraintRate, *ws_, terms_);
   if (!factor_dependent_block())
     throw NumericalFailure("nullspace: dependent block A_D became singular within a step; lower the "
                            "repartition_threshold or the step size");
@@ -265,6 +285,7 @@ bool NullspaceFormulation::after_step(double t, Vec& y) {
   S_D_.noalias() = lu_D_.solve(A_I_);
   for (int i = 0; i < k_; ++i) qd_[independent_[i]] = v_[i];
   for (int r = 0; r < r_; ++r) qd_[dependent_[r]] = -S_D_.row(r).dot(v_);
+  add_particular_velocity();
   old_dependent_ = dependent_;
   choose_partition();
   if (dependent_ == old_dependent_) return false;  // already the best split available; keep going
@@ -304,17 +325,26 @@ void NullspaceFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
 }
 
 void NullspaceFormulation::read_state(double t, const Vec& y, Observation& obs) {
-  Vec dy(n_ + k_);
-  rhs(t, y, dy);
-  qdd_ = S_ * vd_ + w_;
+  // Member buffers (sized on the first call): observe() must not allocate for independent constraints (the energy
+  // balance observes at every quadrature node, core/energy_balance.hpp).
+  observed_rate_.resize(n_ + k_);
+  rhs(t, y, observed_rate_);
+  qdd_.noalias() = S_ * vd_;
+  qdd_ += w_;
   // lambda from the unreduced equations: A^T lambda = M qdd + c - F, least squares via A A^T.
-  const Vec residual = terms_.M * qdd_ + terms_.c - terms_.F;
+  residual_.noalias() = terms_.M * qdd_;
+  residual_ += terms_.c - terms_.F;
+  const Vec& residual = residual_;
   model_->evaluate(t, q_, qd_, kConstraintJacobian, *ws_, terms_);
   const Mat& A = terms_.A;
   obs.q = q_;
   obs.qd = qd_;
   if (r_ == m_) {
-    obs.lambda = (A * A.transpose()).ldlt().solve(A * residual);
+    normal_matrix_.noalias() = A * A.transpose();
+    normal_rhs_.noalias() = A * residual;
+    normal_ldlt_.compute(normal_matrix_);
+    obs.lambda.resize(m_);
+    obs.lambda = normal_ldlt_.solve(normal_rhs_);
   } else {
     // Redundant constraints: the minimum-norm least-squares solution of A^T lambda = residual, the multipliers
     // kkt and schur report, by the SVD of A^T keeping at most r singular values above the suite's threshold

@@ -22,6 +22,13 @@
 //    repartition_threshold (or will within one more step, extrapolating 1/cond), the partition is
 //    re-picked and v re-expressed (v_new = (S_old v_old)_Inew). The count of re-picks is the extra
 //    "repartitions".
+//
+// Time-dependent constraints (A(q) qd + b(q, t) = 0; b = dh/dt for a rheonomic h(q, t); core/problem.hpp): the
+// admissible velocities are an affine space, qd = S(q) v + u(q, t) with A u = -b. With coordinate partitioning
+// the particular solution is the partition's own, u_I = 0, A_D u_D = -b (so v = qd_I still, and re-partitioning
+// re-expresses v as before); w keeps w_I = 0, A_D w_D = -bias with the whole acceleration bias of the model
+// (time derivatives included), so A qdd + bias = 0 and S^T (M qdd + c - F) = 0 are the same reduced equations.
+// A natural basis carries no particular velocity: time-dependent problems always partition.
 #pragma once
 
 #include <vector>
@@ -70,6 +77,10 @@ class NullspaceFormulation final : public Formulation {
   void choose_rows();
   const Mat& constraint_rows();
   const Vec& constraint_bias_rows();
+  // b(q, t) of a moving constraint (its rows R when r < m), and qd_D -= A_D^-1 b: the particular velocity u added
+  // to qd_ = S v (a no-op for problems without b).
+  const Vec& constraint_rate_rows();
+  void add_particular_velocity();
 
   int k_;  // n - r, the degrees of freedom
   int r_;  // rank of A at q0 (m unless the constraints are redundant)
@@ -89,6 +100,7 @@ class NullspaceFormulation final : public Formulation {
   double last_rcond_ = 0;  // 1 / cond(A_D) after the previous step (NaN right after a re-pick)
   Mat A_D_, A_I_, S_D_, A_D_inverse_, identity_m_;
   Vec w_D_;
+  Vec u_D_;  // A_D^-1 b (time-dependent problems)
   Mat E_, M_ID_, M_DD_, MIDE_, MDDE_;  // partitioned reduction (reduce_partitioned)
   Vec force_D_;
   Eigen::PartialPivLU<Mat> lu_D_;
@@ -97,7 +109,11 @@ class NullspaceFormulation final : public Formulation {
   // Redundant constraints only.
   std::vector<int> rows_;
   Mat A_R_;
-  Vec Adot_R_;
+  Vec Adot_R_, b_R_;
+  // read_state's buffers (no allocation per observation with independent constraints).
+  Vec observed_rate_, residual_, normal_rhs_;
+  Mat normal_matrix_;
+  Eigen::LDLT<Mat> normal_ldlt_;
   Eigen::ColPivHouseholderQR<Mat> row_qr_;
 };
 

@@ -14,7 +14,8 @@ PenaltyFormulation::PenaltyFormulation(std::shared_ptr<const Model> model, Formu
     throw InputError("penalty: option k (position spring k/2 |h|^2) needs holonomic constraints; problem " +
                      model_->name() + " has Pfaffian constraints, set k = 0");
   spring_ = options_.k != 0;
-  model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | (spring_ ? kConstraintValue : 0u);
+  model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | (spring_ ? kConstraintValue : 0u) |
+                 (model_->time_dependent() ? kConstraintRate : 0u);
   requires_independent_constraints_ = false;  // A^T A may be singular: the penalty does not care
   violation_ = Vec::Zero(m_);
   force_ = Vec::Zero(n_);
@@ -55,8 +56,10 @@ void PenaltyFormulation::jacobian(double t, const Vec& y, Mat& J) {
 }
 
 void PenaltyFormulation::solve_accelerations() {
-  // lambda_N = -N A qd - k h; the penalty force is A^T lambda_N.
+  // lambda_N = -N (A qd + b) - k h; the penalty force is A^T lambda_N (b: the velocity term of a moving
+  // constraint, empty otherwise).
   violation_.noalias() = terms_.A * qd_;
+  if (terms_.b.size() > 0) violation_ += terms_.b;
   lambda_ = -options_.N * violation_;
   if (spring_) lambda_.noalias() -= options_.k * terms_.h;
   force_ = terms_.F - terms_.c;

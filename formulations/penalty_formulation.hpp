@@ -13,6 +13,14 @@
 // nonholonomic one with error O(1/N) on bounded time intervals; the system is stiff (an eigenvalue near
 // -N A M^-1 A^T), so explicit steps shrink like 1/N. Extras: dissipation_rate = 2 R_N = N |A qd|^2
 // (the rate at which T + V decreases when F = 0).
+//
+// Time-dependent constraints (A(q) qd + b(q, t) = 0, b = dh/dt for a rheonomic h(q, t); core/problem.hpp): the
+// friction acts on the velocity relative to the moving constraint, R_N = N/2 |A qd + b|^2, so
+// lambda_N = -N (A qd + b) - k h(q, t); as N -> inf the motion tends to the constrained one (Kozlov's argument
+// holds at each t: the constraint's kernel moves, the friction still pins A qd + b to O(1/N); measured on
+// ball_on_turntable, tests/time_dependent_test.cpp). dissipation_rate is then N |A qd + b|^2, the power the
+// friction takes relative to the moving constraint (not the rate of change of T + V, which the moving constraint
+// also feeds: core/energy_balance.hpp).
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"

@@ -26,7 +26,7 @@ std::function<std::string(const Model&)> without_time_dependence(std::string for
   return [formulation = std::move(formulation), next = std::move(next)](const Model& m) -> std::string {
     if (m.time_dependent())
       return "formulation " + formulation + " does not support time-dependent constraints or potentials (problem " +
-             m.name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)); use kkt or schur";
+             m.name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)); use kkt, schur, nullspace or penalty";
     return next(m);
   };
 }
@@ -48,13 +48,13 @@ Registry<FormulationEntry>& formulation_registry() {
     r.add({"nullspace",
            "null-space projection qd = S(q) v, (S^T M S) vd = S^T (F - c - M Sdot v); natural basis or "
            "coordinate partitioning re-picked when cond(A_D) grows (seed 000 eq. 2.17-2.18)",
-           without_time_dependence("nullspace", applies_to_all), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           applies_to_all, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<NullspaceFormulation>(std::move(m), o);
            }});
     r.add({"penalty",
-           "Kozlov Thm 1: no constraint, viscous anisotropic friction R_N = N/2 |A qd|^2 (+ spring k/2 |h|^2), "
-           "M qdd + c = F - N A^T A qd; lambda = -N A qd - k h (seed 004)",
-           without_time_dependence("penalty", needs_constraints), [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+           "Kozlov Thm 1: no constraint, viscous anisotropic friction R_N = N/2 |A qd + b|^2 (+ spring k/2 |h|^2), "
+           "M qdd + c = F - N A^T (A qd + b); lambda = -N (A qd + b) - k h (seed 004; b of a moving constraint)",
+           needs_constraints, [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<PenaltyFormulation>(std::move(m), o);
            }});
     r.add({"added_mass",

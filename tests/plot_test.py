@@ -173,6 +173,9 @@ def main(argv):
             "equilibrium": make(binary, tmp, ["analyze", "--problem", "chaplygin_sleigh", "--param", "b=0.4",
                                               "--qd0", "1,0,0", "--equilibrium"], "equilibrium.h5"),
             "speeds": make(binary, tmp, ["analyze", "--problem", "bicycle", "--speed", "0:10:0.5"], "speeds.h5"),
+            # A time-dependent problem: its energy figure is the energy balance.
+            "driven": make(binary, tmp, ["run", "--problem", "driven_pendulum", "--formulation", "kkt", "--integrator",
+                                         "dopri5", "--t-end", "3"], "driven.h5"),
         }
         # A tolerance sweep: plotted once (its 19 runs would slow the loops over every figure below).
         wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
@@ -204,6 +207,7 @@ def main(argv):
             "wp": ["work_precision_cpu", "work_precision_rhs"],
             "equilibrium": ["phase_portrait"],
             "speeds": ["eigenvalues"],
+            "driven": ["drift", "energy", "lambda", "q", "qd"],
         }
         for key, kinds in expected.items():
             for kind in kinds:
@@ -304,6 +308,40 @@ def main(argv):
             got = [t.get_text() for ax in growth.axes for t in ax.get_legend().get_texts()]
             check(all(any(w in g for g in got) for w in want), f"growth legends {got} show {want}")
         check(not os.path.exists(os.path.join(tmp, "quickstart_growth.png")), "quickstart (short runs) has no growth plot")
+        plt.close("all")
+
+        # The energy balance of a time-dependent run: its datasets and summary figure, and an energy figure that
+        # shows E - E0 against W and the residual |E - E0 - W| (log scale); a time-independent run has none of it.
+        import h5py
+        import numpy as np
+        with h5py.File(files["driven"], "r") as f:
+            g = f["runs"][list(f["runs"])[0]]
+            names = ("work_moving_constraints", "work_explicit_time", "work_generalized_forces", "energy_balance_residual")
+            check(all(x in g and g[x].shape == g["t"].shape for x in names), "driven.h5: the energy-balance datasets")
+            res = float(f["summary"]["max_energy_balance_residual"][0])
+            check(0 <= res < 1e-8, f"driven.h5: max_energy_balance_residual {res} at the integrator's error level")
+            w = g["work_moving_constraints"][()]
+            check(np.max(np.abs(w)) > 1e-3, "driven.h5: the pivot does work")
+        with h5py.File(files["four_bar"], "r") as f:
+            g = f["runs"][list(f["runs"])[0]]
+            check(not any(x.startswith("work_") or x == "energy_balance_residual" for x in g),
+                  "four_bar.h5 (no time dependence): no energy-balance datasets")
+            check(np.isnan(f["summary"]["max_energy_balance_residual"][0]), "four_bar.h5: max_energy_balance_residual NaN")
+        energy = dict(mod.build_figures(files["driven"])).get(os.path.join(tmp, "driven_energy.png"))
+        check(energy is not None and len(energy.axes) == 2, "driven_energy.png: two panels (E - E0 and W; residual)")
+        if energy is not None:
+            top, bottom = energy.axes
+            labels = [t.get_text() for t in top.get_legend().get_texts()] if top.get_legend() else []
+            check(any(x.endswith("E - E0") for x in labels) and any(x.endswith(": W") for x in labels),
+                  f"driven_energy.png: E - E0 and W drawn ({labels})")
+            check(top.get_yscale() == "linear" and bottom.get_yscale() == "log" and "E - E0 - W" in bottom.get_ylabel(),
+                  "driven_energy.png: the residual |E - E0 - W| on a log axis")
+            # E - E0 and W lie on top of each other: the curves' data agree to the residual.
+            lines = top.get_lines()
+            check(len(lines) == 2 and np.max(np.abs(lines[0].get_ydata() - lines[1].get_ydata())) < 1e-8,
+                  "driven_energy.png: E - E0 and W agree")
+        four_bar_energy = dict(mod.build_figures(files["four_bar"])).get(os.path.join(tmp, "four_bar_energy.png"))
+        check(four_bar_energy is not None and len(four_bar_energy.axes) == 1, "four_bar_energy.png: the energy error only")
         plt.close("all")
 
         # A missing module: one line naming it and tools/setup.sh, exit 1.

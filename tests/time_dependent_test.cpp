@@ -217,13 +217,14 @@ TEST(TimeDependent, InitialProjectionAtT0) {
 // Every formulation and integrator not extended to time dependence refuses it in one line naming itself.
 TEST(TimeDependent, OthersRefuseInOneLine) {
   auto model = make_model("driven_pendulum");
-  for (const char* f : {"nullspace", "penalty", "added_mass", "vakonomic", "substituted", "fernandez_bloch"}) {
+  for (const char* f : {"added_mass", "vakonomic", "substituted", "fernandez_bloch", "augmented_lagrangian", "servo"}) {
     const std::string why = formulation_registry().get(f).refuses(*model);
     EXPECT_NE(why.find("time-dependent"), std::string::npos) << f << ": " << why;
     EXPECT_NE(why.find(f), std::string::npos) << why;
     EXPECT_EQ(why.find('\n'), std::string::npos);
   }
-  for (const char* f : {"kkt", "schur"}) EXPECT_EQ(formulation_registry().get(f).refuses(*model), "") << f;
+  for (const char* f : {"kkt", "schur", "nullspace", "penalty"})
+    EXPECT_EQ(formulation_registry().get(f).refuses(*model), "") << f;
   auto kkt = formulation_registry().get("kkt").make(model, {});
   for (const char* i : {"rattle", "dla", "nh_rattle", "verlet", "ida"}) {
     const std::string why = integrator_registry().get(i).make()->refuses_formulation(*kkt);

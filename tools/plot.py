@@ -10,7 +10,9 @@ runs whichever python3 comes first on PATH, e.g. a pyenv or virtualenv one witho
 A `clmbench sweep` file (tens of runs) gets only its work-precision diagrams; --all draws every run's
 time series as well. For each file, PNGs beside it (<stem> is the file name without .h5):
     <stem>_drift.png            constraint drift |h(q)| and |A(q) qd + b| (b: moving constraints) against time (log scale)
-    <stem>_energy.png           relative energy error |E - E0| / |E0| against time (log scale)
+    <stem>_energy.png           relative energy error |E - E0| / |E0| against time (log scale); for a
+                                time-dependent problem the energy balance instead: E - E0 and the work W of
+                                the moving constraints, dV/dt and the forces, and |E - E0 - W| (log scale)
     <stem>_lambda.png           multipliers lambda against time, per problem; many multipliers are grouped
                                 in panels (four_bar: one panel per pin), one panel per run when several runs
     <stem>_q.png, <stem>_qd.png coordinates and velocities against time, per problem: one panel per
@@ -110,6 +112,8 @@ LAMBDA_UNITS = {"pendulum_polar": "N", "pendulum_cartesian": "N/m", "slider_cran
                 "closed_chain": "N", "chaplygin_sleigh": "N", "rolling_disk": "N", "skate_incline": "N",
                 "sphere_in_disguise": "N/m"}
 LAMBDA_UNKNOWN = "N or N m per unit of constraint"
+BALANCE_DATASETS = ("work_moving_constraints", "work_explicit_time", "work_generalized_forces",
+                    "energy_balance_residual")
 EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energy": "J", "chart_rcond": "-",
                "fb_condition_1": "units of seed-003 eq. 4.1", "fb_condition_2": "units of seed-003 eq. 4.1",
                "invariant_residual": "units of the invariant"}
@@ -226,6 +230,10 @@ def load_run(g, run_id):
         "options": {x: a[x] for x in a if x.startswith("formulation.")},
         "energy_error_growth": float(a.get("energy_error_growth", np.nan)),
         "drift_growth": float(a.get("drift_growth", np.nan)),
+        # The energy balance of a time-dependent problem (work of the moving constraints, of dV/dt, of the forces,
+        # and E - E0 - W); None for the others, which do not record it.
+        "balance": {x: np.asarray(g[x][()], dtype=float) for x in BALANCE_DATASETS}
+        if all(x in g for x in BALANCE_DATASETS) else None,
     }
     run["q_names"], run["q_units"] = columns_and_units(g, "q", problem, n)
     run["qd_names"], run["qd_units"] = columns_and_units(g, "qd", problem, n, velocity=True)
@@ -461,18 +469,44 @@ def plot_energy(runs, stem, name):
     runs = [r for r in plottable(runs, "energy") if np.isfinite(r["energy"][0])]
     if not runs:
         return []
-
-    def draw(ax):
-        for r in runs:
-            e = r["energy"]
-            scale = max(abs(e[0]), np.finfo(float).eps)
-            st = style(r, count=len(runs))
-            y = draw_magnitude(ax, r["t"], (e - e[0]) / scale, r["label"], st)
-            mark_end(ax, r, r["t"], y, st)
+    # A time-dependent problem's energy is not conserved: its runs show the balance E - E0 = W instead of an
+    # "error" (docs/design.md section 1, energy balance).
+    conserving = [r for r in runs if r["balance"] is None]
+    balanced = [r for r in runs if r["balance"] is not None]
     unit = runs[0]["energy_unit"]
-    p = Panel(f"energy error of the original Lagrangian (E in {unit}; floor {FLOOR:g})",
-              "|E - E0| / |E0| [-]", draw)
-    return render([p], f"{name}: relative energy error{envelope_note(runs)}", f"{stem}_energy.png")
+    panels = []
+
+    if conserving:
+        def draw(ax):
+            for r in conserving:
+                e = r["energy"]
+                scale = max(abs(e[0]), np.finfo(float).eps)
+                st = style(r, count=len(runs))
+                y = draw_magnitude(ax, r["t"], (e - e[0]) / scale, r["label"], st)
+                mark_end(ax, r, r["t"], y, st)
+        panels.append(Panel(f"energy error of the original Lagrangian (E in {unit}; floor {FLOOR:g})",
+                            "|E - E0| / |E0| [-]", draw))
+    if balanced:
+        def draw_exchange(ax):
+            for r in balanced:
+                st = style(r, count=len(runs))
+                b = r["balance"]
+                e = r["energy"]
+                draw_signed(ax, r["t"], e - e[0], r["label"] + ": E - E0", st)
+                work = b["work_moving_constraints"] + b["work_explicit_time"] + b["work_generalized_forces"]
+                draw_signed(ax, r["t"], work, r["label"] + ": W", dict(st, linestyle=":", linewidth=2.2))
+
+        def draw_residual(ax):
+            for r in balanced:
+                st = style(r, count=len(runs))
+                y = draw_magnitude(ax, r["t"], r["balance"]["energy_balance_residual"], r["label"], st)
+                mark_end(ax, r, r["t"], y, st)
+        panels.append(Panel("E - E0 (lines) and W (dotted), the work of the moving constraints, of dV/dt and of the "
+                            "forces since t0", f"E - E0, W [{unit}]", draw_exchange))
+        panels.append(Panel(f"energy balance residual (floor {FLOOR:g})", f"|E - E0 - W| [{unit}]", draw_residual))
+    title = "relative energy error" if not balanced else "energy balance" if not conserving else \
+        "relative energy error and energy balance"
+    return render(panels, f"{name}: {title}{envelope_note(runs)}", f"{stem}_energy.png")
 
 
 def is_long_time(r):
