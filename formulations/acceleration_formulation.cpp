@@ -8,6 +8,7 @@ AccelerationFormulation::AccelerationFormulation(std::shared_ptr<const Model> mo
   qd_.resize(n_);
   qdd_.resize(n_);
   lambda_.resize(m_);
+  observed_rate_.resize(2 * n_);
 }
 
 void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
@@ -55,8 +56,7 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
 }
 
 void AccelerationFormulation::read_state(double t, const Vec& y, Observation& obs) {
-  observed_rate_.resize(2 * n_);  // once: observe() must not allocate (core/energy_balance.hpp)
-  rhs(t, y, observed_rate_);
+  rhs(t, y, observed_rate_);  // a member: observe() must not allocate (core/energy_balance.hpp)
   obs.q = q_;
   obs.qd = qd_;
   obs.lambda = lambda_;

@@ -39,7 +39,7 @@ class AccelerationFormulation : public Formulation {
   virtual std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const;
   std::unique_ptr<RedundantConstraintSolver> minimum_norm_;  // made by initial_state() when rank A(q0) < m
   Vec minimum_norm_force_, minimum_norm_gamma_;
-  Vec observed_rate_;  // read_state's dy, sized on the first observation
+  Vec observed_rate_;  // read_state's dy (2n, sized by the constructor: observe() does not allocate)
 };
 
 }  // namespace clm

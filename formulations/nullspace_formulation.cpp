@@ -322,12 +322,18 @@ void NullspaceFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
   }
   y.resize(n_ + k_);
   y << q_, v_;
+  // read_state's buffers, sized here (k is known now) so that no observation allocates.
+  observed_rate_.resize(n_ + k_);
+  residual_.resize(n_);
+  normal_rhs_.resize(m_);
+  normal_matrix_.resize(m_, m_);
+  normal_ldlt_ = Eigen::LDLT<Mat>(m_);
 }
 
 void NullspaceFormulation::read_state(double t, const Vec& y, Observation& obs) {
-  // Member buffers (sized on the first call): observe() must not allocate for independent constraints (the energy
+  // Member buffers (sized by initial_state): observe() must not allocate for independent constraints (the energy
   // balance observes at every quadrature node, core/energy_balance.hpp).
-  observed_rate_.resize(n_ + k_);
+  observed_rate_.resize(n_ + k_);  // a no-op after initial_state
   rhs(t, y, observed_rate_);
   qdd_.noalias() = S_ * vd_;
   qdd_ += w_;

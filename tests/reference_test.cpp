@@ -423,7 +423,7 @@ formulation = substituted
     if (c[0] == "run_id") header = c;
     else rows[c[0]] = c;
   }
-  ASSERT_EQ(header.size(), 20u) << info.out;
+  ASSERT_EQ(header.size(), 21u) << info.out;
   auto cell = [&](const std::string& run, const std::string& column) {
     const auto it = std::find(header.begin(), header.end(), column);
     EXPECT_NE(it, header.end()) << column;
@@ -433,6 +433,7 @@ formulation = substituted
   EXPECT_EQ(cell("sleigh", "ref_source"), "closed_form");
   EXPECT_EQ(cell("pendulum", "err_vs_ref"), "-");  // still the closed-form q distance only
   EXPECT_EQ(cell("substituted", "lam_err_max"), "-");  // substituted has no multipliers: "-", not 0
+  EXPECT_EQ(cell("pendulum", "balance"), "-");  // no explicit time dependence: no energy balance, "-" not 0
   const auto scd = summary_column(dir / "wp.h5", "scd");
   const auto q_err = summary_column(dir / "wp.h5", "q_error_max");
   const auto cpu = summary_column(dir / "wp.h5", "cpu_time_s");
