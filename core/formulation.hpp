@@ -51,6 +51,10 @@ struct FormulationOptions {
   double al_omega = 10;
   long al_iterations = 10;
   double al_tolerance = 1e-10;
+  // trapezoidal (ALI3-P): the Newton tangent on q. "full": M + (h^2/4) [alpha A^T A + sum_i (lambda* + alpha h)_i
+  // d^2 h_i / dq^2] (the geometric stiffness by autodiff, integrators/constraint_hessian.hpp); "penalty": without
+  // the geometric stiffness (the iteration then needs no second derivatives of h, and stalls at singular positions).
+  std::string al_tangent = "full";
   // servo: the covector field B(q) along which the control force B^T lambda realizes the constraints
   // (formulations/servo_direction.hpp): "constraint" (B = A, the ideal reaction) or a field the problem names.
   std::string servo_direction = "constraint";

@@ -15,6 +15,7 @@
 #include "formulations/servo_direction.hpp"
 #include "formulations/substitution.hpp"
 #include "formulations/velocity_basis.hpp"
+#include "integrators/constraint_hessian.hpp"
 
 namespace clm {
 
@@ -27,6 +28,7 @@ void add_capabilities(Model& model, const P& p) {
   add_vakonomic_closed_form(model, p);
   add_servo_directions(model, p);
   add_steady_motion(model, p);  // problems with a steady motion only (analyze --speed)
+  add_constraint_hessian(model, p);  // holonomic problems: the full ALI3-P tangent (trapezoidal)
 }
 
 // An AutoDiffModel<P> with every capability P supports, as the registry makes them (for problems that are

@@ -218,6 +218,16 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "fraction of |lambda*| (max norm; the ODE form)",
                                    "al-tolerance", "formulation.al_tolerance"));
     r.back().no_effect = read_by({"augmented_lagrangian"});
+    r.push_back(o::choice<RunSpec>("formulation", "al_tangent", [](auto& s) -> auto& { return s.options.al_tangent; },
+                                   {"full", "penalty"},
+                                   "trapezoidal (ALI3-P): Newton tangent M + (dt^2/4) [alpha A^T A + sum_i "
+                                   "(lambda* + alpha h)_i d2h_i/dq2] (full: with the constraints' geometric "
+                                   "stiffness, by autodiff) or without that sum (penalty)",
+                                   "al-tangent", "formulation.al_tangent"));
+    r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator&) -> std::string {
+      if (s.formulation == "augmented_lagrangian" && s.integrator == "trapezoidal") return {};
+      return "only the trapezoidal integrator (ALI3-P) with formulation augmented_lagrangian reads it";
+    };
     r.push_back(o::name<RunSpec>("formulation", "servo_direction",
                                  [](auto& s) -> auto& { return s.options.servo_direction; }, nullptr,
                                  "constraint or a servo_direction of the problem (clmbench list problems)",

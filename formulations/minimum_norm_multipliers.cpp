@@ -1,5 +1,6 @@
 #include "formulations/minimum_norm_multipliers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -73,7 +74,14 @@ MinimumNormSaddlePoint::MinimumNormSaddlePoint(int n, int m, int r)
       m_(m),
       max_rank_(n + r),
       K_(Mat::Zero(n + m, n + m)),
-      svd_(n + m, n + m, Eigen::ComputeFullU | Eigen::ComputeFullV),
+      eig_(n + m),
+      Q_(Mat::Zero(n + m, n + m)),
+      V_(Mat::Zero(n + m, n + m)),
+      hcoeffs_(Vec::Zero(std::max(n + m - 1, 1))),
+      diag_(Vec::Zero(n + m)),
+      subdiag_(Vec::Zero(std::max(n + m - 1, 1))),
+      work_(Vec::Zero(n + m)),
+      order_(n + m),
       rhs_(Vec::Zero(n + m)),
       c_(Vec::Zero(n + m)),
       z_(Vec::Zero(n + m)) {}
@@ -84,24 +92,39 @@ void MinimumNormSaddlePoint::solve(const ModelTerms& terms, const Vec& f, const 
   K_.topLeftCorner(n_, n_) = terms.M;
   K_.topRightCorner(n_, m_) = terms.A.transpose();
   K_.bottomLeftCorner(m_, n_) = terms.A;
+  K_.bottomRightCorner(m_, m_).setZero();  // overwritten by the tridiagonalization of the last solve
   rhs_.head(n_) = f;
   rhs_.tail(m_) = gamma;
-  svd_.compute(K_, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  const auto& s = svd_.singularValues();
+  // K is symmetric: K = V diag(mu) V^T, and its singular values are |mu_i| (with U = V sign(mu)); the
+  // pseudo-inverse keeps the largest |mu_i| under the same rank rules as an SVD of K.
+  // Householder tridiagonalization Q^T K Q = T and the implicit QR of T, by hand so that nothing is allocated
+  // (SelfAdjointEigenSolver::compute forms Q through temporaries): V = Q W for T = W diag(mu) W^T.
+  Eigen::internal::tridiagonalization_inplace(K_, hcoeffs_);
+  diag_ = K_.diagonal();
+  subdiag_ = K_.template diagonal<-1>();
+  Eigen::HouseholderSequence<Mat, Vec>(K_, hcoeffs_).setLength(N - 1).setShift(1).evalTo(Q_, work_);
+  eig_.computeFromTridiagonal(diag_, subdiag_, Eigen::ComputeEigenvectors);
+  if (eig_.info() != Eigen::Success) throw NumericalFailure(who + ": eigen-decomposition of the KKT matrix failed");
+  V_.noalias() = Q_ * eig_.eigenvectors();
+  const auto& mu = eig_.eigenvalues();
+  for (int i = 0; i < N; ++i) order_[i] = i;
+  std::sort(order_.begin(), order_.end(), [&](int a, int b) { return std::abs(mu[a]) > std::abs(mu[b]); });
+  const double s0 = std::abs(mu[order_[0]]);
   rank_ = 0;
-  if (s[0] > 0) {
-    const double tol = rank_threshold(N, N, s[0]);
-    while (rank_ < N && rank_ < max_rank_ && s[rank_] > tol) ++rank_;
+  if (s0 > 0) {
+    const double tol = rank_threshold(N, N, s0);
+    while (rank_ < N && rank_ < max_rank_ && std::abs(mu[order_[rank_]]) > tol) ++rank_;
   }
-  c_.noalias() = svd_.matrixU().transpose() * rhs_;
+  const Mat& V = V_;
+  c_.noalias() = V.transpose() * rhs_;
   double perp2 = 0;
-  for (int i = rank_; i < N; ++i) {
-    perp2 += c_[i] * c_[i];
-    c_[i] = 0;
+  for (int k = rank_; k < N; ++k) {
+    perp2 += c_[order_[k]] * c_[order_[k]];
+    c_[order_[k]] = 0;
   }
-  for (int i = 0; i < rank_; ++i) c_[i] /= s[i];
-  z_.noalias() = svd_.matrixV() * c_;
-  const double scale = rhs_.norm() + s[0] * z_.norm();
+  for (int k = 0; k < rank_; ++k) c_[order_[k]] /= mu[order_[k]];
+  z_.noalias() = V * c_;
+  const double scale = rhs_.norm() + s0 * z_.norm();
   residual_ = scale > 0 ? std::sqrt(perp2) / scale : 0.0;
   if (!(residual_ <= kConsistencyTolerance) || !z_.allFinite()) throw_inconsistent(who, rank_ - n_, m_, residual_);
   qdd = z_.head(n_);

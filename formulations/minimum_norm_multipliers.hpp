@@ -2,7 +2,7 @@
 // A (m rows) has rank r < m at the initial configuration and the constraints are consistent (Bricard's
 // mechanism, a constraint written twice). Full-rank runs never come here (formulations/saddle_point.hpp).
 // Two solvers of the same problem: schur's MinimumNormMultipliers (below) and kkt's MinimumNormSaddlePoint
-// (the SVD of the whole KKT matrix, further down); tests/redundant_constraints_test.cpp checks they agree.
+// (the symmetric eigen-decomposition of the whole KKT matrix, further down); tests/redundant_constraints_test.cpp checks they agree.
 //
 // schur's: with M = L L^T and B = L^-1 A^T (n x m), S = A M^-1 A^T = B^T B is positive semi-definite of rank r, and
 //
@@ -34,6 +34,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
 
 #include "core/formulation.hpp"
 
@@ -86,11 +89,14 @@ class MinimumNormMultipliers final : public RedundantConstraintSolver {
 
 // kkt's: the minimum-norm solution of the whole symmetric saddle-point system
 //   K z = [M A^T; A 0] [qdd; -lambda] = [f; gamma]
-// by the SVD of K ((n+m) x (n+m)), keeping at most n + r singular values (the same rank rules as above, on
-// K). null K = {0} x null A^T when M is positive definite on null A, so qdd is unique and the least-norm z
+// by the spectral decomposition of the symmetric K ((n+m) x (n+m)): its singular values are the magnitudes of
+// its eigenvalues, so keeping at most n + r of the largest |eigenvalues| (the same rank rules as above, on K) is
+// the SVD's pseudo-inverse. (Eigen's SelfAdjointEigenSolver, tridiagonal QR, instead of the JacobiSVD of K it
+// replaced: measured 48 x 48 on Bricard, see tests/redundant_constraints_test.cpp.) null K = {0} x null A^T when M is positive definite on null A, so qdd is unique and the least-norm z
 // has the least-norm lambda: the same multipliers as schur's, computed without forming M^-1 or S, and
 // without needing M positive definite (only on null A, as kkt's LU path). Independent of schur's path,
-// so kkt = schur on a redundant problem is a check, not an identity. Costs an SVD of n + m rows.
+// so kkt = schur on a redundant problem is a check, not an identity. Costs a symmetric eigen-decomposition of
+// n + m rows.
 class MinimumNormSaddlePoint final : public RedundantConstraintSolver {
  public:
   MinimumNormSaddlePoint(int n, int m, int r);
@@ -101,7 +107,10 @@ class MinimumNormSaddlePoint final : public RedundantConstraintSolver {
  private:
   int n_, m_, max_rank_;
   Mat K_;
-  Eigen::JacobiSVD<Mat> svd_;  // of K, U and V
+  Eigen::SelfAdjointEigenSolver<Mat> eig_;  // of the tridiagonal form of K: |eigenvalues| = K's singular values
+  Mat Q_, V_;                                // K = Q T Q^T, eigenvectors V = Q W
+  Vec hcoeffs_, diag_, subdiag_, work_;
+  std::vector<int> order_;                   // eigenvalues by decreasing magnitude
   Vec rhs_, c_, z_;
 };
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "integrators/hermite.hpp"
+#include "integrators/constraint_hessian.hpp"
 
 namespace clm {
 
@@ -46,6 +47,19 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   alpha_ = f->options().al_alpha;
   if (!(alpha_ > 0) || !std::isfinite(alpha_))
     throw InputError("integrator trapezoidal: formulation.al_alpha must be a finite number > 0");
+  const std::string& tangent = f->options().al_tangent;
+  if (tangent != "full" && tangent != "penalty")
+    throw InputError("integrator trapezoidal: formulation.al_tangent must be full or penalty (got '" + tangent + "')");
+  hessian_ = nullptr;
+  hessian_ws_.reset();
+  if (tangent == "full") {
+    hessian_ = model_->capability<ConstraintHessian>();
+    if (!hessian_)
+      throw InputError("integrator trapezoidal: problem " + model_->name() +
+                       " has no constraint Hessian for the full ALI3-P tangent (a model made without its "
+                       "capabilities; use formulation.al_tangent = penalty)");
+    hessian_ws_ = hessian_->make_workspace(t_, y_.head(model_->n()));
+  }
   ws_ = model_->make_workspace();
   terms_ = model_->make_terms();
   rtol_ = s.rtol;
@@ -57,6 +71,7 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   for (Vec* v : {&lambda_star_, &lambda_star_prev_, &lambda_, &lambda_eff_}) v->setZero(m_);
   T_.setZero(n_, n_);
   llt_ = Eigen::LLT<Mat>(n_);
+  ldlt_ = Eigen::LDLT<Mat>(n_);
   start_from_state();
 }
 
@@ -116,9 +131,10 @@ bool Trapezoidal::solve(double h) {
     res_ *= -0.25 * h * h;
     T_ = terms_.M;
     T_.noalias() += beta * (terms_.A.transpose() * terms_.A);
-    llt_.compute(T_);
-    if (llt_.info() != Eigen::Success) return false;
-    dq_ = llt_.solve(res_);
+    if (hessian_) hessian_->add_weighted(t_ + h, q1_, lambda_eff_, 0.25 * h * h, *hessian_ws_, T_);
+    ldlt_.compute(T_);
+    if (ldlt_.info() != Eigen::Success) return false;
+    dq_ = ldlt_.solve(res_);
     q1_ += dq_;
     const double dn = weighted_rms_norm(dq_, sc_);
     if (!std::isfinite(dn)) return false;

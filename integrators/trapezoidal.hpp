@@ -10,13 +10,17 @@
 // turns the index-3 augmented Lagrangian equations of motion at t_{n+1} (Bayo's sign: A^T lambda* on the left)
 //   M qdd + c - F + A^T (lambda* + alpha h(q)) = 0
 // into n equations in q_{n+1}, solved by Newton with the multipliers updated after every iteration,
-//   [M + (h^2/4) alpha A^T A] dq = -(h^2/4) [M qdd + c - F + A^T (lambda* + alpha h)],   q += dq,
-//   lambda* += alpha h(q),
-// started from q_n + h qd_n + h^2/2 qdd_n and the last step's lambda*. The tangent is [CCB-1997]'s without
-// the damping and stiffness terms (h/2) dc/dqd + (h^2/4) d(c - F + A^T lambda*)/dq: small at the steps the
-// scheme is used with, and the iteration then needs no derivatives of c and A (it converges linearly, at a
-// rate ~ 1/(1 + alpha h^2/4 sigma) in the constraint directions, sigma an eigenvalue of A M^-1 A^T, and
-// O(h^2) in the others). Stopped, after at least two iterations, when |dq| is below 1% of atol + rtol |q|
+//   [M + (h^2/4) (alpha A^T A + G)] dq = -(h^2/4) [M qdd + c - F + A^T (lambda* + alpha h)],   q += dq,
+//   lambda* += alpha h(q),   G = sum_i (lambda* + alpha h)_i d2h_i/dq2 (the constraints' geometric stiffness),
+// started from q_n + h qd_n + h^2/2 qdd_n and the last step's lambda*. G comes from the problem's h by autodiff
+// (integrators/constraint_hessian.hpp) with al_tangent = full (the default); al_tangent = penalty drops it. The
+// tangent is [CCB-1997]'s without the damping and force-stiffness terms (h/2) dc/dqd + (h^2/4) d(c - F)/dq
+// (zero for constant M and gravity): small at the steps the scheme is used with. The iteration converges
+// linearly, at a rate ~ 1/(1 + alpha h^2/4 sigma) in the constraint directions (sigma an eigenvalue of
+// A M^-1 A^T), the multiplier update's, which G does not change: measured the same iterations a step with and
+// without it on four_bar and bricard, and the same stall at n_four_bar's singular positions, where sigma -> 0
+// (docs/findings.md; a larger alpha passes them). G may make the tangent indefinite: LDL^T, not Cholesky.
+// Stopped, after at least two iterations, when |dq| is below 1% of atol + rtol |q|
 // in the weighted RMS norm (floored at round-off) and |h(q)| below atol + rtol |q|_inf.
 // Then, with P = (h^2/4) alpha A^T A at q_{n+1} and the trapezoidal qd*, qdd*:
 //   (M + P) qd_{n+1}  = M qd*                               (velocity projection)
@@ -40,6 +44,7 @@
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/model.hpp"
+#include "integrators/constraint_hessian.hpp"
 
 namespace clm {
 
@@ -72,7 +77,10 @@ class Trapezoidal final : public Integrator {
   Vec q0_, qd0_, qdd0_, qdh_, qddh_, q1_, qd1_, qdd1_, dq_, res_, sc_, tmp_;
   Vec lambda_star_, lambda_star_prev_, lambda_, lambda_eff_;
   Mat T_;  // M + (h^2/4) alpha A^T A
-  Eigen::LLT<Mat> llt_;
+  Eigen::LLT<Mat> llt_;    // the projections' M + P (positive definite)
+  Eigen::LDLT<Mat> ldlt_;  // the Newton tangent (the geometric stiffness may make it indefinite)
+  const ConstraintHessian* hessian_ = nullptr;  // al_tangent = full
+  std::unique_ptr<ConstraintHessian::Workspace> hessian_ws_;
   double t_prev_ = 0;
   Vec y_prev_, f_prev_;
 };

@@ -51,6 +51,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.al_omega", "20"},
     {"formulation.al_iterations", "4"},
     {"formulation.al_tolerance", "1e-9"},
+    {"formulation.al_tangent", "penalty"},
     {"formulation.projection", "velocity"},  // the sleigh is nonholonomic: velocity is the admissible one
     {"formulation.servo_direction", "lateral_com"},
     {"reference.compute", "true"},

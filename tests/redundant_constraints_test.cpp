@@ -373,14 +373,14 @@ TEST(Bricard, TenSecondsAgreeAcrossFormulations) {
     for (size_t k = 0; k < runs[0].obs.size(); ++k)
       dp = std::max(dp, (runs[i].obs[k].q.segment(3, 3) - runs[0].obs[k].q.segment(3, 3)).lpNorm<Eigen::Infinity>());
     std::printf("[ bricard ] P3 trajectory kkt vs %-9s: max|dP3| = %.2e\n", kFormulations[i], dp);
-    // Measured: schur 2.8e-10, nullspace 1.6e-9 (three independent paths: SVD of K, SVD of L^-1 A^T, the
-    // rank-r row space).
+    // Measured: schur 2.8e-10, nullspace 1.6e-9 (three independent paths: eigen-decomposition of K, SVD of
+    // L^-1 A^T, the rank-r row space).
     EXPECT_LT(dp, 5e-9) << kFormulations[i];
   }
 }
 
-// Along the kkt run's samples: the two minimum-norm solvers (kkt's SVD of K, schur's SVD of L^-1 A^T) give
-// the same qdd and multipliers, and the part of the right-hand side outside the range kept (the consistency
+// Along the kkt run's samples: the two minimum-norm solvers (kkt's eigen-decomposition of K, schur's SVD of
+// L^-1 A^T) give the same qdd and multipliers, and the part of the right-hand side outside the range kept (the consistency
 // residual) stays far below kConsistencyTolerance.
 TEST(Bricard, MinimumNormSolversAgreeAlongTheRun) {
   auto model = make_model("bricard");
@@ -405,7 +405,7 @@ TEST(Bricard, MinimumNormSolversAgreeAlongTheRun) {
     lambda_max = std::max(lambda_max, lambda_k.lpNorm<Eigen::Infinity>());
     residual = std::max({residual, kkt.last_residual(), schur.last_residual()});
   }
-  std::printf("[ bricard ] kkt (SVD of K) vs schur (SVD of L^-1 A^T) at %zu samples: max|dqdd| = %.2e, "
+  std::printf("[ bricard ] kkt (eigen-decomposition of K) vs schur (SVD of L^-1 A^T) at %zu samples: max|dqdd| = %.2e, "
               "max|dlambda| = %.2e (|lambda| up to %.1f), largest consistency residual %.2e\n",
               tr.obs.size(), dqdd, dlambda, lambda_max, residual);
   // Measured: |dqdd| 1.2e-11, |dlambda| 1.5e-9 (6e-11 of |lambda|), residual 2.9e-11.
