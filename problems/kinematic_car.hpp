@@ -1,4 +1,4 @@
-// Kinematic car [seed-000, eq. 2.13-2.14, "kinematic" systems; Murray-Li-Sastry ch. 8 (the front-wheel-steered
+// Kinematic car [seed-000, eq. 2.13-2.14, "kinematic" systems; [MLS-1994] (the front-wheel-steered
 // car)]: q = (x, y, theta, psi, phi): (x, y) the midpoint of the rear axle, theta the heading, psi the steering
 // angle of the front wheel, phi the rotation angle of the rear wheels; wheelbase L, wheel radius r.
 // Three Pfaffian rows:

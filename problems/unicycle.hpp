@@ -1,5 +1,5 @@
 // Unicycle (a vertical wheel rolling without slipping on the plane, steered by its heading) [seed-000,
-// eq. 2.13-2.14; Murray-Li-Sastry ch. 8]: q = (x, y, theta, phi): (x, y) the contact point, theta the heading,
+// eq. 2.13-2.14; [MLS-1994]]: q = (x, y, theta, phi): (x, y) the contact point, theta the heading,
 // phi the wheel's rotation angle; radius r. Rolling: xd = r cos(theta) phid, yd = r sin(theta) phid,
 //   A = [1 0 0 -r cos(theta); 0 1 0 -r sin(theta)].
 // Actuated (theta, phi) (kActuatedCoordinates), passive (x, y): m = 2 = n_p and W_p = I, a kinematic system
