@@ -275,7 +275,7 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
   out.rank = numerical_rank(terms.A, options.rank_rtol, &out.singular_values);
   out.dof = out.n - out.rank;
   out.coordinate_names = model.coordinate_names();
-  if constexpr (requires { P::kActuatedCoordinates; })
+  if constexpr (HasActuatedCoordinates<P>)
     out.actuated.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
   if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic) {
     analyse_holonomic(out);

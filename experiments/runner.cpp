@@ -10,6 +10,7 @@
 
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "experiments/reference_cache.hpp"
 #include "experiments/run_options.hpp"
 #include "experiments/thread_cpu_time.hpp"
 #include "integrators/implicit_integrator.hpp"
@@ -178,7 +179,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   const AccuracySettings accuracy{
       .t_end = run.spec.t_end, .rtol = run.spec.rtol, .atol = run.spec.atol, .reference = reference};
   RunSummaryAccumulator summary(model, r.q0, r.qd0,
-                                (f.vakonomic_motion() && !model.holonomic()) || follows_servo_motion(run.spec),
+                                (f.vakonomic_motion() && !model.holonomic()) || follows_servo_motion(run.spec) ||
+                                    !closed_form_follows_shape(model, r.q0, r.qd0, run.spec.options.shape,
+                                                               run.spec.t_end),
                                 accuracy);
   double output_cpu = 0;  // thread CPU time spent in record_sample
   auto record_sample = [&](double t, const Vec& y) {
