@@ -50,7 +50,12 @@ std::string analyze_help() {
        "are holonomic in disguise, and the dimension reached by iterated brackets up to depth 3\n"
        "(accessibility; depth >= 2 by 4th-order central differences, span tolerance 1e-6) with the depth at\n"
        "which it was reached. Holonomic problems are integrable by construction (accessible dimension = DOF).\n"
-       "The verdicts hold at the q analysed. Example: clmbench analyze --problem sphere_in_disguise --q0 1,2,2\n\n"
+       "The verdicts hold at the q analysed. Example: clmbench analyze --problem sphere_in_disguise --q0 1,2,2\n"
+       "For a kinematic system (actuated coordinates declared, m = n_p, W_p invertible at q; seed 000 eq. 2.14):\n"
+       "the input vector fields g_j of qd = sum_j g_j qd_aj, their Lie brackets [g_i, g_j] (autodiff) and the\n"
+       "controllability rank (of the g_i with their brackets, and with iterated brackets). --out F.h5 writes\n"
+       "/analysis (q, singular_values, span_by_depth; input_fields [k, n], brackets [pairs, n], bracket_names).\n"
+       "Example: clmbench analyze --problem kinematic_car --q0 0,0,0,0.3,0 --out results/car_brackets.h5\n\n"
     << equilibrium_help()
     << kSpeedAnalysisHelp << analyze_options();
   return s.str();
@@ -107,8 +112,17 @@ int analyze(const CommandInvocation& call) {
   if (vm.count("equilibrium")) return run_equilibrium_analysis(call, vm, problem, overrides, q);
   for (const char* flag : {"qd0", "equilibrium-tol"})
     if (vm.count(flag)) throw InputError(std::string("analyze: --") + flag + " is read only with --equilibrium");
-  if (vm.count("out")) throw InputError("analyze: --out writes the --equilibrium or --speed analysis; give one of them");
-  call.out << format_constraint_analysis(analyze_problem(problem, overrides, q));
+  std::optional<std::string> out;
+  if (vm.count("out")) {
+    out = vm["out"].as<std::string>();
+    check_output_path(*out, {});  // before the analysis runs
+  }
+  const ConstraintAnalysis a = analyze_problem(problem, overrides, q);
+  call.out << format_constraint_analysis(a);
+  if (out) {
+    write_constraint_analysis(*out, a, call.command_line);
+    call.out << "wrote " << *out << "\n";
+  }
   return kExitOk;
 }
 

@@ -43,7 +43,7 @@ void add_equilibrium_flags(po::options_description& o) {
       ("qd0", po::value<std::string>(), "a,b,c: the velocities of the state (--equilibrium; default: the problem's qd0)")
       ("equilibrium", "check that (q0, qd0) is a relative equilibrium and print the eigenvalues of its linearization")
       ("equilibrium-tol", po::value<std::string>(), "largest |vd| of an equilibrium, and the relative tolerance of the eigenvalues' real parts (default 1e-9)")
-      ("out", po::value<std::string>(), "F.h5: also write the analysis under /analysis (--equilibrium: equilibrium_*; --speed: speed, eigenvalues_real, eigenvalues_imag)");
+      ("out", po::value<std::string>(), "F.h5: also write the analysis under /analysis (constraint analysis: q, span_by_depth, input_fields, brackets; --equilibrium: equilibrium_*; --speed: speed, eigenvalues_real, eigenvalues_imag)");
 }
 
 std::string equilibrium_help() {

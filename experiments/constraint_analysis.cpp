@@ -3,6 +3,7 @@
 #include "experiments/constraint_analysis.hpp"
 
 #include "core/problem_registry.hpp"
+#include "experiments/hdf5_writer.hpp"
 
 #include <Eigen/SVD>
 #include <cmath>
@@ -183,6 +184,54 @@ void analyse_distribution(const DistributionFields& fields, const Mat& A, Constr
   }
 }
 
+std::string kinematic_split_note(const Mat& A, const std::vector<int>& passive, const ConstraintAnalysis& out) {
+  const int n_p = static_cast<int>(passive.size());
+  if (out.m != n_p)
+    return "not a kinematic system: m = " + std::to_string(out.m) + " constraints, n_p = " + std::to_string(n_p) +
+           " passive coordinates (seed 000 eq. 2.14 needs m = n_p)";
+  Mat W_p(out.m, n_p);
+  for (int i = 0; i < n_p; ++i) W_p.col(i) = A.col(passive[i]);
+  const int rank = numerical_rank(W_p, out.options.rank_rtol);
+  if (rank < n_p)
+    return "W_p (A's passive columns) has rank " + std::to_string(rank) + " < " + std::to_string(n_p) +
+           " at this q (singular values above " + short_number(out.options.rank_rtol) +
+           " x the largest count): the input vector fields are not defined here";
+  return {};
+}
+
+void analyse_input_fields(const DistributionFields& fields, ConstraintAnalysis& out) {
+  if (!out.analysed) return;
+  std::vector<Mat> DX;
+  fields.evaluate(out.q, out.input_fields, &DX);
+  const int n = out.n, k = static_cast<int>(out.input_fields.cols());
+  out.bracket_pairs.clear();
+  for (int i = 0; i < k; ++i)
+    for (int j = i + 1; j < k; ++j) out.bracket_pairs.emplace_back(i, j);
+  out.brackets.resize(n, static_cast<Eigen::Index>(out.bracket_pairs.size()));
+  for (size_t p = 0; p < out.bracket_pairs.size(); ++p) {
+    const auto [i, j] = out.bracket_pairs[p];
+    out.brackets.col(static_cast<Eigen::Index>(p)) = DX[j] * out.input_fields.col(i) - DX[i] * out.input_fields.col(j);
+  }
+  // Rank of {g_i, [g_i, g_j]}: unit-normalised columns, zero fields (below 1e-9 of the longest g) left out.
+  double longest = 0;
+  for (int j = 0; j < k; ++j) longest = std::max(longest, out.input_fields.col(j).norm());
+  Mat all(n, 0);
+  auto add = [&](const Vec& v) {
+    if (!(v.norm() > 1e-9 * longest)) return;
+    all.conservativeResize(n, all.cols() + 1);
+    all.col(all.cols() - 1) = v / v.norm();
+  };
+  for (int j = 0; j < k; ++j) add(out.input_fields.col(j));
+  for (Eigen::Index p = 0; p < out.brackets.cols(); ++p) add(out.brackets.col(p));
+  out.controllability_rank_depth1 = numerical_rank(all, out.options.span_rtol);
+  out.input_fields_analysed = true;
+  out.basis = "input vector fields g_j = [-W_p^-1 W_a e_j; e_j] of the actuated coordinates (" + [&] {
+    std::string s;
+    for (int a : out.actuated) s += (s.empty() ? "" : ", ") + out.coordinate_names[a];
+    return s;
+  }() + ")";
+}
+
 std::string format_constraint_analysis(const ConstraintAnalysis& a) {
   std::ostringstream s;
   const auto& o = a.options;
@@ -221,6 +270,38 @@ std::string format_constraint_analysis(const ConstraintAnalysis& a) {
     for (size_t d = 0; d < a.span_by_depth.size(); ++d) s << (d ? ", " : " ") << a.span_by_depth[d];
     s << "; depth <= " << o.max_depth << ", span tolerance " << short_number(o.span_rtol) << ")\n";
   }
+  if (!a.actuated.empty()) {
+    auto name = [&](int i) { return i < static_cast<int>(a.coordinate_names.size()) ? a.coordinate_names[i] : "q" + std::to_string(i + 1); };
+    auto vec = [&](const Vec& v) {
+      std::string t;
+      for (int i = 0; i < v.size(); ++i) t += (i ? ", " : "") + short_number(std::abs(v[i]) < 1e-14 * std::max(1.0, v.norm()) ? 0.0 : v[i]);
+      return t;
+    };
+    std::string act;
+    for (int i : a.actuated) act += (act.empty() ? "" : ", ") + name(i);
+    s << "actuated           " << act << "\n";
+    if (!a.input_fields_analysed) {
+      s << "input fields       not computed: " << (a.input_fields_note.empty() ? a.verdict : a.input_fields_note) << "\n";
+    } else {
+      s << "input fields       qd = ";
+      for (size_t j = 0; j < a.actuated.size(); ++j) s << (j ? " + " : "") << "g" << j + 1 << " " << name(a.actuated[j]) << "d";
+      s << "   (g_j = [-W_p^-1 W_a e_j; e_j], components in q's order)\n";
+      auto label = [](std::string l) { return "  " + l + std::string(std::max<int>(1, 17 - int(l.size())), ' '); };
+      for (size_t j = 0; j < a.actuated.size(); ++j)
+        s << label("g" + std::to_string(j + 1) + " (" + name(a.actuated[j]) + ")")
+          << vec(a.input_fields.col(static_cast<Eigen::Index>(j))) << "\n";
+      for (size_t p = 0; p < a.bracket_pairs.size(); ++p)
+        s << label("[g" + std::to_string(a.bracket_pairs[p].first + 1) + ", g" +
+                   std::to_string(a.bracket_pairs[p].second + 1) + "]")
+          << vec(a.brackets.col(static_cast<Eigen::Index>(p))) << "   (Dg_j g_i - Dg_i g_j, autodiff)\n";
+      s << "controllability    rank " << a.controllability_rank_depth1 << " of n = " << a.n
+        << " with the g_i and their brackets [g_i, g_j]; " << a.accessible_dimension
+        << " with iterated brackets to depth " << a.options.max_depth << ": "
+        << (a.accessible_dimension == a.n ? "controllable (Chow-Rashevskii)"
+                                          : "the brackets up to that depth do not span the tangent space here")
+        << "\n";
+    }
+  }
   s << "verdict            " << a.verdict << "\n";
   return s.str();
 }
@@ -231,6 +312,53 @@ ConstraintAnalysis analyze_problem(const std::string& problem, const std::map<st
   const auto* analyzer = model->capability<ConstraintAnalyzer>();
   if (!analyzer) throw InputError("problem " + problem + " was registered without a constraint analysis");
   return analyzer->analyze(q);
+}
+
+void write_constraint_analysis(const std::string& out_path, const ConstraintAnalysis& a, const std::string& command_line) {
+  ResultsWriter writer(out_path);
+  ResultGroup g;
+  g.path = "analysis";
+  g.numbers.emplace_back("q", std::vector<double>(a.q.data(), a.q.data() + a.q.size()));
+  g.numbers.emplace_back("singular_values", a.singular_values);
+  g.integers.emplace_back("span_by_depth", std::vector<long>(a.span_by_depth.begin(), a.span_by_depth.end()));
+  g.text_attributes.emplace_back("problem", a.problem);
+  g.text_attributes.emplace_back("verdict", a.verdict);
+  std::string names;
+  for (const auto& n : a.coordinate_names) names += (names.empty() ? "" : " ") + n;
+  g.text_attributes.emplace_back("coordinate_names", names);
+  g.number_attributes.emplace_back("rank", a.rank);
+  g.number_attributes.emplace_back("dof", a.dof);
+  g.number_attributes.emplace_back("integrable", a.integrable ? 1 : 0);
+  g.number_attributes.emplace_back("max_bracket_residual", a.max_bracket_residual);
+  g.number_attributes.emplace_back("accessible_dimension", a.accessible_dimension);
+  if (!a.actuated.empty()) {
+    std::string act;
+    for (int i : a.actuated) act += (act.empty() ? "" : " ") + a.coordinate_names[i];
+    g.text_attributes.emplace_back("actuated_coordinates", act);
+  }
+  if (a.input_fields_analysed) {
+    // Row-major [k, n] and [pairs, n]: one field per row.
+    const size_t n = static_cast<size_t>(a.n);
+    ResultGroup::Matrix fields{"input_fields", static_cast<size_t>(a.input_fields.cols()), n, {}};
+    for (Eigen::Index j = 0; j < a.input_fields.cols(); ++j)
+      for (Eigen::Index i = 0; i < a.n; ++i) fields.data.push_back(a.input_fields(i, j));
+    ResultGroup::Matrix br{"brackets", a.bracket_pairs.size(), n, {}};
+    std::vector<std::string> bracket_names;
+    for (size_t p = 0; p < a.bracket_pairs.size(); ++p) {
+      for (Eigen::Index i = 0; i < a.n; ++i) br.data.push_back(a.brackets(i, static_cast<Eigen::Index>(p)));
+      bracket_names.push_back("[g" + std::to_string(a.bracket_pairs[p].first + 1) + ", g" +
+                              std::to_string(a.bracket_pairs[p].second + 1) + "]");
+    }
+    g.matrices.push_back(std::move(fields));
+    g.matrices.push_back(std::move(br));
+    g.strings.emplace_back("bracket_names", bracket_names);
+    g.number_attributes.emplace_back("controllability_rank_depth1", a.controllability_rank_depth1);
+    g.number_attributes.emplace_back("controllability_rank", a.accessible_dimension);
+  } else if (!a.input_fields_note.empty()) {
+    g.text_attributes.emplace_back("input_fields_note", a.input_fields_note);
+  }
+  writer.write_group(g);
+  writer.commit({command_line, "", ""});
 }
 
 }  // namespace clm

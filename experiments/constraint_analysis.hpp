@@ -23,6 +23,17 @@
 //                   longest basis field count as zero. Brackets are left-normed [X_a, W], W running over the
 //                   fields that added a new direction at the previous depth (valid where the ranks are locally
 //                   constant, the generic case). The verdicts are pointwise: they hold at the q analysed.
+//
+// Kinematic systems [seed-000, eq. 2.13-2.14] (issue 13 item 2): for a Pfaffian problem that declares actuated
+// coordinates q_a (kActuatedCoordinates) with m = n_p constraints and W_p (A's passive columns) of full rank at q,
+// the motion under prescribed q_a(t) is qd = g_1(q) qd_a1 + ... + g_k(q) qd_ak with the input vector fields
+// g_j = [-W_p^-1 W_a e_j; e_j] (passive rows, actuated rows). They span D = ker A, so they are taken as its
+// basis (the partition with q_a independent, whose columns are exactly the g_j): the depth-1 brackets
+// [g_i, g_j] = Dg_j g_i - Dg_i g_j are exact by autodiff and recorded, with the rank of {g_i, [g_i, g_j]}
+// (span_rtol) and the rank reached by iterated brackets (the accessibility above, which is then the
+// controllability rank: Chow-Rashevskii for the driftless system qd = G(q) u). A square of inputs of side eps
+// (u_1 = +1, u_2 = +1, u_1 = -1, u_2 = -1, each for time eps) moves q by eps^2 [g_1, g_2](q) + O(eps^3)
+// (tests/kinematic_test.cpp measures the exponent). W_p rank-deficient at q (rank_rtol): not computed, with a note.
 #pragma once
 
 #include <ceres/jet.h>
@@ -69,6 +80,16 @@ struct ConstraintAnalysis {
   int accessible_depth = 0;        // the depth at which accessible_dimension was first reached
   std::string verdict;             // one human-readable sentence
   ConstraintAnalysisOptions options;
+  std::vector<std::string> coordinate_names;
+  // Kinematic systems (see the header comment): the actuated coordinates the problem declares (empty: none).
+  std::vector<int> actuated;
+  bool input_fields_analysed = false;  // g_j computed and used as the basis of D
+  std::string input_fields_note;       // why not, when actuated coordinates exist but the fields were not computed
+  Mat input_fields;                    // n x k, column j = g_j
+  std::vector<std::pair<int, int>> bracket_pairs;  // (i, j), i < j, 0-based
+  Mat brackets;                        // n x pairs: column p = [g_i, g_j] for bracket_pairs[p]
+  int controllability_rank_depth1 = 0; // rank of {g_i, [g_i, g_j]} (span_rtol, unit-normalised columns)
+  // The controllability rank of qd = G(q) u over all depths is accessible_dimension (basis = the g_j).
 };
 
 // A basis X(q) (n x k) of D = ker A(q) with its Jacobians, in doubles: what the bracket code works on.
@@ -88,6 +109,12 @@ int numerical_rank(const Mat& A, double rtol, std::vector<double>* singular_valu
 void analyse_distribution(const DistributionFields& fields, const Mat& A, ConstraintAnalysis& out);
 // The holonomic verdict (out.n, out.rank, out.dof set).
 void analyse_holonomic(ConstraintAnalysis& out);
+// Kinematic systems: "" when A's columns split by out.actuated give m = n_p and a W_p of full rank at out.q
+// (rank_rtol), otherwise the reason the input vector fields are not defined there.
+std::string kinematic_split_note(const Mat& A, const std::vector<int>& passive, const ConstraintAnalysis& out);
+// The input vector fields g_j (the columns of `fields`, a partition with the actuated coordinates independent),
+// their depth-1 brackets and the rank of {g_i, [g_i, g_j]}; after analyse_distribution on the same fields.
+void analyse_input_fields(const DistributionFields& fields, ConstraintAnalysis& out);
 // Human-readable report, several lines.
 std::string format_constraint_analysis(const ConstraintAnalysis& a);
 
@@ -112,6 +139,13 @@ class ProblemDistribution final : public DistributionFields {
   using JetK = ceres::Jet<double, K>;
 
  public:
+  // The partition with the given independent coordinates (the rest dependent), used instead of a
+  // velocity_basis: with the actuated coordinates independent its columns are the input vector fields g_j.
+  ProblemDistribution(const P& p, const std::vector<int>& independent)
+      : p_(p), n_(p.dof()), m_(p.constraints()), fixed_partition_(true), independent_(independent) {
+    for (int i = 0; i < n_; ++i)
+      if (std::find(independent_.begin(), independent_.end(), i) == independent_.end()) dependent_.push_back(i);
+  }
   // A_at = A(q_at) picks the dependent coordinates of the partition (ignored with a velocity_basis).
   ProblemDistribution(const P& p, const Mat& A_at) : p_(p), n_(p.dof()), m_(p.constraints()) {
     if constexpr (!HasVelocityBasis<P>) {
@@ -126,7 +160,7 @@ class ProblemDistribution final : public DistributionFields {
   int n() const override { return n_; }
   int k() const override { return n_ - m_; }
   std::string description() const override {
-    if constexpr (HasVelocityBasis<P>) {
+    if (HasVelocityBasis<P> && !fixed_partition_) {
       return "the problem's velocity_basis";
     } else {
       auto list = [](const std::vector<int>& v) {
@@ -169,8 +203,8 @@ class ProblemDistribution final : public DistributionFields {
  private:
   template <class T>
   void basis(const VecN<T, N>& q, MatN<T, N, Eigen::Dynamic>& S) const {
-    if constexpr (HasVelocityBasis<P>) {
-      p_.template velocity_basis<T>(q, S);
+    if (HasVelocityBasis<P> && !fixed_partition_) {
+      if constexpr (HasVelocityBasis<P>) p_.template velocity_basis<T>(q, S);
     } else {
       const int m = m_, k = n_ - m_, w = m + k;
       MatN<T, C, N> A;
@@ -205,6 +239,7 @@ class ProblemDistribution final : public DistributionFields {
 
   P p_;
   int n_, m_;
+  bool fixed_partition_ = false;
   std::vector<int> independent_, dependent_;
 };
 
@@ -239,11 +274,24 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
   model.evaluate(0.0, out.q, qd, kConstraintJacobian, *ws, terms);
   out.rank = numerical_rank(terms.A, options.rank_rtol, &out.singular_values);
   out.dof = out.n - out.rank;
+  out.coordinate_names = model.coordinate_names();
+  if constexpr (HasActuatedCoordinates<P>)
+    out.actuated.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
   if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic) {
     analyse_holonomic(out);
   } else {
-    const detail::ProblemDistribution<P> fields(model.problem(), terms.A);
-    analyse_distribution(fields, terms.A, out);
+    std::vector<int> passive;
+    for (int i = 0; i < out.n; ++i)
+      if (std::find(out.actuated.begin(), out.actuated.end(), i) == out.actuated.end()) passive.push_back(i);
+    if (!out.actuated.empty()) out.input_fields_note = kinematic_split_note(terms.A, passive, out);
+    if (!out.actuated.empty() && out.input_fields_note.empty()) {
+      const detail::ProblemDistribution<P> fields(model.problem(), out.actuated);
+      analyse_distribution(fields, terms.A, out);
+      analyse_input_fields(fields, out);
+    } else {
+      const detail::ProblemDistribution<P> fields(model.problem(), terms.A);
+      analyse_distribution(fields, terms.A, out);
+    }
   }
   return out;
 }
@@ -276,5 +324,9 @@ void add_constraint_analyzer(Model& model, const P& p) {
 // the default q0 when q is empty: the public entry of `clmbench analyze`.
 ConstraintAnalysis analyze_problem(const std::string& problem, const std::map<std::string, double>& overrides,
                                    const std::optional<Vec>& q);
+// `clmbench analyze --out F.h5` without --equilibrium / --speed: /analysis with q, rank, dof, span_by_depth and,
+// for a kinematic system, input_fields [n, k], brackets [n, pairs] (attributes bracket_names, controllability
+// ranks).
+void write_constraint_analysis(const std::string& out_path, const ConstraintAnalysis& a, const std::string& command_line);
 
 }  // namespace clm

@@ -16,6 +16,7 @@
 #include "problems/driven_pendulum.hpp"
 #include "problems/four_bar.hpp"
 #include "problems/iftomm_pendulum.hpp"
+#include "problems/kinematic_car.hpp"
 #include "problems/n_four_bar.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
@@ -24,6 +25,7 @@
 #include "problems/slider_crank.hpp"
 #include "problems/sphere_in_disguise.hpp"
 #include "problems/suslov.hpp"
+#include "problems/unicycle.hpp"
 
 namespace clm {
 
@@ -58,6 +60,8 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<Suslov>());
     r.add(registered<Bicycle>());
     r.add(registered<NFourBar>());
+    r.add(registered<KinematicCar>());
+    r.add(registered<Unicycle>());
     return r;
   }();
   return registry;

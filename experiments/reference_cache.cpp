@@ -51,7 +51,28 @@ bool has_closed_form_reference(const PreparedRun& run) {
   if (follows_vakonomic_motion(run)) return false;  // the closed forms are nonholonomic motions
   if (follows_servo_motion(run.spec)) return false;
   Vec q, qd;
-  return run.model->closed_form(0.0, run.q0, run.qd0, q, qd);
+  return run.model->closed_form(0.0, run.q0, run.qd0, q, qd) &&
+         closed_form_follows_shape(*run.model, run.q0, run.qd0, run.spec.options.shape, run.spec.t_end);
+}
+
+bool closed_form_follows_shape(const Model& model, const Vec& q0, const Vec& qd0, const ShapeSchedule& shape,
+                               double t_end) {
+  if (shape.empty()) return true;
+  const Eigen::Index k = static_cast<Eigen::Index>(shape.coordinates.size());
+  Vec qa(k), qda(k), qdda(k), q(model.n()), qd(model.n());
+  constexpr int kTimes = 16;
+  for (int i = 0; i <= kTimes; ++i) {
+    const double t = t_end * i / kTimes;
+    if (!model.closed_form(t, q0, qd0, q, qd)) return false;
+    shape.evaluate(t, qa, qda, qdda);
+    for (Eigen::Index j = 0; j < k; ++j) {
+      const int c = shape.coordinates[static_cast<size_t>(j)];
+      if (!(std::abs(q[c] - qa[j]) <= 1e-12 * (1 + std::abs(qa[j]))) ||
+          !(std::abs(qd[c] - qda[j]) <= 1e-12 * (1 + std::abs(qda[j]))))
+        return false;
+    }
+  }
+  return true;
 }
 
 RunSpec reference_spec(const RunSpec& run, const Vec& q0, const Vec& qd0, bool vakonomic_motion) {
@@ -77,6 +98,13 @@ RunSpec reference_spec(const RunSpec& run, const Vec& q0, const Vec& qd0, bool v
     ref.formulation = "servo";
     ref.options.servo_direction = run.options.servo_direction;
   }
+  // A prescribed shape is part of the motion: the reference follows the same schedule with the run's own
+  // formulation (kkt with no actuator forces would not follow it).
+  if (!run.shape.empty()) {
+    ref.formulation = run.formulation;
+    ref.shape = run.shape;
+    ref.options.shape = run.options.shape;
+  }
   return ref;
 }
 
@@ -91,6 +119,7 @@ std::string reference_key(const RunSpec& reference) {
     key += o.qualified() + "=" + o.text(reference).value_or("-") + "\n";
   }
   for (const auto& [name, value] : reference.params) key += "param." + name + "=" + format_number(value) + "\n";
+  for (const auto& [name, text] : reference.shape) key += "shape." + name + "=" + text + "\n";
   return key;
 }
 

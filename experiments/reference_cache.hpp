@@ -38,6 +38,12 @@ namespace clm {
 
 // True when the run's errors come from its problem's closed form (no reference run is needed).
 bool has_closed_form_reference(const PreparedRun& run);
+// A problem's closed form is its free motion; under a prescribed shape it is the run's motion only where the
+// schedule moves the actuated coordinates as the free motion does (the kinematic car's constant steering and
+// wheel rate). True when the run has no [shape], or when the closed form exists and its actuated coordinates and
+// their rates equal the schedule's to 1e-12 (relative) at 17 equally spaced times of [0, t_end].
+bool closed_form_follows_shape(const Model& model, const Vec& q0, const Vec& qd0, const ShapeSchedule& shape,
+                               double t_end);
 
 // The RunSpec of the reference run for `run` (which started from the consistent q0, qd0): problem,
 // parameters, q0, qd0, t_end, output_every from the run; formulation, integrator, rtol, atol from

@@ -3,6 +3,7 @@
 #include "formulations/added_mass_formulation.hpp"
 #include "formulations/augmented_lagrangian.hpp"
 #include "formulations/fernandez_bloch_formulation.hpp"
+#include "formulations/kinematic_formulation.hpp"
 #include "formulations/kkt_formulation.hpp"
 #include "formulations/nullspace_formulation.hpp"
 #include "formulations/penalty_formulation.hpp"
@@ -107,6 +108,14 @@ Registry<FormulationEntry>& formulation_registry() {
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<ServoFormulation>(std::move(m), o);
            }});
+    r.add({"kinematic",
+           "kinematic systems (seed 000 eq. 2.14): m = n_p, the actuated coordinates prescribed by [shape], "
+           "qd_p = -W_p^-1 W_a qd_a(t), first order in q_p (one n_p x n_p LU); fails where W_p loses rank",
+           without_time_dependence("kinematic", KinematicFormulation::refuses),
+           [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<KinematicFormulation>(std::move(m), o);
+           },
+           /*uses_shape=*/true});
     return r;
   }();
   return registry;

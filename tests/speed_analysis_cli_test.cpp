@@ -83,7 +83,7 @@ TEST(SpeedAnalysisCli, RefusesBadInputWithOneLine) {
   for (const std::string& args :
        {std::string("analyze --problem four_bar --speed 1,2"), std::string("analyze --problem bicycle --speed 1:x:1"),
         std::string("analyze --problem bicycle --speed 1 --q0 0,0,0,0,0,0,0"),
-        std::string("analyze --problem bicycle --out x.h5"), std::string("analyze --problem bicycle --speed 1 --param w=-1")}) {
+        std::string("analyze --problem bicycle --qd0 1,2"), std::string("analyze --problem bicycle --speed 1 --param w=-1")}) {
     const auto r = dir.run(args);
     SCOPED_TRACE(args);
     clm::testing::expect_one_line_error(r, 1, {});
