@@ -53,7 +53,15 @@ struct FormulationOptions {
   // servo: the covector field B(q) along which the control force B^T lambda realizes the constraints
   // (formulations/servo_direction.hpp): "constraint" (B = A, the ideal reaction) or a field the problem names.
   std::string servo_direction = "constraint";
+  // kkt and schur on problems built from bodies and joints (core/problem.hpp): "auto" solves with sparse
+  // algebra from kSparseCrossoverCoordinates coordinates on (measured, docs/design.md "Sparse path"), "sparse"
+  // and "dense" force one path (sparse where the problem has the structure and A full rank).
+  std::string linear_algebra = "auto";
 };
+
+// The problem size (coordinates n) from which "auto" takes the sparse path: measured on n_four_bar
+// (bench/bench_rhs.cpp, README "Performance"), where sparse kkt and schur first beat their dense paths.
+inline constexpr int kSparseCrossoverCoordinates = 9;
 
 // What a run records at one sample time.
 struct Observation {
@@ -63,6 +71,8 @@ struct Observation {
   double drift_velocity = 0;  // |A(q) qd|
   std::vector<double> extras;  // values for Formulation::extra_names()
 };
+
+class SingularPositionTest;
 
 class Formulation : public OdeSystem {
  public:
@@ -98,7 +108,8 @@ class Formulation : public OdeSystem {
   bool positions_projected() const { return positions_projected_; }
   // Empty when A(q) has no more small singular values than its exact rank deficiency; otherwise one clause
   // "singular position of the constraints: A(q) has k singular values below 1e-3 of the largest (...)".
-  std::string singular_position(const Vec& q);
+  // The test is core/singular_position.hpp's (a screen by inertia, the SVD only where the screen flags).
+  std::string singular_position(const Eigen::Ref<const Vec>& q);
   // Appends that clause to a failed or diverged run's message (OdeSystem::failure_context).
   std::string failure_context(double t, const Vec& y) override;
   // The default after_step: the singular-position check above (formulations that override after_step call it).
@@ -127,6 +138,9 @@ class Formulation : public OdeSystem {
   std::unique_ptr<ModelWorkspace> ws_;
   ModelTerms terms_;
   int n_, m_;
+
+ private:
+  std::unique_ptr<SingularPositionTest> singular_position_test_;  // made on first use
 };
 
 // ---- The suite's one rank test and one conditioning check -----------------------------------------------
