@@ -8,9 +8,11 @@
 // BM_ModelTerms is the model alone; BM_Floor* are bare dense Eigen factorizations of the same matrices,
 // the floor the formulation's own linear algebra is measured against. Every benchmark reports
 // heap allocations per call (malloc is interposed by tests/allocation_counter.cpp): it must be 0.
+// n_four_bar (IFToMM A02) against its loops on the sparse and dense paths (Rhs/n_four_bar/<f>/<path>), the
+// sparse path's fitted cost exponent (RhsScaling, counter "exponent"), and the singular-position check
+// (SingularPosition: the inertia screen, sparse and dense, against the SVD it replaced).
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <string>
@@ -21,6 +23,7 @@
 #include "core/integrator.hpp"
 #include "core/loglog_fit.hpp"
 #include "core/singular_position.hpp"
+#include "experiments/thread_cpu_time.hpp"
 #include "core/problem_registry.hpp"
 
 namespace {
@@ -46,7 +49,7 @@ void report_allocations(benchmark::State& state, std::size_t allocations) {
 
 // formulation "added_mass_multiplier" is added_mass with added_mass_form = multiplier.
 void BM_Rhs(benchmark::State& state, const std::string& problem, const std::string& formulation_arg,
-            const std::string& linear_algebra = "auto") {
+            const std::string& linear_algebra) {
   const int n_arg = int(state.range(0));
   FormulationOptions options;
   options.linear_algebra = linear_algebra;
@@ -79,7 +82,7 @@ void BM_Rhs(benchmark::State& state, const std::string& problem, const std::stri
 }
 
 // The rhs cost of n_four_bar on the sparse path against loops = 5 .. 160 (n = 3 (2 loops + 1) = 33 .. 963),
-// timed inside one benchmark (best of 5 batches per size) so that the fitted exponent of cost ~ n^p
+// timed inside one benchmark (thread CPU time, best of 5 batches per size: the machine is shared) so that the fitted exponent of cost ~ n^p
 // (core/loglog_fit.hpp) is reported with it: the counter "exponent" (the target: <= 1.2).
 void BM_RhsScaling(benchmark::State& state, const std::string& formulation, const std::string& linear_algebra,
                    int max_loops) {
@@ -97,15 +100,15 @@ void BM_RhsScaling(benchmark::State& state, const std::string& formulation, cons
       f->initial_state(q0, qd0, y);
       dy.resize(y.size());
       f->rhs(0.0, y, dy);
-      const int calls = std::max(4, 40000 / (loops * loops));
+      const int calls = std::max(200, 200000 / loops);
       double best = INFINITY;
       for (int batch = 0; batch < 5; ++batch) {
-        const auto start = std::chrono::steady_clock::now();
+        const double start = thread_cpu_seconds();
         for (int i = 0; i < calls; ++i) {
           f->rhs(0.0, y, dy);
           benchmark::DoNotOptimize(dy.data());
         }
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls);
+        best = std::min(best, (thread_cpu_seconds() - start) / calls);
       }
       sizes.push_back(model->n());
       costs.push_back(best);
@@ -238,7 +241,8 @@ const char* const kAllFormulations[] = {"kkt",        "schur",       "nullspace"
 int register_all() {
   for (const char* p : kProblems) {
     for (const char* f : kAllFormulations)
-      benchmark::RegisterBenchmark((std::string("Rhs/") + p + "/" + f).c_str(), BM_Rhs, std::string(p), std::string(f))
+      benchmark::RegisterBenchmark((std::string("Rhs/") + p + "/" + f).c_str(), BM_Rhs, std::string(p), std::string(f),
+                                   std::string("auto"))
           ->Arg(0);
     benchmark::RegisterBenchmark((std::string("ModelTerms/") + p).c_str(), BM_ModelTerms, std::string(p),
                                  unsigned(kDynamics))
@@ -249,7 +253,7 @@ int register_all() {
   }
   for (const char* f : kFormulations)
     benchmark::RegisterBenchmark((std::string("Rhs/closed_chain/") + f).c_str(), BM_Rhs, std::string("closed_chain"),
-                                 std::string(f))
+                                 std::string(f), std::string("auto"))
         ->RangeMultiplier(2)
         ->Range(4, 64);
   // The N-four-bar mechanism against its number of loops, sparse and dense paths (README, Performance): the

@@ -22,6 +22,9 @@
 //          tail(coupler i+1) - head(coupler i)        (i = 1..N-1)
 // m = 6N + 2 rows (Grubler: 3 (2N + 1) - 2 (3N + 1) = 1). M is constant and diagonal (m, m, m L^2 / 12 per bar),
 // V = m g sum y: analytic_terms supplies that (tests check it against autodiff); the constraints are autodiff's.
+// The mechanism is also described as bodies (the bars) and joints (the pins), core/problem.hpp: kkt and schur
+// then take the sparse path, O(n) per right-hand side (tests/sparse_path_test.cpp checks its terms against
+// the whole-vector autodiff of constraint()).
 #pragma once
 
 #include <array>
