@@ -8,14 +8,22 @@
 // BM_ModelTerms is the model alone; BM_Floor* are bare dense Eigen factorizations of the same matrices,
 // the floor the formulation's own linear algebra is measured against. Every benchmark reports
 // heap allocations per call (malloc is interposed by tests/allocation_counter.cpp): it must be 0.
+// n_four_bar (IFToMM A02) against its loops on the sparse and dense paths (Rhs/n_four_bar/<f>/<path>), the
+// sparse path's fitted cost exponent (RhsScaling, counter "exponent"), and the singular-position check
+// (SingularPosition: the inertia screen, sparse and dense, against the SVD it replaced).
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "../tests/allocation_counter.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
+#include "core/loglog_fit.hpp"
+#include "core/singular_position.hpp"
+#include "experiments/thread_cpu_time.hpp"
 #include "core/problem_registry.hpp"
 
 namespace {
@@ -40,9 +48,11 @@ void report_allocations(benchmark::State& state, std::size_t allocations) {
 }
 
 // formulation "added_mass_multiplier" is added_mass with added_mass_form = multiplier.
-void BM_Rhs(benchmark::State& state, const std::string& problem, const std::string& formulation_arg) {
+void BM_Rhs(benchmark::State& state, const std::string& problem, const std::string& formulation_arg,
+            const std::string& linear_algebra) {
   const int n_arg = int(state.range(0));
   FormulationOptions options;
+  options.linear_algebra = linear_algebra;
   std::string formulation = formulation_arg;
   if (formulation == "added_mass_multiplier") {
     formulation = "added_mass";
@@ -68,6 +78,66 @@ void BM_Rhs(benchmark::State& state, const std::string& problem, const std::stri
     f->rhs(0.0, y, dy);
     benchmark::DoNotOptimize(dy.data());
   }
+  report_allocations(state, clm::testing::stop_counting_allocations());
+}
+
+// The rhs cost of n_four_bar on the sparse path against loops = 5 .. 160 (n = 3 (2 loops + 1) = 33 .. 963),
+// timed inside one benchmark (thread CPU time, best of 5 batches per size: the machine is shared) so that the fitted exponent of cost ~ n^p
+// (core/loglog_fit.hpp) is reported with it: the counter "exponent" (the target: <= 1.2).
+void BM_RhsScaling(benchmark::State& state, const std::string& formulation, const std::string& linear_algebra,
+                   int max_loops) {
+  FormulationOptions options;
+  options.linear_algebra = linear_algebra;
+  std::vector<double> sizes, costs;
+  for (auto _ : state) {
+    sizes.clear();
+    costs.clear();
+    for (int loops = 5; loops <= max_loops; loops *= 2) {
+      auto model = make_model("n_four_bar", {{"loops", double(loops)}});
+      auto f = formulation_registry().get(formulation).make(model, options);
+      Vec q0, qd0, y, dy;
+      model->default_initial(q0, qd0);
+      f->initial_state(q0, qd0, y);
+      dy.resize(y.size());
+      f->rhs(0.0, y, dy);
+      const int calls = std::max(200, 200000 / loops);
+      double best = INFINITY;
+      for (int batch = 0; batch < 5; ++batch) {
+        const double start = thread_cpu_seconds();
+        for (int i = 0; i < calls; ++i) {
+          f->rhs(0.0, y, dy);
+          benchmark::DoNotOptimize(dy.data());
+        }
+        best = std::min(best, (thread_cpu_seconds() - start) / calls);
+      }
+      sizes.push_back(model->n());
+      costs.push_back(best);
+      state.counters["us_loops_" + std::to_string(loops)] = best * 1e6;
+    }
+  }
+  state.counters["exponent"] = fit_loglog(sizes, costs).slope;
+}
+
+// The singular-position test after a step (core/singular_position.hpp) at the square position of n_four_bar,
+// sparse and dense screens, against the SVD test it replaces (dense A by autodiff and Eigen's BDCSVD).
+void BM_SingularPosition(benchmark::State& state, const std::string& path) {
+  auto model = make_model("n_four_bar", {{"loops", double(state.range(0))}});
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  if (path == "svd") {
+    auto ws = model->make_workspace();
+    ModelTerms t = model->make_terms();
+    for (auto _ : state) {
+      model->evaluate(0.0, q0, Vec::Zero(model->n()), kConstraintJacobian, *ws, t);
+      const Vec s = Eigen::BDCSVD<Mat>(t.A).singularValues();
+      benchmark::DoNotOptimize(s.data());
+    }
+    return;
+  }
+  SingularPositionTest test(*model, path == "sparse");
+  test.check(q0);
+  clm::testing::start_counting_allocations();
+  for (auto _ : state) benchmark::DoNotOptimize(test.check(q0).size());
   report_allocations(state, clm::testing::stop_counting_allocations());
 }
 
@@ -171,7 +241,8 @@ const char* const kAllFormulations[] = {"kkt",        "schur",       "nullspace"
 int register_all() {
   for (const char* p : kProblems) {
     for (const char* f : kAllFormulations)
-      benchmark::RegisterBenchmark((std::string("Rhs/") + p + "/" + f).c_str(), BM_Rhs, std::string(p), std::string(f))
+      benchmark::RegisterBenchmark((std::string("Rhs/") + p + "/" + f).c_str(), BM_Rhs, std::string(p), std::string(f),
+                                   std::string("auto"))
           ->Arg(0);
     benchmark::RegisterBenchmark((std::string("ModelTerms/") + p).c_str(), BM_ModelTerms, std::string(p),
                                  unsigned(kDynamics))
@@ -182,13 +253,34 @@ int register_all() {
   }
   for (const char* f : kFormulations)
     benchmark::RegisterBenchmark((std::string("Rhs/closed_chain/") + f).c_str(), BM_Rhs, std::string("closed_chain"),
-                                 std::string(f))
+                                 std::string(f), std::string("auto"))
         ->RangeMultiplier(2)
         ->Range(4, 64);
-  // Dense path on the N-four-bar mechanism against its number of loops (docs: README, Performance).
-  for (const char* f : {"kkt", "schur"})
-    benchmark::RegisterBenchmark((std::string("Rhs/n_four_bar/") + f).c_str(), BM_Rhs, std::string("n_four_bar"),
-                                 std::string(f))
+  // The N-four-bar mechanism against its number of loops, sparse and dense paths (README, Performance): the
+  // crossover at small sizes, the scaling up to 160 loops (dense up to 40: 80 costs seconds per benchmark).
+  for (const char* f : {"kkt", "schur"}) {
+    auto* sparse = benchmark::RegisterBenchmark((std::string("Rhs/n_four_bar/") + f + "/sparse").c_str(), BM_Rhs,
+                                                std::string("n_four_bar"), std::string(f), std::string("sparse"));
+    auto* dense = benchmark::RegisterBenchmark((std::string("Rhs/n_four_bar/") + f + "/dense").c_str(), BM_Rhs,
+                                               std::string("n_four_bar"), std::string(f), std::string("dense"));
+    for (int loops : {1, 2, 3, 5, 10, 20, 40}) {
+      sparse->Arg(loops);
+      dense->Arg(loops);
+    }
+    sparse->Arg(80)->Arg(160)->Unit(benchmark::kMicrosecond);
+    dense->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string("RhsScaling/n_four_bar/") + f + "/sparse").c_str(), BM_RhsScaling,
+                                 std::string(f), std::string("sparse"), 160)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string("RhsScaling/n_four_bar/") + f + "/dense").c_str(), BM_RhsScaling,
+                                 std::string(f), std::string("dense"), 40)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const char* path : {"sparse", "dense", "svd"})
+    benchmark::RegisterBenchmark((std::string("SingularPosition/n_four_bar/") + path).c_str(), BM_SingularPosition,
+                                 std::string(path))
         ->Arg(5)
         ->Arg(10)
         ->Arg(20)

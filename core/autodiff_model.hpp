@@ -39,6 +39,7 @@
 #include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/hyperdual.hpp"
+#include "core/sparse_joint_terms.hpp"
 #include "core/taylor2.hpp"
 
 namespace clm {
@@ -65,6 +66,7 @@ class AutoDiffModel final : public Model {
     p_.validate();
     if constexpr (HasActuatedCoordinates<P>)
       actuated_.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
+    if constexpr (HasBodiesAndJoints<P>) sparse_.emplace(p_);
     if constexpr (HasReferencePoint<P>) {
       ReferencePoint& point = reference_point_.emplace();
       point.name = P::kReferencePointName;
@@ -104,6 +106,29 @@ class AutoDiffModel final : public Model {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));
     return out;
+  }
+
+  // The sparse path (core/sparse_joint_terms.hpp): problems built from bodies and joints.
+  bool has_sparse_terms() const override { return HasBodiesAndJoints<P>; }
+  int sparse_block_size() const override {
+    if constexpr (HasBodiesAndJoints<P>) return P::kBodyCoordinates;
+    return 0;
+  }
+  SparseModelTerms make_sparse_terms() const override {
+    if constexpr (HasBodiesAndJoints<P>) return sparse_->make_terms(n_, m_);
+    return Model::make_sparse_terms();
+  }
+  void evaluate_sparse(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& ws,
+                       SparseModelTerms& out) const override {
+    if constexpr (HasBodiesAndJoints<P>) {
+      sparse_->evaluate(p_, q, qd, what, out);
+      if (what & kForce) {
+        out.F.setZero();
+        if constexpr (HasGeneralizedForce<P>) p_.generalized_force(t, q, qd, out.F);
+      }
+    } else {
+      Model::evaluate_sparse(t, q, qd, what, ws, out);
+    }
   }
 
   struct Workspace : ModelWorkspace {
@@ -564,6 +589,9 @@ class AutoDiffModel final : public Model {
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
   std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>
   std::vector<int> actuated_;  // P::kActuatedCoordinates
+  struct NoSparseTerms {};
+  using SparseTerms = std::conditional_t<HasBodiesAndJoints<P>, SparseJointTerms<P>, NoSparseTerms>;
+  std::optional<SparseTerms> sparse_;  // HasBodiesAndJoints<P>
 };
 
 }  // namespace clm

@@ -1,5 +1,7 @@
 #include "core/formulation.hpp"
 
+#include "core/singular_position.hpp"
+
 #include <cmath>
 #include <sstream>
 
@@ -76,29 +78,12 @@ void Formulation::require_full_rank(const Vec& q) const {
 
 namespace clm {
 
-std::string Formulation::singular_position(const Vec& q) {
+std::string Formulation::singular_position(const Eigen::Ref<const Vec>& q) {
   if (m_ == 0 || q.size() != n_) return {};
-  ModelTerms t = model_->make_terms();
-  auto ws = model_->make_workspace();
-  model_->evaluate(0.0, q, Vec::Zero(n_), kConstraintJacobian, *ws, t);
-  if (!t.A.allFinite()) return {};
-  const Vec s = Eigen::BDCSVD<Mat>(t.A).singularValues();
-  if (s.size() == 0 || !(s[0] > 0)) return {};
-  // Exactly dependent rows (redundant constraints, Bricard) are not a singular position: only singular values
-  // between the rank threshold and kSingularPositionRatio of the largest count.
-  const double exact = rank_threshold(t.A.rows(), t.A.cols(), s[0]);
-  int near = 0, exact_deficiency = int(std::max<Eigen::Index>(t.A.rows() - s.size(), 0));
-  for (Eigen::Index i = 0; i < s.size(); ++i) {
-    if (s[i] <= exact) ++exact_deficiency;
-    else if (s[i] < kSingularPositionRatio * s[0]) ++near;
-  }
-  if (near == 0) return {};
-  double smallest = s[s.size() - 1 - std::min<Eigen::Index>(exact_deficiency, s.size() - 1)];
-  std::ostringstream msg;
-  msg << "singular position of the constraints: A(q) has " << near << " singular value" << (near > 1 ? "s" : "")
-      << " below " << kSingularPositionRatio << " of the largest (smallest " << smallest / s[0] << " of it), rank "
-      << (m_ - exact_deficiency - near) << " of " << m_ << " there at that tolerance";
-  return msg.str();
+  // Made on the first call (only problems with singular positions, or a failed run, get here), then reused:
+  // the test allocates nothing per step unless it finds a singular position (core/singular_position.hpp).
+  if (!singular_position_test_) singular_position_test_ = std::make_unique<SingularPositionTest>(*model_);
+  return singular_position_test_->check(q);
 }
 
 std::string Formulation::failure_context(double /*t*/, const Vec& y) {
@@ -109,7 +94,7 @@ std::string Formulation::failure_context(double /*t*/, const Vec& y) {
 
 void Formulation::guard_singular_position(const Eigen::Ref<const Vec>& q) {
   if (positions_projected_ || m_ == 0 || !model_->has_singular_positions()) return;
-  const std::string where = singular_position(Vec(q));
+  const std::string where = singular_position(q);
   if (!where.empty())
     throw NumericalFailure(name() + ": " + where +
                            "; without position projection the formulation follows h(q) = its drift, on which the "

@@ -62,7 +62,15 @@ struct FormulationOptions {
   // The prescribed shape q_a(t) of the run's [shape] section (core/shape_schedule.hpp): empty unless the run
   // has one; read by the formulations whose registry entry says uses_shape (prescribed_shape, kinematic).
   ShapeSchedule shape;
+  // kkt and schur on problems built from bodies and joints (core/problem.hpp): "auto" solves with sparse
+  // algebra from kSparseCrossoverCoordinates coordinates on (measured, docs/design.md "Sparse path"), "sparse"
+  // and "dense" force one path (sparse where the problem has the structure and A full rank).
+  std::string linear_algebra = "auto";
 };
+
+// From this many coordinates "auto" takes the sparse path: on n_four_bar sparse wins at every size, from loops = 1
+// (n = 9: kkt 1.3 vs 2.9 us, schur 1.7 vs 2.5; README "Performance"); nothing smaller has the structure.
+inline constexpr int kSparseCrossoverCoordinates = 9;
 
 // What a run records at one sample time.
 struct Observation {
@@ -79,6 +87,8 @@ struct Observation {
   double work_forces = std::numeric_limits<double>::quiet_NaN();
   double energy_balance_residual = std::numeric_limits<double>::quiet_NaN();
 };
+
+class SingularPositionTest;
 
 class Formulation : public OdeSystem {
  public:
@@ -114,7 +124,8 @@ class Formulation : public OdeSystem {
   bool positions_projected() const { return positions_projected_; }
   // Empty when A(q) has no more small singular values than its exact rank deficiency; otherwise one clause
   // "singular position of the constraints: A(q) has k singular values below 1e-3 of the largest (...)".
-  std::string singular_position(const Vec& q);
+  // The test is core/singular_position.hpp's (a screen by inertia, the SVD only where the screen flags).
+  std::string singular_position(const Eigen::Ref<const Vec>& q);
   // Appends that clause to a failed or diverged run's message (OdeSystem::failure_context).
   std::string failure_context(double t, const Vec& y) override;
   // The default after_step: the singular-position check above (formulations that override after_step call it).
@@ -146,6 +157,7 @@ class Formulation : public OdeSystem {
 
  private:
   Vec velocity_residual_;  // A qd + b of observe()
+  std::unique_ptr<SingularPositionTest> singular_position_test_;  // made on first use
 };
 
 // ---- The suite's one rank test and one conditioning check -----------------------------------------------

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <Eigen/SparseCore>
+
 #include "core/published_reference.hpp"
 #include "core/types.hpp"
 
@@ -63,6 +65,23 @@ struct ModelTerms {
   // explicit time dependence puts into the energy T + V (core/energy_balance.hpp).
   double potential_rate = 0;
   double energy() const { return kinetic + potential; }
+};
+
+using SparseMat = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+// The sparse form of the dynamics terms, for problems built from bodies and joints (core/problem.hpp,
+// Model::has_sparse_terms): the same M, c, F, A, Adot qd and h as ModelTerms, with M block-diagonal (blocks
+// of Model::sparse_block_size() coordinates, every block stored full) and A compressed column-major. Both
+// patterns are fixed by Model::make_sparse_terms() (every entry a joint can touch is stored, zero or not),
+// so Model::evaluate_sparse only overwrites values: no allocation, and a factorization's symbolic analysis
+// done once per run stays valid. Time-independent holonomic problems only (b, C, energy are not here).
+struct SparseModelTerms {
+  SparseMat M;
+  Vec c;
+  Vec F;
+  SparseMat A;
+  Vec Adot_qd;
+  Vec h;
 };
 
 // First derivatives of the dynamics terms with respect to the state (q, qd), for the Jacobians of
@@ -123,6 +142,20 @@ class Model {
   // The hot path: fills the requested terms. No heap allocation for fixed-size problems.
   virtual void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& ws,
                         ModelTerms& out) const = 0;
+
+  // The sparse path (problems built from bodies and joints, core/problem.hpp): evaluate_sparse fills the
+  // requested terms of kDynamics (kMassMatrix, kBias, kForce, kConstraintJacobian, kConstraintBias,
+  // kConstraintValue) in O(n), each joint differentiated over its few coordinates. No heap allocation.
+  virtual bool has_sparse_terms() const { return false; }
+  // The size of M's diagonal blocks in SparseModelTerms (coordinates per body); 0 without sparse terms.
+  virtual int sparse_block_size() const { return 0; }
+  virtual SparseModelTerms make_sparse_terms() const {
+    throw InputError("problem " + name() + " is not built from bodies and joints: it has no sparse terms");
+  }
+  virtual void evaluate_sparse(double /*t*/, const Vec& /*q*/, const Vec& /*qd*/, unsigned /*what*/,
+                               ModelWorkspace& /*ws*/, SparseModelTerms& /*out*/) const {
+    throw InputError("problem " + name() + " is not built from bodies and joints: it has no sparse terms");
+  }
 
   // Derivatives of M, c and A with respect to (q, qd) at (q, qd) by automatic differentiation, where the
   // model can supply them (templated problem functions, F independent of the state); no heap allocation.

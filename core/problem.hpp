@@ -66,6 +66,24 @@
 //       the term in its c itself. Formulations that build their own Lagrangian from M and V (substituted,
 //       fernandez_bloch) refuse such problems.
 //
+// Bodies and joints (the sparse path for large mechanisms, docs/design.md "Sparse path"): a problem built
+// from bodies and joints may say so, and then kkt and schur can solve it with sparse algebra in O(n)
+// (formulations/sparse_acceleration_solver.hpp). All of the following, or none:
+//   static constexpr int kBodyCoordinates = 3;   // coordinates per body: body b owns q[b B .. b B + B - 1]
+//   static constexpr int kJointCoordinates = 6;  // most coordinates one joint touches (its Jet size)
+//   static constexpr int kJointRows = 2;         // most constraint rows of one joint
+//   int bodies() const;                          // n = bodies() kBodyCoordinates
+//   template <class T> void body_mass_matrix(int b, const VecN<T,B>& qb, MatN<T,B,B>& Mb) const;
+//   template <class T> T body_potential(int b, const VecN<T,B>& qb) const;
+//       M = blockdiag(Mb) and V = sum_b Vb: the same M and V as mass_matrix and potential (tested);
+//   int joints() const;  JointSpec<kJointCoordinates> joint(int j) const;
+//       joint j owns the rows first_row .. first_row + rows - 1 (the joints cover the m rows once each) and
+//       touches the coordinates it lists (-1 pads an unused slot: value 0, not differentiated);
+//   template <class T> void joint_constraint(int j, const VecN<T,kJointCoordinates>& ql, VecN<T,kJointRows>& h) const;
+//       its rows of h as a function of its local coordinates ql (ql[k] = q[coordinates[k]]); the same h as
+//       constraint() (tested). The core differentiates each joint with a Jet of size kJointCoordinates.
+// Holonomic and time-independent problems without a gyroscopic term only (static_assert).
+//
 // Explicit time dependence (rheonomic and affine constraints, moving attachments; docs/design.md section 1),
 // each optional and detected at compile time; a problem that writes one of these writes it instead of the
 // time-independent form (not both):
@@ -210,6 +228,34 @@ concept HasActuatedCoordinates = requires {
   P::kActuatedCoordinates.size();
   { P::kActuatedCoordinates[0] } -> std::convertible_to<int>;
 };
+
+// The rows and coordinates of one joint (see the header comment): coordinates[k] = -1 pads an unused slot.
+template <int K>
+struct JointSpec {
+  int first_row = 0;
+  int rows = 0;
+  std::array<int, K> coordinates = [] {
+    std::array<int, K> a{};
+    a.fill(-1);
+    return a;
+  }();
+};
+
+template <class P>
+concept HasBodiesAndJoints =
+    requires(const P& p, int i, const VecN<double, P::kBodyCoordinates>& qb,
+             MatN<double, P::kBodyCoordinates, P::kBodyCoordinates>& Mb,
+             const VecN<double, P::kJointCoordinates>& ql, VecN<double, P::kJointRows>& h) {
+      { P::kBodyCoordinates } -> std::convertible_to<int>;
+      { P::kJointCoordinates } -> std::convertible_to<int>;
+      { P::kJointRows } -> std::convertible_to<int>;
+      { p.bodies() } -> std::convertible_to<int>;
+      { p.joints() } -> std::convertible_to<int>;
+      { p.joint(i) } -> std::convertible_to<JointSpec<P::kJointCoordinates>>;
+      p.template body_mass_matrix<double>(i, qb, Mb);
+      { p.template body_potential<double>(i, qb) } -> std::convertible_to<double>;
+      p.template joint_constraint<double>(i, ql, h);
+    };
 
 template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {

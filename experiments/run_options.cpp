@@ -169,6 +169,15 @@ const std::vector<Option<RunSpec>>& run_options() {
       return "formulation " + s.formulation + " does not read it (read by vakonomic and added_mass with "
              "added_mass_form = multiplier)";
     };
+    r.push_back(o::choice<RunSpec>("formulation", "linear_algebra",
+                                   [](auto& s) -> auto& { return s.options.linear_algebra; },
+                                   {"auto", "sparse", "dense"},
+                                   "kkt / schur on problems built from bodies and joints (n_four_bar): sparse L D L^T "
+                                   "in O(n) or the dense solve; auto takes sparse from " +
+                                       std::to_string(kSparseCrossoverCoordinates) +
+                                       " coordinates on (the measured crossover); redundant constraints stay dense",
+                                   "linear-algebra", "formulation.linear_algebra"));
+    r.back().no_effect = read_by({"kkt", "schur"});
     r.push_back(o::choice<RunSpec>("formulation", "projection", [](auto& s) -> auto& { return s.options.projection; },
                                    {"none", "position", "velocity", "both"},
                                    "after every accepted step project q onto h(q) = 0 (position, holonomic problems) "

@@ -22,8 +22,33 @@ void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y)
       minimum_norm_gamma_ = Vec::Zero(m_);
     }
   }
+  sparse_ = choose_sparse_path();
+  if (sparse_ && sparse_terms_.A.rows() != m_) {  // once per formulation: the patterns and the solver
+    sparse_terms_ = model_->make_sparse_terms();
+    sparse_force_ = Vec::Zero(n_);
+    sparse_gamma_ = Vec::Zero(m_);
+    sparse_velocity_residual_ = Vec::Zero(m_);
+    make_sparse_solver();
+  }
   y.resize(2 * n_);
   y << q, qd;
+}
+
+bool AccelerationFormulation::choose_sparse_path() const {
+  const std::string& mode = options_.linear_algebra;
+  if (mode == "dense") return false;
+  if (mode != "auto" && mode != "sparse")
+    throw InputError("formulation.linear_algebra must be auto, sparse or dense (got \"" + mode + "\")");
+  if (mode == "sparse") {
+    if (!has_sparse_path())
+      throw InputError(name() + ": linear_algebra = sparse: only kkt and schur have a sparse path");
+    if (!model_->has_sparse_terms())
+      throw InputError(name() + ": linear_algebra = sparse: problem " + model_->name() +
+                       " is not built from bodies and joints (no sparse terms); use auto or dense");
+  }
+  // Redundant constraints keep the dense minimum-norm path (documented).
+  if (!has_sparse_path() || !model_->has_sparse_terms() || minimum_norm_) return false;
+  return mode == "sparse" || n_ >= kSparseCrossoverCoordinates;
 }
 
 std::unique_ptr<RedundantConstraintSolver> AccelerationFormulation::make_redundant_solver(int r) const {
@@ -33,6 +58,24 @@ std::unique_ptr<RedundantConstraintSolver> AccelerationFormulation::make_redunda
 void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
   q_ = y.head(n_);
   qd_ = y.tail(n_);
+  if (sparse_) {
+    model_->evaluate_sparse(t, q_, qd_, model_terms_, *ws_, sparse_terms_);
+    try {
+      sparse_force_ = sparse_terms_.F - sparse_terms_.c;
+      sparse_constraint_acceleration_rhs(sparse_gamma_);
+      solve_sparse();
+    } catch (const NumericalFailure&) {
+      const SparseModelTerms& st = sparse_terms_;
+      if (!st.M.coeffs().allFinite() || !st.c.allFinite() || !st.F.allFinite() || !st.A.coeffs().allFinite() ||
+          !st.Adot_qd.allFinite() || !q_.allFinite() || !qd_.allFinite())
+        throw NumericalFailure(name() + ": non-finite model terms (M, c, F, A or Adot qd overflowed; parameters or "
+                                        "state out of range?)");
+      throw;
+    }
+    dy.head(n_) = qd_;
+    dy.tail(n_) = qdd_;
+    return;
+  }
   model_->evaluate(t, q_, qd_, model_terms_, *ws_, terms_);
   try {
     if (minimum_norm_) {
@@ -71,6 +114,20 @@ void AccelerationFormulation::constraint_acceleration_rhs(Vec& out) const {
   }
   if (options_.baumgarte_beta != 0 && model_->holonomic())
     out.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * terms_.h;
+}
+
+}  // namespace clm
+
+namespace clm {
+
+void AccelerationFormulation::sparse_constraint_acceleration_rhs(Vec& out) const {
+  out.noalias() = -sparse_terms_.Adot_qd;
+  if (options_.baumgarte_alpha != 0) {
+    sparse_velocity_residual_.noalias() = sparse_terms_.A * qd_;  // a plain vector: no temporary
+    out.noalias() -= (2 * options_.baumgarte_alpha) * sparse_velocity_residual_;
+  }
+  if (options_.baumgarte_beta != 0 && model_->holonomic())
+    out.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * sparse_terms_.h;
 }
 
 }  // namespace clm

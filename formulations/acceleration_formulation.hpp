@@ -40,6 +40,29 @@ class AccelerationFormulation : public Formulation {
   std::unique_ptr<RedundantConstraintSolver> minimum_norm_;  // made by initial_state() when rank A(q0) < m
   Vec minimum_norm_force_, minimum_norm_gamma_;
   Vec observed_rate_;  // read_state's dy (2n, sized by the constructor: observe() does not allocate)
+
+  // ---- The sparse path (kkt, schur; formulations/sparse_acceleration_solver.hpp) ---------------------------
+  // Chosen by initial_state() (FormulationOptions::linear_algebra): then rhs() evaluates SparseModelTerms and
+  // calls solve_sparse() instead of the dense terms and solve_accelerations(). Redundant constraints (a
+  // rank-deficient A at q0) stay on the dense minimum-norm path.
+ public:
+  bool uses_sparse_path() const { return sparse_; }
+
+ protected:
+  virtual bool has_sparse_path() const { return false; }
+  // Builds the solver from sparse_terms_'s patterns (once per run).
+  virtual void make_sparse_solver() {}
+  // Given sparse_terms_ at (q, qd), sparse_force_ = F - c and sparse_gamma_ (constraint_acceleration_rhs's
+  // value), fill qdd_ and lambda_.
+  virtual void solve_sparse() {}
+  bool sparse_ = false;
+  SparseModelTerms sparse_terms_;
+  Vec sparse_force_, sparse_gamma_;
+  mutable Vec sparse_velocity_residual_;  // A qd (Baumgarte)
+
+ private:
+  bool choose_sparse_path() const;
+  void sparse_constraint_acceleration_rhs(Vec& out) const;
 };
 
 }  // namespace clm

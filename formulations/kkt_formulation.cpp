@@ -16,4 +16,10 @@ void KktFormulation::solve_accelerations() {
     throw NumericalFailure("kkt: singular KKT matrix (dependent constraints or singular M)");
 }
 
+void KktFormulation::make_sparse_solver() {
+  sparse_solver_ = std::make_unique<SparseKktSolver>(sparse_terms_, model_->sparse_block_size());
+}
+
+void KktFormulation::solve_sparse() { sparse_solver_->solve(sparse_terms_, sparse_force_, sparse_gamma_, qdd_, lambda_); }
+
 }  // namespace clm

@@ -7,6 +7,7 @@
 
 #include "formulations/acceleration_formulation.hpp"
 #include "formulations/saddle_point.hpp"
+#include "formulations/sparse_acceleration_solver.hpp"
 
 namespace clm {
 
@@ -20,11 +21,15 @@ class KktFormulation final : public AccelerationFormulation {
   std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const override {
     return std::make_unique<MinimumNormSaddlePoint>(n_, m_, r);
   }
+  bool has_sparse_path() const override { return true; }
+  void make_sparse_solver() override;
+  void solve_sparse() override;
 
  private:
   SaddlePointWorkspace saddle_;
   ConstraintStabilization stabilization_;
   Vec force_;  // F - c
+  std::unique_ptr<SparseKktSolver> sparse_solver_;
 };
 
 }  // namespace clm

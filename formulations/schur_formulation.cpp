@@ -68,4 +68,12 @@ void SchurFormulation::solve_accelerations() {
   qdd_.noalias() += Y_ * lambda_;
 }
 
+void SchurFormulation::make_sparse_solver() {
+  sparse_solver_ = std::make_unique<SparseSchurSolver>(sparse_terms_, model_->sparse_block_size());
+}
+
+void SchurFormulation::solve_sparse() {
+  sparse_solver_->solve(sparse_terms_, sparse_force_, sparse_gamma_, qdd_, lambda_);
+}
+
 }  // namespace clm

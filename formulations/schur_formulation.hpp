@@ -12,6 +12,7 @@
 
 #include "formulations/acceleration_formulation.hpp"
 #include "formulations/saddle_point.hpp"
+#include "formulations/sparse_acceleration_solver.hpp"
 
 namespace clm {
 
@@ -22,6 +23,9 @@ class SchurFormulation final : public AccelerationFormulation {
 
  protected:
   void solve_accelerations() override;
+  bool has_sparse_path() const override { return true; }
+  void make_sparse_solver() override;
+  void solve_sparse() override;
 
  private:
   Eigen::LLT<Mat> llt_M_;     // M = L L^T
@@ -30,6 +34,7 @@ class SchurFormulation final : public AccelerationFormulation {
   Mat S_;                     // Schur matrix (m x m)
   Vec free_acceleration_;     // M^-1 (F - c): the motion if the constraints were released
   Vec gamma_;                 // right-hand side of A qdd = gamma
+  std::unique_ptr<SparseSchurSolver> sparse_solver_;
 };
 
 }  // namespace clm

@@ -22,6 +22,9 @@
 //          tail(coupler i+1) - head(coupler i)        (i = 1..N-1)
 // m = 6N + 2 rows (Grubler: 3 (2N + 1) - 2 (3N + 1) = 1). M is constant and diagonal (m, m, m L^2 / 12 per bar),
 // V = m g sum y: analytic_terms supplies that (tests check it against autodiff); the constraints are autodiff's.
+// The mechanism is also described as bodies (the bars) and joints (the pins), core/problem.hpp: kkt and schur
+// then take the sparse path, O(n) per right-hand side (tests/sparse_path_test.cpp checks its terms against
+// the whole-vector autodiff of constraint()).
 #pragma once
 
 #include <array>
@@ -113,10 +116,87 @@ struct NFourBar {
   // End point of bar k: tail (s = -1) or head (s = +1), c + s L/2 e(theta).
   template <class T>
   void end_point(const VecN<T, Eigen::Dynamic>& q, int k, double s, T& x, T& y) const {
+    end_point_at(q, 3 * k, s, x, y);
+  }
+  // The same for the bar whose (x, y, theta) start at q[o] (o = 3 k in q, 0 or 3 in a joint's local vector).
+  template <class T, class V>
+  void end_point_at(const V& q, int o, double s, T& x, T& y) const {
     using std::cos;
     using std::sin;
-    x = q[3 * k] + (0.5 * s * L) * cos(q[3 * k + 2]);
-    y = q[3 * k + 1] + (0.5 * s * L) * sin(q[3 * k + 2]);
+    x = q[o] + (0.5 * s * L) * cos(q[o + 2]);
+    y = q[o + 1] + (0.5 * s * L) * sin(q[o + 2]);
+  }
+
+  // ---- Bodies and joints (core/problem.hpp): the sparse path -------------------------------------------
+  // Bodies: the 2N + 1 bars. Joints, in the order of constraint()'s rows, two rows each: for i = 0..N the
+  // ground pin A_i (crank i), the pin B_i of crank i and coupler i (coupler 1's tail for i = 0), and for
+  // 1 <= i < N the pin of couplers i and i+1: 2 + 3 (N - 1) + 2 = 3N + 1 joints.
+  static constexpr int kBodyCoordinates = 3;
+  static constexpr int kJointCoordinates = 6;
+  static constexpr int kJointRows = 2;
+  int bodies() const { return bars(); }
+  template <class T>
+  void body_mass_matrix(int /*b*/, const VecN<T, 3>&, MatN<T, 3, 3>& Mb) const {
+    Mb.setZero();
+    Mb(0, 0) = T(mass);
+    Mb(1, 1) = T(mass);
+    Mb(2, 2) = T(mass * L * L / 12.0);
+  }
+  template <class T>
+  T body_potential(int /*b*/, const VecN<T, 3>& qb) const {
+    return (mass * g) * qb[1];
+  }
+  int joints() const { return 3 * count() + 1; }
+  enum class PinKind { kGround, kCrankCoupler, kCouplerCoupler };
+  // Joint j is pin `kind` of ground pin i.
+  void pin_of_joint(int j, int& i, PinKind& kind) const {
+    if (j < 2) {
+      i = 0;
+      kind = PinKind(j);
+    } else {
+      i = 1 + (j - 2) / 3;
+      kind = PinKind((j - 2) % 3);
+    }
+  }
+  JointSpec<kJointCoordinates> joint(int j) const {
+    int i;
+    PinKind kind;
+    pin_of_joint(j, i, kind);
+    JointSpec<kJointCoordinates> s;
+    s.first_row = 2 * j;
+    s.rows = 2;
+    // The first bar's (x, y, theta) go to local slots 0..2, the second bar's (if any) to 3..5.
+    const int first = kind == PinKind::kGround ? 2 * i : kind == PinKind::kCrankCoupler ? 2 * i : 2 * i + 1;
+    const int second = kind == PinKind::kGround ? -1 : (kind == PinKind::kCrankCoupler ? (i == 0 ? 1 : 2 * i - 1) : 2 * i - 1);
+    for (int c = 0; c < 3; ++c) {
+      s.coordinates[c] = 3 * first + c;
+      if (second >= 0) s.coordinates[3 + c] = 3 * second + c;
+    }
+    return s;
+  }
+  template <class T>
+  void joint_constraint(int j, const VecN<T, kJointCoordinates>& ql, VecN<T, kJointRows>& h) const {
+    int i;
+    PinKind kind;
+    pin_of_joint(j, i, kind);
+    T ax, ay, bx, by;
+    switch (kind) {
+      case PinKind::kGround:  // tail(crank i) - (i L, 0)
+        end_point_at(ql, 0, -1.0, ax, ay);
+        h[0] = ax - T(i * L);
+        h[1] = ay;
+        return;
+      case PinKind::kCrankCoupler:  // head(crank i) - (tail of coupler 1 | head of coupler i)
+        end_point_at(ql, 0, +1.0, ax, ay);
+        end_point_at(ql, 3, i == 0 ? -1.0 : +1.0, bx, by);
+        break;
+      case PinKind::kCouplerCoupler:  // tail(coupler i+1) - head(coupler i)
+        end_point_at(ql, 0, -1.0, ax, ay);
+        end_point_at(ql, 3, +1.0, bx, by);
+        break;
+    }
+    h[0] = ax - bx;
+    h[1] = ay - by;
   }
 
   template <class T>

@@ -54,6 +54,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"formulation.al_tangent", "penalty"},
     {"formulation.projection", "velocity"},  // the sleigh is nonholonomic: velocity is the admissible one
     {"formulation.servo_direction", "lateral_com"},
+    {"formulation.linear_algebra", "dense"},
     {"reference.compute", "true"},
     {"reference.formulation", "schur"},
     {"reference.integrator", "radau5"},
