@@ -22,6 +22,7 @@
 #include "problems/rolling_disk.hpp"
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
+#include "problems/snakeboard.hpp"
 #include "problems/sphere_in_disguise.hpp"
 #include "problems/suslov.hpp"
 
@@ -58,6 +59,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<Suslov>());
     r.add(registered<Bicycle>());
     r.add(registered<NFourBar>());
+    r.add(registered<Snakeboard>());
     return r;
   }();
   return registry;
