@@ -1,6 +1,6 @@
 // The snakeboard (problems/snakeboard.hpp): the autodiff terms against the reduced momentum equation derived
 // from the energies (docs/findings.md "The snakeboard"), pointwise for arbitrary torques on psi and phi and
-// along kkt runs against its unforced closed form; energy conservation; the null-space basis; bad input.
+// along kkt runs against its unforced closed form; energy conservation; the null-space basis; no allocation per step; bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +11,9 @@
 #include "core/model.hpp"
 #include "core/problem_registry.hpp"
 #include "problems/snakeboard.hpp"
+#include "allocation_counter.hpp"
 #include "recorded_run.hpp"
+#include "run_allocations.hpp"
 
 using namespace clm;
 
@@ -142,6 +144,24 @@ TEST(Snakeboard, NullspaceFormulationAgreesWithKkt) {
   const double d = clm::testing::max_q_difference(a, b);
   EXPECT_LT(d, 3e-11);  // observed 1.1e-11 (both at rtol 1e-12)
   std::printf("snakeboard nullspace vs kkt: %.2e\n", d);
+}
+
+// The hot path allocates nothing: a run ten times longer allocates no more (kkt and nullspace, dopri5).
+TEST(Snakeboard, NoAllocationPerStep) {
+  if (!clm::testing::allocation_counting_available())
+    GTEST_SKIP() << "heap allocations are not counted in a sanitizer build (the sanitizer owns malloc)";
+  auto model = make_model("snakeboard", {});
+  Vec q0(5), qd0(5), y0;
+  model->default_initial(q0, qd0);
+  for (const char* formulation : {"kkt", "nullspace"}) {
+    auto f = formulation_registry().get(formulation).make(model, FormulationOptions{});
+    f->initial_state(q0, qd0, y0);
+    IntegratorSettings s;
+    s.rtol = 1e-8;
+    s.atol = 1e-10;
+    const auto counts = clm::testing::allocations_of_runs(*f, "dopri5", y0, s, 0.05, 0.5, 5.0);
+    EXPECT_EQ(counts[0], counts[1]) << formulation;
+  }
 }
 
 TEST(Snakeboard, RefusesInadmissibleParameters) {
