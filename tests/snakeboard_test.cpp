@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/autodiff_model.hpp"
+#include "core/loglog_fit.hpp"
 #include "core/model.hpp"
 #include "core/problem_registry.hpp"
 #include "problems/snakeboard.hpp"
@@ -33,6 +34,24 @@ void random_state(std::mt19937& rng, const Snakeboard& p, Vec& q, Vec& qd) {
   qd << s * p.r * std::cos(q[4]) * std::cos(q[2]), s * p.r * std::cos(q[4]) * std::sin(q[2]), s * std::sin(q[4]),
       2 * u(rng), 2 * u(rng);
 }
+
+// The snakeboard with the actuator torques that hold the gait psi = a sin(w t), phi = b cos(w t), computed
+// from the state by the reduced equations (a test-only computed torque; docs/findings.md): phi's equation is
+// 2 J_w phidd = F_phi; psi's is J_r (thetadd + psidd) = F_psi with thetadd = d/dt(s sin(phi)) and sd from (1)
+// of problems/snakeboard.hpp at the prescribed psidd. kkt then integrates the autodiff dynamics under them.
+struct GaitDrivenSnakeboard : Snakeboard {
+  double a = 0, b = 0, w = 1;
+  void generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) const {
+    const double phi = q[4], phid = qd[4], s = board_rate(q, qd);
+    const double psidd = -a * w * w * std::sin(w * t), phidd = -b * w * w * std::cos(w * t);
+    const double Kt = reduced_inertia_with_rotor(phi);
+    const double dKt = 2 * (total_rotational_inertia() - m * r * r) * std::sin(phi) * std::cos(phi);
+    const double sd = (-J_r * std::sin(phi) * psidd / std::sqrt(Kt) - s * dKt * phid / (2 * std::sqrt(Kt))) / std::sqrt(Kt);
+    const double thetadd = sd * std::sin(phi) + s * std::cos(phi) * phid;
+    F[3] = J_r * (thetadd + psidd);
+    F[4] = 2 * J_w * phidd;
+  }
+};
 
 }  // namespace
 
@@ -144,6 +163,51 @@ TEST(Snakeboard, NullspaceFormulationAgreesWithKkt) {
   const double d = clm::testing::max_q_difference(a, b);
   EXPECT_LT(d, 3e-11);  // observed 1.1e-11 (both at rtol 1e-12)
   std::printf("snakeboard nullspace vs kkt: %.2e\n", d);
+}
+
+// The gait psi = a sin(t), phi = b cos(t) from rest, held by the computed torques of GaitDrivenSnakeboard, under
+// kkt + dopri5: psi and phi follow the gait (so (1) is the autodiff dynamics' momentum equation under a
+// prescribed shape), theta and y return after a cycle, and the displacement per cycle approaches the averaging
+// estimate pi J_r a b / (2 m r) with error order 4 in eps = a = b, order 6 with the b^2 correction of
+// docs/findings.md (2).
+TEST(Snakeboard, GaitDisplacementPerCycleAgainstTheAveragingEstimate) {
+  const double m = 1, J_r = 0.05, r = 0.5, delta = 0;  // defaults: J + J_r + 2 J_w = m r^2
+  std::vector<double> eps = {0.05, 0.1, 0.2, 0.4}, err0, err1;
+  double track = 0, closure = 0;
+  for (double e : eps) {
+    GaitDrivenSnakeboard p;
+    p.a = p.b = e;
+    auto model = std::make_shared<AutoDiffModel<GaitDrivenSnakeboard>>(p);
+    Vec q0 = Vec::Zero(5), qd0 = Vec::Zero(5);
+    q0[4] = e;
+    qd0[3] = e;
+    clm::testing::RunSettings rs;
+    rs.t_end = 2 * M_PI;
+    rs.output_every = M_PI / 16;
+    const auto run = clm::testing::record_run(model, "kkt", q0, qd0, rs);
+    ASSERT_EQ(run.result.status, "ok") << run.result.message;
+    for (size_t k = 0; k < run.t.size(); ++k)
+      track = std::max({track, std::abs(run.obs[k].q[3] - e * std::sin(run.t[k])),
+                        std::abs(run.obs[k].q[4] - e * std::cos(run.t[k]))});
+    const Vec& q = run.obs.back().q;
+    closure = std::max({closure, std::abs(q[1]), std::abs(q[2])});
+    const double leading = M_PI * J_r * e * e / (2 * m * r);
+    err0.push_back(std::abs(q[0] - leading));
+    err1.push_back(std::abs(q[0] - leading * (1 - (11 + 21 * delta) * e * e / 48)));
+    std::printf("snakeboard gait eps = %.2f: Delta x = %.12e, averaging %.12e, error %.4e, corrected %.4e\n", e,
+                q[0], leading, err0.back(), err1.back());
+  }
+  EXPECT_LT(track, 1e-12);    // observed 8.0e-14
+  EXPECT_LT(closure, 5e-14);  // observed 3.3e-15
+  // RK4 of the reduced equations: error -0.035984 eps^4 at eps = 0.05, orders 3.99 and 5.99 over these eps.
+  const LogLogFit f0 = fit_loglog(eps, err0);
+  EXPECT_NEAR(f0.slope, 4.0, 0.03);
+  EXPECT_NEAR(err0[0] / std::pow(eps[0], 4), 11.0 / 48 * M_PI * J_r / (2 * m * r), 5e-5);
+  const std::vector<double> eps1(eps.begin() + 1, eps.end()), e1(err1.begin() + 1, err1.end());
+  const LogLogFit f1 = fit_loglog(eps1, e1);
+  EXPECT_NEAR(f1.slope, 6.0, 0.03);
+  std::printf("snakeboard gait: tracking %.2e, closure %.2e, error order %.3f (4), corrected %.3f (6)\n", track,
+              closure, f0.slope, f1.slope);
 }
 
 // The hot path allocates nothing: a run ten times longer allocates no more (kkt and nullspace, dopri5).
