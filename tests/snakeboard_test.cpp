@@ -14,6 +14,7 @@
 #include "problems/snakeboard.hpp"
 #include "allocation_counter.hpp"
 #include "recorded_run.hpp"
+#include "snakeboard_gait.hpp"
 #include "run_allocations.hpp"
 
 using namespace clm;
@@ -34,24 +35,6 @@ void random_state(std::mt19937& rng, const Snakeboard& p, Vec& q, Vec& qd) {
   qd << s * p.r * std::cos(q[4]) * std::cos(q[2]), s * p.r * std::cos(q[4]) * std::sin(q[2]), s * std::sin(q[4]),
       2 * u(rng), 2 * u(rng);
 }
-
-// The snakeboard with the actuator torques that hold the gait psi = a sin(w t), phi = b cos(w t), computed
-// from the state by the reduced equations (a test-only computed torque; docs/findings.md): phi's equation is
-// 2 J_w phidd = F_phi; psi's is J_r (thetadd + psidd) = F_psi with thetadd = d/dt(s sin(phi)) and sd from (1)
-// of problems/snakeboard.hpp at the prescribed psidd. kkt then integrates the autodiff dynamics under them.
-struct GaitDrivenSnakeboard : Snakeboard {
-  double a = 0, b = 0, w = 1;
-  void generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) const {
-    const double phi = q[4], phid = qd[4], s = board_rate(q, qd);
-    const double psidd = -a * w * w * std::sin(w * t), phidd = -b * w * w * std::cos(w * t);
-    const double Kt = reduced_inertia_with_rotor(phi);
-    const double dKt = 2 * (total_rotational_inertia() - m * r * r) * std::sin(phi) * std::cos(phi);
-    const double sd = (-J_r * std::sin(phi) * psidd / std::sqrt(Kt) - s * dKt * phid / (2 * std::sqrt(Kt))) / std::sqrt(Kt);
-    const double thetadd = sd * std::sin(phi) + s * std::cos(phi) * phid;
-    F[3] = J_r * (thetadd + psidd);
-    F[4] = 2 * J_w * phidd;
-  }
-};
 
 }  // namespace
 
@@ -175,9 +158,9 @@ TEST(Snakeboard, GaitDisplacementPerCycleAgainstTheAveragingEstimate) {
   std::vector<double> eps = {0.05, 0.1, 0.2, 0.4}, err0, err1;
   double track = 0, closure = 0;
   for (double e : eps) {
-    GaitDrivenSnakeboard p;
+    clm::testing::GaitDrivenSnakeboard p;
     p.a = p.b = e;
-    auto model = std::make_shared<AutoDiffModel<GaitDrivenSnakeboard>>(p);
+    auto model = std::make_shared<AutoDiffModel<clm::testing::GaitDrivenSnakeboard>>(p);
     Vec q0 = Vec::Zero(5), qd0 = Vec::Zero(5);
     q0[4] = e;
     qd0[3] = e;
