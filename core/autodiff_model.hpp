@@ -63,6 +63,8 @@ class AutoDiffModel final : public Model {
   explicit AutoDiffModel(P problem, bool use_analytic = true)
       : p_(std::move(problem)), n_(p_.dof()), m_(p_.constraints()), use_analytic_(use_analytic) {
     p_.validate();
+    if constexpr (HasActuatedCoordinates<P>)
+      actuated_.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
     if constexpr (HasReferencePoint<P>) {
       ReferencePoint& point = reference_point_.emplace();
       point.name = P::kReferencePointName;
@@ -97,6 +99,7 @@ class AutoDiffModel final : public Model {
   bool gyroscopic() const override { return HasGyroscopic<P>; }
   bool time_dependent() const override { return kTimeDependent; }
   bool has_singular_positions() const override { return HasSingularPositions<P>; }
+  const std::vector<int>& actuated_coordinates() const override { return actuated_; }
   std::vector<std::pair<std::string, double>> parameters() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));
@@ -554,6 +557,7 @@ class AutoDiffModel final : public Model {
   bool use_analytic_;
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
   std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>
+  std::vector<int> actuated_;  // P::kActuatedCoordinates
 };
 
 }  // namespace clm

@@ -9,7 +9,7 @@
 namespace clm {
 
 ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, double tol, int max_iterations,
-                                          double t0) {
+                                          double t0, const std::vector<int>& held) {
   ProjectionReport report;
   if (model.m() == 0) return report;
   auto ws = model.make_workspace();
@@ -21,7 +21,8 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
   // for redundant rows (A A^T singular; Bricard's mechanism, a constraint written twice) by a complete
   // orthogonal decomposition of A with the suite's rank tolerance (core/formulation.hpp). A constraint set
   // with no solution near q0 then shows as Gauss-Newton not converging (the error below).
-  auto correction = [&](const Mat& A, const Vec& r) -> Vec {
+  auto correction = [&](Mat A, const Vec& r) -> Vec {
+    for (int j : held) A.col(j).setZero();  // held coordinates take no part of the correction
     Eigen::LDLT<Mat> ldlt(A * A.transpose());
     if (ldlt.info() == Eigen::Success &&
         ldlt.vectorD().cwiseAbs().minCoeff() > 1e-14 * ldlt.vectorD().cwiseAbs().maxCoeff())

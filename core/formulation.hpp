@@ -14,6 +14,7 @@
 #include "core/model.hpp"
 #include "core/ode.hpp"
 #include "core/registry.hpp"
+#include "core/shape_schedule.hpp"
 
 namespace clm {
 
@@ -53,6 +54,9 @@ struct FormulationOptions {
   // servo: the covector field B(q) along which the control force B^T lambda realizes the constraints
   // (formulations/servo_direction.hpp): "constraint" (B = A, the ideal reaction) or a field the problem names.
   std::string servo_direction = "constraint";
+  // The prescribed shape q_a(t) of the run's [shape] section (core/shape_schedule.hpp): empty unless the run
+  // has one; read by the formulations whose registry entry says uses_shape (prescribed_shape, kinematic).
+  ShapeSchedule shape;
 };
 
 // What a run records at one sample time.
@@ -178,6 +182,9 @@ struct FormulationEntry {
   // Empty when the formulation applies to the model, otherwise the reason it does not.
   std::function<std::string(const Model&)> refuses;
   std::function<std::unique_ptr<Formulation>(std::shared_ptr<const Model>, const FormulationOptions&)> make;
+  // The formulation prescribes the problem's actuated coordinates from FormulationOptions::shape (a run's
+  // [shape] section); a [shape] given to a formulation without it is refused in one line (experiments/run_config).
+  bool uses_shape = false;
 };
 
 Registry<FormulationEntry>& formulation_registry();

@@ -105,6 +105,12 @@ class Model {
   virtual bool time_dependent() const { return false; }
   // True when the problem declares singular positions on its motion (core/problem.hpp, kSingularPositions).
   virtual bool has_singular_positions() const { return false; }
+  // Indices into q of the actuated (shape) coordinates, ascending (core/problem.hpp, kActuatedCoordinates);
+  // empty for a problem that declares none. A run's [shape] prescribes them (core/shape_schedule.hpp).
+  virtual const std::vector<int>& actuated_coordinates() const {
+    static const std::vector<int> none;
+    return none;
+  }
   // Resolved parameter values, in declaration order.
   virtual std::vector<std::pair<std::string, double>> parameters() const = 0;
 

@@ -52,6 +52,9 @@
 //   static constexpr const char* kReferencePointName; std::array kReferencePointCoordinates;
 //       a multibody benchmark's reference point, the coordinates of q that are its position (IFToMM's P1, P3,
 //       B0; core/published_reference.hpp): runs with a reference report its largest error.
+//   static constexpr std::array kActuatedCoordinates = {3};
+//       the actuated (shape) coordinates of an under-actuated mechanism, indices into q (Model::actuated_coordinates;
+//       a run's [shape] prescribes them, core/shape_schedule.hpp);
 //   static constexpr bool kSingularPositions = true;
 //       the constraints lose rank at configurations the motion passes through (singular positions):
 //       formulations that cannot pass them end the run "failed" naming one (core/formulation.hpp);
@@ -196,6 +199,17 @@ concept HasPublishedMultipliers = HasPublishedReference<P> && requires { P::kRef
 // formulations then watch for them after every step (core/formulation.hpp, Formulation::guard_singular_position).
 template <class P>
 concept HasSingularPositions = requires { requires P::kSingularPositions; };
+
+// Under-actuated locomotion with prescribed shape (issue 13; seed 000, eq. 2.13-2.16): a problem whose q splits
+// into passive (body) and actuated (shape) coordinates declares the actuated ones,
+//   static constexpr std::array kActuatedCoordinates = {3};   (indices into q, ascending)
+// exposed as Model::actuated_coordinates(). A run's [shape] section prescribes them as functions of t
+// (core/shape_schedule.hpp) for the formulations that use a prescribed shape (prescribed_shape, kinematic).
+template <class P>
+concept HasActuatedCoordinates = requires {
+  P::kActuatedCoordinates.size();
+  { P::kActuatedCoordinates[0] } -> std::convertible_to<int>;
+};
 
 template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {

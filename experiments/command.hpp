@@ -60,5 +60,8 @@ std::vector<std::string> strings_of(const po::variables_map& vm, const std::stri
 
 // "--param name=value" -> (name, value text); InputError for a missing '=' or name.
 std::pair<std::string, std::string> split_param(const std::string& assignment);
+// The same for another name=value flag (--shape NAME=EXPR): `flag` and `example` name it in the error.
+std::pair<std::string, std::string> split_param(const std::string& assignment, const std::string& flag,
+                                                const std::string& example);
 
 }  // namespace clm

@@ -84,10 +84,15 @@ std::vector<std::string> strings_of(const po::variables_map& vm, const std::stri
   return vm.count(flag) ? vm[flag].as<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
-std::pair<std::string, std::string> split_param(const std::string& p) {
+std::pair<std::string, std::string> split_param(const std::string& p) { return split_param(p, "param", "m=2"); }
+
+std::pair<std::string, std::string> split_param(const std::string& p, const std::string& flag,
+                                                const std::string& example) {
   const auto eq = p.find('=');
   const std::string name = eq == std::string::npos ? std::string() : trim(p.substr(0, eq));
-  if (name.empty()) throw InputError("malformed --param '" + echo_value(p) + "' (expected name=value, e.g. --param m=2)");
+  if (name.empty())
+    throw InputError("malformed --" + flag + " '" + echo_value(p) + "' (expected name=value, e.g. --" + flag + " " +
+                     example + ")");
   return {name, p.substr(eq + 1)};
 }
 

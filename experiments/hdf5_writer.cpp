@@ -642,6 +642,8 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "status", r.status);
   set_attr(g, "message", r.message);
   for (const auto& [name, value] : r.parameters) set_attr(g, "param." + name, value);
+  // The resolved [shape]: the prescribed function of each actuated coordinate, as written (core/shape_schedule.hpp).
+  for (const auto& [name, text] : r.spec.shape) set_attr(g, "shape." + name, text);
   set_attr(g, "initial_source", r.initial_source);
   {
     std::string warnings;

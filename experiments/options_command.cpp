@@ -26,7 +26,17 @@ std::string options_markdown_page() {
       "Set in a config file (`[run]`, `[run.NAME]`, ...), with `--set section.key=value`, or with the flag.\n"
       "Every run records each option under its HDF5 attribute in /runs/<id>/; `clmbench info FILE --run ID`\n"
       "prints them back. Also in [run]: `out` (the output file, per invocation); [param]: `<name> = value` for\n"
-      "any parameter of the problem (`clmbench list problems`).\n\n";
+      "any parameter of the problem (`clmbench list problems`).\n\n"
+      "## Prescribed shape: [shape]\n\n"
+      "`<coordinate> = f(t)` for each actuated (shape) coordinate of an under-actuated problem (`clmbench list\n"
+      "problems` names them), read by the formulations that prescribe the shape (prescribed_shape, kinematic)\n"
+      "and refused for any other. Per run `[shape.NAME]`, falling back to `[shape]`; flag `--shape NAME=EXPR`\n"
+      "(repeatable); sweep key `shape.NAME` (a value without spaces). f is a sum of terms joined by + or -,\n"
+      "spaces ignored: a constant `c`; a power `c*t^k` (k = 1..9; `c*t`, `t`); `A*sin(w*t + p)`,\n"
+      "`A*cos(w*t + p)` (`A*`, `w*` and `+ p` optional); or `file:PATH` (two columns t, value, whitespace or\n"
+      "comma separated, `#` comments; a not-a-knot cubic spline through at least 4 samples; [0, t_end] must lie\n"
+      "in their time range). The run starts with q_a = f(0), qd_a = f'(0) (the other coordinates projected onto\n"
+      "the constraints). HDF5: attribute `shape.<coordinate>` of /runs/<id>/, the text as written.\n\n";
   s += options_markdown(run_options());
   s += "\n## Kozlov study options: [kozlov]\n\n"
        "Read by `clmbench kozlov CONFIG.ini` beside the run options; recorded in the file's config attribute and,\n"

@@ -77,6 +77,13 @@ RunSpec reference_spec(const RunSpec& run, const Vec& q0, const Vec& qd0, bool v
     ref.formulation = "servo";
     ref.options.servo_direction = run.options.servo_direction;
   }
+  // A prescribed shape is part of the motion: the reference follows the same schedule with the run's own
+  // formulation (kkt with no actuator forces would not follow it).
+  if (!run.shape.empty()) {
+    ref.formulation = run.formulation;
+    ref.shape = run.shape;
+    ref.options.shape = run.options.shape;
+  }
   return ref;
 }
 
@@ -91,6 +98,7 @@ std::string reference_key(const RunSpec& reference) {
     key += o.qualified() + "=" + o.text(reference).value_or("-") + "\n";
   }
   for (const auto& [name, value] : reference.params) key += "param." + name + "=" + format_number(value) + "\n";
+  for (const auto& [name, text] : reference.shape) key += "shape." + name + "=" + text + "\n";
   return key;
 }
 

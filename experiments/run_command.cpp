@@ -33,6 +33,11 @@ Negative values: --q0 -0.1,0,0 and --q0=-0.1,0,0 both work.
 Config files (INI, read with Boost.Program_options; ';' and '#' start comments):
   [run]          problem, formulation, integrator, run settings (below), out
   [param]        <name> = value for any parameter of the problem (clmbench list problems)
+  [shape]        <coordinate> = f(t): the prescribed actuated (shape) coordinates of an under-actuated
+                 problem, for the formulations that prescribe them (prescribed_shape, kinematic). f is a
+                 sum of terms c, c*t^k (k = 1..9), A*sin(w*t + p), A*cos(w*t + p) (A*, w* and + p
+                 optional), or file:PATH (two columns t, value; a not-a-knot cubic spline; the run must
+                 stay in the samples' time range). q0/qd0 of the actuated coordinates are f(0), f'(0).
   [initial]      q0 = a b c, qd0 = a b c  (n numbers each; projected onto the constraints, the
                  projection distance is printed; an error under strict_initial above 1e-12)
   [formulation]  formulation options (below); each formulation reads the ones it names
@@ -48,8 +53,8 @@ Config keys and defaults:
 
 const char* kMultiRun = R"(
 Several runs in one file: each section [run.NAME] declares a run named NAME (letters, digits, _ and -).
-A run reads its keys from [run.NAME], [param.NAME], [initial.NAME] and [formulation.NAME], each key
-falling back to the unsuffixed section ([run], [param], ...), which then holds what the runs share.
+A run reads its keys from [run.NAME], [param.NAME], [initial.NAME], [formulation.NAME] and [shape.NAME],
+each key falling back to the unsuffixed section ([run], [param], ...), which then holds what the runs share.
 `out` is per file and belongs in [run]. Runs execute in the order of their [run.NAME] sections; every
 run is checked before the first one starts. Without [run.NAME] sections the file is one run (the format
 of docs/design.md section 4). Example (experiments/quickstart.ini):
@@ -87,6 +92,8 @@ po::options_description run_flags() {
   o.add_options()
       ("param", po::value<std::vector<std::string>>()->composing(),
        "name=value, repeatable: problem parameter ([param] name)")
+      ("shape", po::value<std::vector<std::string>>()->composing(),
+       "NAME=EXPR, repeatable: prescribed actuated coordinate NAME as a function of t ([shape] NAME)")
       ("set", po::value<std::vector<std::string>>()->composing(),
        "section.key=value, repeatable: edit one key of the config file")
       ("out", po::value<std::string>(),
@@ -139,6 +146,10 @@ int run(const CommandInvocation& call) {
   for (const auto& p : strings_of(vm, "param")) {
     const auto [name, value] = split_param(p);
     flags["param"][name] = {value, "--param " + name};
+  }
+  for (const auto& p : strings_of(vm, "shape")) {
+    const auto [name, value] = split_param(p, "shape", "phi=0.3*sin(2*t)");
+    flags["shape"][name] = {value, "--shape " + name};
   }
   if (!config_path && !flags.count("run")) {
     throw InputError("run needs a config file or --problem, --formulation and --integrator (see clmbench run --help)");

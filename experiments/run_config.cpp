@@ -11,6 +11,7 @@
 
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
+#include "core/shape_schedule.hpp"
 #include "experiments/run_options.hpp"
 #include "experiments/value_parsing.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 
 constexpr double kMaxSamples = 1e12;
 
-const std::vector<std::string> kSectionKinds = {"run", "param", "initial", "formulation", "reference"};
+const std::vector<std::string> kSectionKinds = {"run", "param", "initial", "formulation", "reference", "shape"};
 
 std::vector<std::string> keys_of(const std::string& section) {
   std::vector<std::string> keys = run_option_keys(section);
@@ -70,11 +71,11 @@ void validate_section(const std::string& section, const std::map<std::string, Co
   if (section == "sweep.zip") return;  // checked with [sweep] (validate_sweep)
   if (!known_kind || (dot != std::string::npos && !valid_run_name(section.substr(dot + 1)))) {
     throw InputError("unknown config section [" + section + "] in " + origin +
-                     " (known: [run], [param], [initial], [formulation], [reference], [sweep], [sweep.zip], and "
-                     "[run.NAME], [param.NAME], [initial.NAME], [formulation.NAME], [reference.NAME] with NAME of "
-                     "letters, digits, _ and -)");
+                     " (known: [run], [param], [initial], [formulation], [reference], [shape], [sweep], [sweep.zip], "
+                     "and [run.NAME], [param.NAME], [initial.NAME], [formulation.NAME], [reference.NAME], [shape.NAME] "
+                     "with NAME of letters, digits, _ and -)");
   }
-  if (kind == "param" || kind == "sweep") return;
+  if (kind == "param" || kind == "shape" || kind == "sweep") return;  // keys checked against the problem
   const std::vector<std::string> known = keys_of(kind);
   for (const auto& [key, value] : keys) {
     if (!contains(known, key)) {
@@ -89,7 +90,8 @@ void validate_section(const std::string& section, const std::map<std::string, Co
 }
 
 // The keys a [sweep] list may vary: the [run] and [formulation] options whose value is one token (a list
-// of q0 values cannot be one value of a space-separated list), and param.NAME.
+// of q0 values cannot be one value of a space-separated list), param.NAME and shape.NAME (a shape function
+// written without spaces, as the list is split at them).
 std::vector<std::string> sweepable_keys() {
   std::vector<std::string> keys;
   for (const auto& o : run_options())
@@ -112,13 +114,14 @@ void validate_sweep(const ConfigLayer& file, std::vector<SweepAxis>& axes) {
       const std::string where = "[" + std::string(section) + "] of " + value.origin;
       const auto [target_section, target_key] = sweep_target(key);
       const bool is_param = target_section == "param" && !target_key.empty();
+      const bool is_shape = target_section == "shape" && !target_key.empty();
       const std::string canonical = target_section == "run" ? target_key : target_section + "." + target_key;
-      if (!is_param && !contains(sweepable, canonical)) {
+      if (!is_param && !is_shape && !contains(sweepable, canonical)) {
         std::string hint;
         if (key.find('.') == std::string::npos && find_run_option("formulation", key))
           hint = "; a bare key is a [run] key, did you mean formulation." + key + "?";
         throw InputError("unknown sweep key '" + echo_value(key) + "' in " + where + " (one of " + join(sweepable) +
-                         ", or param.NAME" + hint + ")");
+                         ", param.NAME or shape.NAME" + hint + ")");
       }
       if (zip && file.count("sweep") && file.at("sweep").count(key))
         throw InputError("sweep key '" + key + "' is in both [sweep] and [sweep.zip] of " + value.origin);
@@ -141,6 +144,12 @@ void validate_sweep(const ConfigLayer& file, std::vector<SweepAxis>& axes) {
         try {
           if (is_param) {
             parse_number(v, what);
+          } else if (is_shape) {
+            try {
+              ShapeFunction::parse(v);
+            } catch (const InputError& e) {
+              throw InputError(what + ": " + e.what());
+            }
           } else {
             RunSpec scratch;
             find_run_option(target_section, target_key)->assign(scratch, v, what);
@@ -175,7 +184,7 @@ struct Lookup {
       if (auto v = in(file, kind + "." + name)) return v;
     return in(file, kind);
   }
-  // Every key of [kind] and [kind.NAME] and the flags (for param, whose keys are not fixed).
+  // Every key of [kind] and [kind.NAME] and the flags (for param and shape, whose keys are not fixed).
   std::map<std::string, std::pair<std::string, ConfigValue>> all(const std::string& kind) const {
     std::map<std::string, std::pair<std::string, ConfigValue>> out;
     auto add = [&](const ConfigLayer& layer, const std::string& section) {
@@ -189,6 +198,67 @@ struct Lookup {
     return out;
   }
 };
+
+// [shape]: each key an actuated coordinate of the problem, each value a ShapeFunction; the schedule goes to
+// spec.options.shape (in q order) and the texts to spec.shape. A [shape] for a formulation that does not
+// prescribe the shape, or one that does without every actuated coordinate, is refused here, before any run.
+void resolve_shape(const Lookup& lookup, const Model& model, const std::string& run_label, RunSpec& spec) {
+  const std::vector<std::string> names = model.coordinate_names();
+  const std::vector<int>& actuated = model.actuated_coordinates();
+  std::vector<std::string> actuated_names;
+  for (int i : actuated) actuated_names.push_back(names[i]);
+  const std::string known = actuated_names.empty() ? std::string("it has no actuated coordinates")
+                                                   : "its actuated coordinates: " + join(actuated_names);
+  std::map<int, std::pair<std::string, ShapeFunction>> given;  // coordinate index -> (text, function)
+  for (const auto& [key, entry] : lookup.all("shape")) {
+    const auto& [section, value] = entry;
+    const std::string what = describe(section, key, value);
+    const auto name = std::find(names.begin(), names.end(), key);
+    const int index = name == names.end() ? -1 : static_cast<int>(name - names.begin());
+    if (index < 0 || std::find(actuated.begin(), actuated.end(), index) == actuated.end()) {
+      throw InputError("[shape] names '" + echo_value(key) + "', not an actuated coordinate of problem " + spec.problem +
+                       " (" + what + "; " + known + ")");
+    }
+    ShapeFunction f;
+    try {
+      f = ShapeFunction::parse(value.text);
+    } catch (const InputError& e) {
+      throw InputError(what + ": " + e.what());
+    }
+    if (!(f.t_min() <= 0 && spec.t_end <= f.t_max())) {
+      throw InputError(what + ": the samples cover t in [" + format_number(f.t_min()) + ", " +
+                       format_number(f.t_max()) + "], but the run needs [0, " + format_number(spec.t_end) +
+                       "] (run.t_end)");
+    }
+    given.emplace(index, std::pair<std::string, ShapeFunction>{trim(value.text), std::move(f)});
+  }
+  const FormulationEntry& formulation = formulation_registry().get(spec.formulation);
+  if (!given.empty() && !formulation.uses_shape) {
+    throw InputError(run_label + ": formulation " + spec.formulation +
+                     " does not prescribe a shape, but a [shape] is given (formulations that do: " +
+                     [] {
+                       std::vector<std::string> users;
+                       for (const FormulationEntry* e : formulation_registry().all())
+                         if (e->uses_shape) users.push_back(e->name);
+                       return users.empty() ? std::string("none yet") : join(users);
+                     }() +
+                     ")");
+  }
+  if (formulation.uses_shape) {
+    std::vector<std::string> missing;
+    for (int i : actuated)
+      if (!given.count(i)) missing.push_back(names[i]);
+    if (!missing.empty()) {
+      throw InputError(run_label + ": formulation " + spec.formulation + " prescribes the shape, but [shape] has no " +
+                       join(missing) + " (every actuated coordinate of problem " + spec.problem + " needs a function of t)");
+    }
+  }
+  for (auto& [index, entry] : given) {
+    spec.shape.emplace_back(names[index], entry.first);
+    spec.options.shape.coordinates.push_back(index);
+    spec.options.shape.functions.push_back(std::move(entry.second));
+  }
+}
 
 RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
   RunSpec spec;
@@ -244,6 +314,8 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
   // Constructing the model validates the parameter values and tells the number of coordinates.
   const auto model = problem.make(std::map<std::string, double>(spec.params.begin(), spec.params.end()), true);
 
+  resolve_shape(lookup, *model, run_label, spec);
+
   for (const char* key : {"q0", "qd0"}) {
     std::string section;
     const ConfigValue* v = lookup.find("initial", key, &section);
@@ -272,6 +344,9 @@ const std::vector<ConfigKeyInfo>& config_keys() {
         out.push_back({"run", "out", "results/<problem>_<formulation>_<integrator>.h5",
                        "output file ([run] only; a multi-run config defaults to results/<config name>.h5)"});
         out.push_back({"param", "<name>", "problem default", "problem parameter override (clmbench list problems)"});
+        out.push_back({"shape", "<coordinate>", "none",
+                       "prescribed actuated coordinate q_a(t) (prescribed_shape, kinematic): c, c*t^k, "
+                       "A*sin(w*t + p), A*cos(w*t + p) summed, or file:PATH (t, value samples; cubic spline)"});
       }
     }
     return out;
@@ -453,6 +528,10 @@ std::string to_config_text(const RunConfig& config) {
     if (single) s << "out = " << config.out << "\n";
     s << "[param" << suffix << "]\n";
     for (const auto& [name, value] : r.params) s << name << " = " << format_number(value) << "\n";
+    if (!r.shape.empty()) {
+      s << "[shape" << suffix << "]\n";
+      for (const auto& [name, text] : r.shape) s << name << " = " << text << "\n";
+    }
     if (r.q0 || r.qd0) {
       s << "[initial" << suffix << "]\n";
       section_rows("initial");

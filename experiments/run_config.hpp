@@ -2,10 +2,11 @@
 // command-line overrides. Everything a user can get wrong is reported here, before anything runs, as an
 // InputError with one line naming the offending key, value or file.
 //
-// Config sections: [run], [param], [initial], [formulation], [reference], [sweep], [sweep.zip] (the grid of
-// `clmbench sweep`, experiments/sweep_plan.hpp; validated here, not expanded by `run`). Several runs in one file: each
-// section [run.NAME] declares a run called NAME; it reads its keys from [run.NAME], [param.NAME],
-// [initial.NAME], [formulation.NAME], each key falling back to the unsuffixed section. Without any
+// Config sections: [run], [param], [initial], [formulation], [reference], [shape], [sweep], [sweep.zip] (the grid
+// of `clmbench sweep`, experiments/sweep_plan.hpp; validated here, not expanded by `run`). Several runs in one file:
+// each section [run.NAME] declares a run called NAME; it reads its keys from [run.NAME], [param.NAME],
+// [initial.NAME], [formulation.NAME], [shape.NAME], each key falling back to the unsuffixed section.
+// [shape] keys are names of the problem's actuated coordinates, values ShapeFunction texts (core/shape_schedule.hpp). Without any
 // [run.NAME] section the file describes a single run (the docs/design.md format, unchanged).
 //
 // Precedence, highest first: command-line flags (--dt, --param, ...; they apply to every run),
@@ -60,6 +61,9 @@ struct RunSpec {
   bool strict_initial = false;  // given q0/qd0 must already be consistent (to 1e-12)
   std::map<std::string, double> params;  // every parameter of the problem: defaults overlaid by the config
   std::optional<std::vector<double>> q0, qd0;  // given initial data (projected onto the constraints)
+  // [shape]: the prescribed actuated coordinates as (coordinate name, ShapeFunction text), in q order; the
+  // parsed schedule is options.shape (core/shape_schedule.hpp). Empty unless the run has a [shape].
+  std::vector<std::pair<std::string, std::string>> shape;
   FormulationOptions options;
   ReferenceSettings reference;
   // A run of `clmbench sweep`: its place in the grid (grid order) and the point as "key=value ..."
@@ -72,7 +76,7 @@ struct RunSpec {
 };
 
 // One [sweep] or [sweep.zip] list: key (a bare [run] key, or section.key: run.KEY, formulation.KEY,
-// param.NAME) and its values as written. The lists of [sweep.zip] vary together (one axis of the grid).
+// param.NAME, shape.NAME) and its values as written. The lists of [sweep.zip] vary together (one axis of the grid).
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values;
@@ -122,7 +126,7 @@ std::pair<std::string, std::string> sweep_target(const std::string& sweep_key);
 // sweep as a whole (root attribute sweep_config), whose runs' resolved options are in their attributes.
 std::string config_layer_text(const ConfigLayer& layer);
 
-// Resolves and validates every run. `flags` holds command-line flags under the sections run, param,
+// Resolves and validates every run. `flags` holds command-line flags under the sections run, param, shape,
 // initial and formulation (origin = the flag); `out_flag` is --out when given.
 RunConfig resolve_run_config(const std::string& source, const ConfigLayer& file, const ConfigLayer& flags,
                              const std::optional<std::string>& out_flag);

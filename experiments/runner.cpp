@@ -46,11 +46,23 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
 
   run.model->default_initial(run.q0, run.qd0);
   run.initial_source = "default";
-  if (spec.q0 || spec.qd0) {
-    run.initial_source = "given";
+  const ShapeSchedule& shape = spec.options.shape;
+  if (spec.q0 || spec.qd0 || !shape.empty()) {
+    if (spec.q0 || spec.qd0) run.initial_source = "given";
     if (spec.q0) run.q0 = to_vec(*spec.q0);
     if (spec.qd0) run.qd0 = to_vec(*spec.qd0);
-    run.projection = project_onto_constraints(model, run.q0, run.qd0);
+    // A prescribed shape fixes the actuated coordinates at t = 0: q_a(0), qd_a(0) from the schedule, and the
+    // projection onto the constraints moves only the other coordinates.
+    if (!shape.empty()) {
+      const Eigen::Index k = static_cast<Eigen::Index>(shape.coordinates.size());
+      Vec qa(k), qda(k), qdda(k);
+      shape.evaluate(0.0, qa, qda, qdda);
+      for (Eigen::Index j = 0; j < k; ++j) {
+        run.q0[shape.coordinates[j]] = qa[j];
+        run.qd0[shape.coordinates[j]] = qda[j];
+      }
+    }
+    run.projection = project_onto_constraints(model, run.q0, run.qd0, 1e-13, 50, 0.0, shape.coordinates);
     if (spec.strict_initial && (run.projection.position_distance > kStrictInitialTolerance ||
                                 run.projection.velocity_distance > kStrictInitialTolerance)) {
       throw InputError(label + ": given initial data are off the constraints (|dq| = " +
