@@ -211,6 +211,14 @@ TEST(Snakeboard, NoAllocationPerStep) {
   }
 }
 
+// The shape (issue 13): psi and phi are the actuated coordinates the [shape] section may name.
+TEST(Snakeboard, ActuatedCoordinatesArePsiAndPhi) {
+  auto model = make_model("snakeboard", {});
+  EXPECT_EQ(model->actuated_coordinates(), (std::vector<int>{3, 4}));
+  EXPECT_EQ(model->coordinate_names()[3], "psi");
+  EXPECT_EQ(model->coordinate_names()[4], "phi");
+}
+
 TEST(Snakeboard, RefusesInadmissibleParameters) {
   for (const auto& [name, value, text] :
        {std::tuple{"m", 0.0, "m must be > 0"}, std::tuple{"J_r", 0.0, "J_r must be > 0"},
