@@ -23,6 +23,7 @@
 #include "problems/rolling_disk.hpp"
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
+#include "problems/snakeboard.hpp"
 #include "problems/sphere_in_disguise.hpp"
 #include "problems/suslov.hpp"
 #include "problems/unicycle.hpp"
@@ -62,6 +63,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<NFourBar>());
     r.add(registered<KinematicCar>());
     r.add(registered<Unicycle>());
+    r.add(registered<Snakeboard>());
     return r;
   }();
   return registry;

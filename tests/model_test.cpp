@@ -427,7 +427,7 @@ TEST(ProblemValidation, InvalidParametersNameProblemAndParameter) {
   for (const ProblemEntry* e : problem_registry().all()) expect_input_error(e->name, {{"no_such_key", 1}}, "no_such_key");
 }
 
-// Natural velocity bases (sleigh, disk, skate): A S = 0 with S of full column rank n - m, and
+// Natural velocity bases (sleigh, disk, skate, snakeboard): A S = 0 with S of full column rank n - m, and
 // Sdot v = d/dt S(q(t)) v along qd = S v against a central difference.
 TEST(VelocityBasis, AnnihilatedByConstraintsAndSdotMatchesFiniteDifferences) {
   std::mt19937 rng(41);
@@ -457,7 +457,7 @@ TEST(VelocityBasis, AnnihilatedByConstraintsAndSdotMatchesFiniteDifferences) {
       EXPECT_LT(max_abs((Sp - Sm) * v / (2 * h) - Sdot_v), 1e-8);
     }
   }
-  EXPECT_EQ(checked, 3);
+  EXPECT_EQ(checked, 4);
 }
 
 // The Lagrangian's partial derivatives that the variational integrators use (kLagrangianGradient, kMomentum)
