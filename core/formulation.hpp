@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,10 @@ struct Observation {
   double drift_position = 0;  // |h(q)|, holonomic problems only
   double drift_velocity = 0;  // |A(q) qd|
   std::vector<double> extras;  // values for Formulation::extra_names()
+  // Formulations that prescribe the shape and compute the actuator forces (records_actuator_forces()):
+  // F_a, one per actuated coordinate, and the power F_a . qd_a they spend. Empty / NaN otherwise.
+  Vec actuator_force;
+  double actuator_power = std::numeric_limits<double>::quiet_NaN();
 };
 
 class Formulation : public OdeSystem {
@@ -79,6 +84,9 @@ class Formulation : public OdeSystem {
   // Reads q, qd and lambda back out of y (not on the hot path); energy and drift are filled by the base.
   virtual void observe(double t, const Vec& y, Observation& obs);
   virtual std::vector<std::string> extra_names() const { return {}; }
+  // True when observe() fills Observation::actuator_force / actuator_power (prescribed_shape): the run then
+  // records /actuator_force and /actuator_power (docs/design.md section 5).
+  virtual bool records_actuator_forces() const { return false; }
   // Which motion the formulation computes for nonholonomic constraints: the nonholonomic one (kkt, schur,
   // nullspace, penalty as N -> inf) or the vakonomic one (vakonomic, added_mass as N -> inf; Kozlov,
   // [seed-004]). A problem's closed form is the nonholonomic motion, so it is a reference only for the former.

@@ -475,6 +475,7 @@ struct ResultsWriter::State : RunObserver {
   std::vector<std::unique_ptr<AppendableDataset>> datasets;  // t, q, qd, lambda, energy, [drift_position], drift_velocity
   std::vector<std::unique_ptr<AppendableDataset>> extras;
   bool holonomic = false;
+  bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
   ResultsWriter* writer = nullptr;
 
   void begin(const RunRecord& header) override;
@@ -568,7 +569,11 @@ void ResultsWriter::State::sample(double t, const Observation& obs) {
   full = datasets[4]->push(&obs.energy) || full;
   size_t next = 5;
   if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
-  full = datasets[next]->push(&obs.drift_velocity) || full;
+  full = datasets[next++]->push(&obs.drift_velocity) || full;
+  if (actuated) {
+    full = datasets[next++]->push(obs.actuator_force.data()) || full;
+    full = datasets[next++]->push(&obs.actuator_power) || full;
+  }
   for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
   if (full) {
     writer->guarded("run samples", [&] {
@@ -608,6 +613,14 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   add("energy", 0, false, {{"units", {"J"}}});
   if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q)|, in the constraint's units"}}});
   add("drift_velocity", 0, false, {{"description", {"|A(q) qd|, in the constraint's units per second"}}});
+  // Prescribed shape (prescribed_shape): the actuators' generalized forces and the power they spend.
+  actuated = !r.actuator_names.empty();
+  if (actuated) {
+    add("actuator_force", static_cast<hsize_t>(r.actuator_names.size()), true,
+        {{"columns", r.actuator_names},
+         {"description", {"generalized force F_a on each actuated coordinate (N for a length, N m for an angle)"}}});
+    add("actuator_power", 0, false, {{"units", {"W"}}, {"description", {"F_a . qd_a, the power the actuators spend"}}});
+  }
   extras_group = make_group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
@@ -815,6 +828,13 @@ void ResultsWriter::write_run(const RunRecord& r) {
     obs.drift_velocity = r.drift_velocity[k];
     obs.extras.resize(r.extras.size());
     for (size_t j = 0; j < r.extras.size(); ++j) obs.extras[j] = r.extras[j][k];
+    const size_t na = r.actuator_names.size();
+    if (r.actuator_power.size() == r.samples()) {
+      obs.actuator_force = Eigen::Map<const Vec>(r.actuator_force.data() + k * na, static_cast<Eigen::Index>(na));
+      obs.actuator_power = r.actuator_power[k];
+    } else {
+      obs.actuator_force.setConstant(static_cast<Eigen::Index>(na), std::numeric_limits<double>::quiet_NaN());
+    }
     o.sample(r.t[k], obs);
   }
   o.finish(r);

@@ -19,6 +19,7 @@
 #include "problems/n_four_bar.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
+#include "problems/roller_racer.hpp"
 #include "problems/rolling_disk.hpp"
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
@@ -58,6 +59,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<Suslov>());
     r.add(registered<Bicycle>());
     r.add(registered<NFourBar>());
+    r.add(registered<RollerRacer>());
     return r;
   }();
   return registry;

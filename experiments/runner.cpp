@@ -166,6 +166,8 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   r.warnings = run.warnings;
   r.projection = run.projection;
   r.extra_names = run.formulation->extra_names();
+  if (run.formulation->records_actuator_forces())
+    for (int i : model.actuated_coordinates()) r.actuator_names.push_back(r.coordinate_names[i]);
   r.extras.resize(r.extra_names.size());
   if (observer) observer->begin(r);
 
@@ -193,6 +195,8 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     if (const Vec* own = run.integrator->multipliers_at(t); own && own->size() == r.m) obs.lambda = *own;
     if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
     obs.extras.resize(r.extra_names.size(), kNaN);
+    if (obs.actuator_force.size() != static_cast<Eigen::Index>(r.actuator_names.size()))
+      obs.actuator_force.setConstant(static_cast<Eigen::Index>(r.actuator_names.size()), kNaN);
     ++r.sample_count;
     last_sample_t = t;
     summary.add(t, obs);
@@ -205,6 +209,11 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
       if (r.holonomic) r.drift_position.push_back(obs.drift_position);
       r.drift_velocity.push_back(obs.drift_velocity);
       for (size_t j = 0; j < r.extras.size(); ++j) r.extras[j].push_back(obs.extras[j]);
+      if (!r.actuator_names.empty()) {
+        r.actuator_force.insert(r.actuator_force.end(), obs.actuator_force.data(),
+                                obs.actuator_force.data() + obs.actuator_force.size());
+        r.actuator_power.push_back(obs.actuator_power);
+      }
     }
     if (observer) observer->sample(t, obs);
   };
