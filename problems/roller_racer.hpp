@@ -111,11 +111,12 @@ struct RollerRacer {
     for (int j = 0; j < 4; ++j) A(1, j) = -sin(psi) * J(0, j) + cos(psi) * J(1, j);
   }
 
-  // At rest, straight (phi = 0): consistent for every parameter set. A run's [shape] then sets phi(0), phid(0)
-  // and the projection the passive velocities.
+  // Straight (phi = 0), rolling forward at 0.5 m/s: consistent for every parameter set (both axles move along
+  // their own direction). A run's [shape] then sets phi(0), phid(0) and the projection the passive velocities.
   void default_initial(Vec& q0, Vec& qd0) const {
     q0 = Vec::Zero(4);
     qd0 = Vec::Zero(4);
+    qd0[0] = 0.5;
   }
 };
 
