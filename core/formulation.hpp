@@ -86,6 +86,10 @@ struct Observation {
   double work_explicit_time = std::numeric_limits<double>::quiet_NaN();
   double work_forces = std::numeric_limits<double>::quiet_NaN();
   double energy_balance_residual = std::numeric_limits<double>::quiet_NaN();
+  // Formulations that prescribe the shape and compute the actuator forces (records_actuator_forces()):
+  // F_a, one per actuated coordinate, and the power F_a . qd_a they spend. Empty / NaN otherwise.
+  Vec actuator_force;
+  double actuator_power = std::numeric_limits<double>::quiet_NaN();
 };
 
 class SingularPositionTest;
@@ -101,6 +105,9 @@ class Formulation : public OdeSystem {
   // Reads q, qd and lambda back out of y (not on the hot path); energy and drift are filled by the base.
   virtual void observe(double t, const Vec& y, Observation& obs);
   virtual std::vector<std::string> extra_names() const { return {}; }
+  // True when observe() fills Observation::actuator_force / actuator_power (prescribed_shape): the run then
+  // records /actuator_force and /actuator_power (docs/design.md section 5).
+  virtual bool records_actuator_forces() const { return false; }
   // Which motion the formulation computes for nonholonomic constraints: the nonholonomic one (kkt, schur,
   // nullspace, penalty as N -> inf) or the vakonomic one (vakonomic, added_mass as N -> inf; Kozlov,
   // [seed-004]). A problem's closed form is the nonholonomic motion, so it is a reference only for the former.

@@ -218,7 +218,7 @@ concept HasPublishedMultipliers = HasPublishedReference<P> && requires { P::kRef
 template <class P>
 concept HasSingularPositions = requires { requires P::kSingularPositions; };
 
-// Under-actuated locomotion with prescribed shape (issue 13; seed 000, eq. 2.13-2.16): a problem whose q splits
+// Under-actuated locomotion with prescribed shape (issue 13; [seed-000, eq. 2.13-2.16]): a problem whose q splits
 // into passive (body) and actuated (shape) coordinates declares the actuated ones,
 //   static constexpr std::array kActuatedCoordinates = {3};   (indices into q, ascending)
 // exposed as Model::actuated_coordinates(). A run's [shape] section prescribes them as functions of t

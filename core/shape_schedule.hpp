@@ -1,5 +1,5 @@
 // Prescribed shape: the actuated coordinates q_a(t) of an under-actuated mechanism given as functions of time
-// (issue 13; seed 000, eq. 2.13-2.16). A run's [shape] section names, per actuated coordinate of the problem,
+// (issue 13; [seed-000, eq. 2.13-2.16]). A run's [shape] section names, per actuated coordinate of the problem,
 // a ShapeFunction; the formulations that prescribe the shape (prescribed_shape, kinematic) read the values,
 // rates and accelerations from the ShapeSchedule in FormulationOptions::shape (docs/design.md section 1).
 #pragma once

@@ -478,6 +478,7 @@ struct ResultsWriter::State : RunObserver {
   // problems only, RunRecord::energy_balance).
   std::vector<std::unique_ptr<AppendableDataset>> balance;
   bool holonomic = false;
+  bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
   ResultsWriter* writer = nullptr;
 
   void begin(const RunRecord& header) override;
@@ -572,7 +573,11 @@ void ResultsWriter::State::sample(double t, const Observation& obs) {
   full = datasets[4]->push(&obs.energy) || full;
   size_t next = 5;
   if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
-  full = datasets[next]->push(&obs.drift_velocity) || full;
+  full = datasets[next++]->push(&obs.drift_velocity) || full;
+  if (actuated) {
+    full = datasets[next++]->push(obs.actuator_force.data()) || full;
+    full = datasets[next++]->push(&obs.actuator_power) || full;
+  }
   for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
   if (!balance.empty()) {
     full = balance[0]->push(&obs.work_constraints) || full;
@@ -633,6 +638,14 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
       balance.push_back(std::make_unique<AppendableDataset>(g, name, 0, false, max_rows));
       balance.back()->labels = {{"units", {"J"}}, {"description", {description}}};
     }
+  }
+  // Prescribed shape (prescribed_shape): the actuators' generalized forces and the power they spend.
+  actuated = !r.actuator_names.empty();
+  if (actuated) {
+    add("actuator_force", static_cast<hsize_t>(r.actuator_names.size()), true,
+        {{"columns", r.actuator_names},
+         {"description", {"generalized force F_a on each actuated coordinate (N for a length, N m for an angle)"}}});
+    add("actuator_power", 0, false, {{"units", {"W"}}, {"description", {"F_a . qd_a, the power the actuators spend"}}});
   }
   extras_group = make_group(g, "extras");
   extras.clear();
@@ -849,6 +862,13 @@ void ResultsWriter::write_run(const RunRecord& r) {
       obs.work_explicit_time = r.work_explicit_time[k];
       obs.work_forces = r.work_forces[k];
       obs.energy_balance_residual = r.energy_balance_residual[k];
+    }
+    const size_t na = r.actuator_names.size();
+    if (r.actuator_power.size() == r.samples()) {
+      obs.actuator_force = Eigen::Map<const Vec>(r.actuator_force.data() + k * na, static_cast<Eigen::Index>(na));
+      obs.actuator_power = r.actuator_power[k];
+    } else {
+      obs.actuator_force.setConstant(static_cast<Eigen::Index>(na), std::numeric_limits<double>::quiet_NaN());
     }
     o.sample(r.t[k], obs);
   }

@@ -20,6 +20,7 @@
 #include "problems/n_four_bar.hpp"
 #include "problems/pendulum_cartesian.hpp"
 #include "problems/pendulum_polar.hpp"
+#include "problems/roller_racer.hpp"
 #include "problems/rolling_disk.hpp"
 #include "problems/skate_incline.hpp"
 #include "problems/slider_crank.hpp"
@@ -64,6 +65,7 @@ Registry<ProblemEntry>& problem_registry() {
     r.add(registered<KinematicCar>());
     r.add(registered<Unicycle>());
     r.add(registered<Snakeboard>());
+    r.add(registered<RollerRacer>());
     return r;
   }();
   return registry;

@@ -168,6 +168,8 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   r.warnings = run.warnings;
   r.projection = run.projection;
   r.extra_names = run.formulation->extra_names();
+  if (run.formulation->records_actuator_forces())
+    for (int i : model.actuated_coordinates()) r.actuator_names.push_back(r.coordinate_names[i]);
   r.extras.resize(r.extra_names.size());
   // A time-dependent problem's energy is not conserved: the run records its balance instead (nothing is made,
   // and nothing costs, for the others).
@@ -214,6 +216,8 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
       obs.work_forces = w.forces;
       obs.energy_balance_residual = obs.energy - energy0 - w.total();
     }
+    if (obs.actuator_force.size() != static_cast<Eigen::Index>(r.actuator_names.size()))
+      obs.actuator_force.setConstant(static_cast<Eigen::Index>(r.actuator_names.size()), kNaN);
     ++r.sample_count;
     last_sample_t = t;
     summary.add(t, obs);
@@ -231,6 +235,11 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
         r.work_explicit_time.push_back(obs.work_explicit_time);
         r.work_forces.push_back(obs.work_forces);
         r.energy_balance_residual.push_back(obs.energy_balance_residual);
+      }
+      if (!r.actuator_names.empty()) {
+        r.actuator_force.insert(r.actuator_force.end(), obs.actuator_force.data(),
+                                obs.actuator_force.data() + obs.actuator_force.size());
+        r.actuator_power.push_back(obs.actuator_power);
       }
     }
     if (observer) observer->sample(t, obs);

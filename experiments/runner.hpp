@@ -57,6 +57,10 @@ struct RunRecord {
   std::vector<double> q, qd, lambda;
   std::vector<std::string> extra_names;
   std::vector<std::vector<double>> extras;  // extras[j][k]: extra_names[j] at sample k
+  // Runs whose formulation computes actuator forces (Formulation::records_actuator_forces): the names of the
+  // actuated coordinates (empty otherwise), and with keep_samples F_a (row-major, K x n_a) and its power [K].
+  std::vector<std::string> actuator_names;
+  std::vector<double> actuator_force, actuator_power;
   RunSummary summary;
   size_t sample_count = 0;
 

@@ -7,6 +7,7 @@
 #include "formulations/kkt_formulation.hpp"
 #include "formulations/nullspace_formulation.hpp"
 #include "formulations/penalty_formulation.hpp"
+#include "formulations/prescribed_shape_formulation.hpp"
 #include "formulations/schur_formulation.hpp"
 #include "formulations/servo_formulation.hpp"
 #include "formulations/substituted_formulation.hpp"
@@ -114,6 +115,15 @@ Registry<FormulationEntry>& formulation_registry() {
            without_time_dependence("kinematic", KinematicFormulation::refuses),
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<KinematicFormulation>(std::move(m), o);
+           },
+           /*uses_shape=*/true});
+    r.add({"prescribed_shape",
+           "under-actuated, shape q_a(t) prescribed by the run's [shape]: unknowns (qdd_p, F_a, lambda) of "
+           "M qdd + c = F + A^T lambda + E_a F_a, A qdd + Adot qd = 0, one (n+m) LU; state (q_p, qd_p); records "
+           "/actuator_force and /actuator_power (seed 000 eq. 2.16)",
+           PrescribedShapeFormulation::refuses,
+           [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
+             return std::make_unique<PrescribedShapeFormulation>(std::move(m), o);
            },
            /*uses_shape=*/true});
     return r;
