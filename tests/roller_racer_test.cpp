@@ -18,6 +18,7 @@
 #include "core/loglog_fit.hpp"
 #include "core/problem_registry.hpp"
 #include "core/shape_schedule.hpp"
+#include "forced_model.hpp"
 #include "formulations/prescribed_shape_formulation.hpp"
 #include "recorded_run.hpp"
 #include "run_allocations.hpp"
@@ -25,6 +26,7 @@
 namespace clm {
 namespace {
 
+using testing::ForcedModel;
 using testing::record_run;
 using testing::RecordedRun;
 using testing::RunSettings;
@@ -70,31 +72,6 @@ RecordedRun prescribed(const std::shared_ptr<const Model>& model, double a, doub
   return run;
 }
 
-// The roller racer with an external generalized force F(t) on phi, read from a shape function (here the
-// spline through the actuator force prescribed_shape recorded): everything else is the registered model's.
-class ForcedModel final : public Model {
- public:
-  ForcedModel(std::shared_ptr<const Model> inner, int coordinate, ShapeFunction force)
-      : inner_(std::move(inner)), coordinate_(coordinate), force_(std::move(force)) {}
-  std::string name() const override { return inner_->name(); }
-  std::string description() const override { return inner_->description(); }
-  int n() const override { return inner_->n(); }
-  int m() const override { return inner_->m(); }
-  bool holonomic() const override { return inner_->holonomic(); }
-  std::vector<std::pair<std::string, double>> parameters() const override { return inner_->parameters(); }
-  std::unique_ptr<ModelWorkspace> make_workspace() const override { return inner_->make_workspace(); }
-  void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& ws,
-                ModelTerms& out) const override {
-    inner_->evaluate(t, q, qd, what, ws, out);
-    if (what & kForce) out.F[coordinate_] += force_.value(t);
-  }
-  void default_initial(Vec& q0, Vec& qd0) const override { inner_->default_initial(q0, qd0); }
-
- private:
-  std::shared_ptr<const Model> inner_;
-  int coordinate_;
-  ShapeFunction force_;
-};
 
 TEST(RollerRacer, ProblemDeclaresItsShapeAndConstraints) {
   const auto model = make_model("roller_racer");
@@ -133,7 +110,8 @@ TEST(RollerRacer, RoundTripWithKktDrivenByTheActuatorForce) {
     out.precision(17);
     for (size_t k = 0; k < shaped.t.size(); ++k) out << shaped.t[k] << " " << shaped.obs[k].actuator_force[0] << "\n";
   }
-  auto forced = std::make_shared<ForcedModel>(model, kPhi, ShapeFunction::parse("file:" + file.string()));
+  auto forced = std::make_shared<ForcedModel>(model, std::vector<int>{kPhi},
+                                              std::vector<ShapeFunction>{ShapeFunction::parse("file:" + file.string())});
   std::filesystem::remove(file);
   RunSettings rs;
   rs.t_end = t_end;

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "core/loglog_fit.hpp"
@@ -15,16 +17,13 @@
 #include "core/autodiff_model.hpp"
 #include "recorded_run.hpp"
 #include "snakeboard_gait.hpp"
-#if __has_include("core/shape_schedule.hpp")
 #include "core/shape_schedule.hpp"
-#define CLM_HAS_SHAPE_SCHEDULE 1
-#endif
+#include "forced_model.hpp"
 
 using namespace clm;
 
 namespace {
 
-#ifdef CLM_HAS_SHAPE_SCHEDULE
 // One cycle (w = 1, period 2 pi) of the gait from rest under prescribed_shape; every sample is compared with
 // kkt held on the gait by computed torques (max |q difference| into *agreement); returns the board's
 // (x, y, theta) at the end.
@@ -52,16 +51,10 @@ Eigen::Vector3d one_cycle(const std::shared_ptr<const Model>& model, double a, d
   EXPECT_NEAR(o.q[4], b, 1e-12);
   return {o.q[0], o.q[1], o.q[2]};
 }
-#endif
 
 }  // namespace
 
 TEST(SnakeboardShape, DisplacementPerCycleAgainstTheAveragingEstimate) {
-#ifndef CLM_HAS_SHAPE_SCHEDULE
-  GTEST_SKIP() << "waiting for the shape machinery (core/shape_schedule.hpp, branch shape)";
-#else
-  if (!formulation_registry().contains("prescribed_shape"))
-    GTEST_SKIP() << "waiting for the prescribed_shape formulation (branch shape)";
   auto model = make_model("snakeboard", {});
   const double m = 1, J_r = 0.05, r = 0.5, delta = 0;  // defaults: J + J_r + 2 J_w = m r^2
   std::vector<double> eps = {0.05, 0.1, 0.2, 0.4}, err0, err1;
@@ -89,11 +82,63 @@ TEST(SnakeboardShape, DisplacementPerCycleAgainstTheAveragingEstimate) {
   EXPECT_LT(agreement, 1e-10);  // both at rtol 1e-12
   std::printf("snakeboard prescribed_shape: vs computed-torque kkt %.2e; averaging error order %.3f (predicted 4), "
               "corrected %.3f (predicted 6)\n", agreement, f0.slope, f1.slope);
-#endif
 }
 
 // The round trip of issue 13: prescribed_shape's actuator forces F_a(t), fed to kkt as a generalized force on psi
-// and phi, reproduce q, qd to 1e-9. Needs the mechanism the shape branch adds for the roller racer's round trip.
+// and phi, reproduce q, qd and lambda to 1e-9.
 TEST(SnakeboardShape, ActuatorForcesRoundTripThroughKkt) {
-  GTEST_SKIP() << "waiting for prescribed_shape's actuator forces and the round-trip helper (branch shape)";
+  // prescribed_shape on the gait psi = a sin(w t), phi = b cos(w t) from rest records F_a = (F_psi, F_phi) at
+  // the step points of rk4 (dt 2.5e-4, every 1e-3 s); kkt driven by the not-a-knot splines through them
+  // (tests/forced_model.hpp) from the same start follows the same motion. Two cycles at w = pi: the board moves.
+  auto model = make_model("snakeboard", {});
+  const double a = 0.4, b = 0.3, w = M_PI, t_end = 2 * (2 * M_PI / w);  // two cycles of 2 s
+  clm::testing::RunSettings rs;
+  rs.integrator = "rk4";
+  rs.dt = 2.5e-4;
+  rs.t_end = t_end;
+  rs.output_every = 1e-3;
+  char psi[64], phi[64];
+  std::snprintf(psi, sizeof psi, "%.17g*sin(%.17g*t)", a, w);
+  std::snprintf(phi, sizeof phi, "%.17g*cos(%.17g*t)", b, w);
+  rs.options.shape.coordinates = {3, 4};
+  rs.options.shape.functions = {ShapeFunction::parse(psi), ShapeFunction::parse(phi)};
+  Vec q0 = Vec::Zero(5), qd0 = Vec::Zero(5);
+  q0[4] = b;
+  qd0[3] = a * w;
+  const auto shaped = clm::testing::record_run(model, "prescribed_shape", q0, qd0, rs);
+  ASSERT_EQ(shaped.result.status, "ok") << shaped.result.message;
+  std::vector<ShapeFunction> forces;
+  for (int j = 0; j < 2; ++j) {
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("clm_snakeboard_force_" + std::to_string(j) + ".txt");
+    {
+      std::ofstream out(file);
+      out.precision(17);
+      for (size_t k = 0; k < shaped.t.size(); ++k) out << shaped.t[k] << " " << shaped.obs[k].actuator_force[j] << "\n";
+    }
+    forces.push_back(ShapeFunction::parse("file:" + file.string()));
+    std::filesystem::remove(file);
+  }
+  auto forced = std::make_shared<clm::testing::ForcedModel>(model, std::vector<int>{3, 4}, forces);
+  clm::testing::RunSettings rk;
+  rk.t_end = t_end;
+  rk.output_every = 0.05;
+  rk.rtol = 1e-13;
+  rk.atol = 1e-15;
+  const auto kkt = clm::testing::record_run(forced, "kkt", q0, qd0, rk);
+  ASSERT_EQ(kkt.result.status, "ok") << kkt.result.message;
+  double dq = 0, dqd = 0, dlambda = 0;
+  for (size_t k = 0; k < kkt.t.size(); ++k) {
+    const size_t j = static_cast<size_t>(std::lround(kkt.t[k] / 1e-3));
+    ASSERT_NEAR(shaped.t[j], kkt.t[k], 1e-12);
+    dq = std::max(dq, (kkt.obs[k].q - shaped.obs[j].q).lpNorm<Eigen::Infinity>());
+    dqd = std::max(dqd, (kkt.obs[k].qd - shaped.obs[j].qd).lpNorm<Eigen::Infinity>());
+    dlambda = std::max(dlambda, (kkt.obs[k].lambda - shaped.obs[j].lambda).lpNorm<Eigen::Infinity>());
+  }
+  EXPECT_GT(shaped.obs.back().q[0], 0.01);  // the board moved forward
+  std::printf("snakeboard round trip: |dq| = %.2e, |dqd| = %.2e, |dlambda| = %.2e\n", dq, dqd, dlambda);
+  // Measured 5.2e-13, 2.9e-13, 3.9e-15 (the issue asks for 1e-9): the spline's interpolation error.
+  EXPECT_LT(dq, 5e-12);
+  EXPECT_LT(dqd, 5e-12);
+  EXPECT_LT(dlambda, 5e-14);
 }

@@ -19,7 +19,9 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 coordinate (more than 6: one panel per kind, e.g. x1 x2 x3, per run)
     <stem>_trajectory.png       planar mechanisms: the x-y path of named points, equal axis scaling (sleigh:
                                 centre of mass and blade; skate, disk: contact point; pendulums: the bob;
-                                four_bar: bar centres; closed_chain: joints; slider_crank: crank pin, slider)
+                                four_bar: bar centres; closed_chain: joints; slider_crank: crank pin, slider;
+                                roller_racer: both axles; snakeboard: board centre; kinematic_car: rear axle;
+                                unicycle, bicycle: contact point)
     <stem>_body_velocities.png  nonholonomic problems: sleigh u1 = xd cos(theta) + yd sin(theta) and
                                 omega = thetad; skate forward speed xd cos(phi) + yd sin(phi) and phid;
                                 rolling disk rolling rate thetad and heading rate phid; suslov body
@@ -118,7 +120,8 @@ EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energ
                "fb_condition_1": "units of seed-003 eq. 4.1", "fb_condition_2": "units of seed-003 eq. 4.1",
                "invariant_residual": "units of the invariant"}
 PLANAR = {"charged_particle", "chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
-          "four_bar", "closed_chain", "slider_crank"}
+          "four_bar", "closed_chain", "slider_crank", "roller_racer", "snakeboard", "kinematic_car", "unicycle",
+          "bicycle"}
 NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk", "suslov"}
 # The adaptive integrators (`clmbench list integrators` says "adaptive"): their runs are ordered and labelled by
 # rtol, the fixed-step ones by dt.
@@ -685,6 +688,23 @@ def trajectory_points(r):
             pts.insert(0, ("crank pin (2 L1 cos theta, 2 L1 sin theta)", 2 * L1 * np.cos(q[:, 0]),
                            2 * L1 * np.sin(q[:, 0])))
         return pts
+    if problem == "roller_racer" and n == 4:
+        d1, d2 = p.get("d1", np.nan), p.get("d2", np.nan)
+        pts = [("front axle (x, y)", q[:, 0], q[:, 1])]
+        if np.isfinite(d1) and np.isfinite(d2):
+            psi = q[:, 2] + q[:, 3]
+            pts.append(("rear axle (x, y) - d1 e(theta) - d2 e(theta + phi)",
+                        q[:, 0] - d1 * np.cos(q[:, 2]) - d2 * np.cos(psi),
+                        q[:, 1] - d1 * np.sin(q[:, 2]) - d2 * np.sin(psi)))
+        return pts
+    if problem == "snakeboard" and n == 5:
+        return [("board centre (x, y)", q[:, 0], q[:, 1])]
+    if problem == "kinematic_car" and n == 5:
+        return [("rear axle midpoint (x, y)", q[:, 0], q[:, 1])]
+    if problem == "unicycle" and n == 4:
+        return [("contact point (x, y)", q[:, 0], q[:, 1])]
+    if problem == "bicycle" and n == 7:
+        return [("rear contact point (x, y)", q[:, 0], q[:, 1])]
     if problem == "closed_chain" and n >= 2 and "L" in p:
         L = p["L"]
         # Joint k (between bars k and k+1) at sum_{j<=k} L (cos theta_j, sin theta_j); at most 5 joints.
