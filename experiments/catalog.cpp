@@ -49,6 +49,14 @@ std::string format_catalog(const std::string& what) {
         for (const auto& name : servo->names()) out << ", " << name;
         out << "\n";
       }
+      // The actuated (shape) coordinates a [shape] section prescribes (prescribed_shape, kinematic).
+      if (!model->actuated_coordinates().empty()) {
+        const auto names = model->coordinate_names();
+        out << "      actuated ([shape]):";
+        for (int i : model->actuated_coordinates())
+          out << " " << (i < static_cast<int>(names.size()) ? names[i] : "q" + std::to_string(i + 1));
+        out << "\n";
+      }
     }
   }
   if (what.empty() || what == "formulations") {

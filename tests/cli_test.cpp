@@ -125,6 +125,12 @@ TEST(CliList, ShowsEveryRegisteredProblemWithParameters) {
   }
   for (const auto* f : formulation_registry().all()) EXPECT_NE(r.out.find(f->name), std::string::npos);
   for (const auto* i : integrator_registry().all()) EXPECT_NE(r.out.find(i->name), std::string::npos);
+  // The actuated coordinates a [shape] prescribes, by name, under their problem.
+  const size_t car = r.out.find("  kinematic_car ");
+  ASSERT_NE(car, std::string::npos);
+  const size_t actuated = r.out.find("actuated ([shape]): psi phi\n", car);
+  EXPECT_NE(actuated, std::string::npos);
+  EXPECT_NE(r.out.find("actuated ([shape]): phi\n"), std::string::npos);  // roller_racer
   const auto only = dir.run("list integrators");
   EXPECT_EQ(only.exit_code, 0);
   EXPECT_EQ(only.out.find("pendulum_polar"), std::string::npos);
