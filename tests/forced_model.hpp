@@ -4,13 +4,17 @@
 // forces that held a prescribed shape, so that the two formulations can be compared on the same motion.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/model.hpp"
 #include "core/shape_schedule.hpp"
+#include "recorded_run.hpp"
 
 namespace clm::testing {
 
@@ -38,5 +42,27 @@ class ForcedModel final : public Model {
   std::vector<int> coordinates_;
   std::vector<ShapeFunction> forces_;
 };
+
+// The actuator forces a prescribed_shape run recorded, one function of t per actuated coordinate: each column
+// written with every digit to a temporary sample file and read back as `file:` samples (the not-a-knot spline
+// of core/shape_schedule.hpp). `stem` names the files (distinct per test, so that parallel tests do not meet).
+inline std::vector<ShapeFunction> recorded_actuator_forces(const RecordedRun& run, const std::string& stem) {
+  std::vector<ShapeFunction> forces;
+  const Eigen::Index na = run.obs.empty() ? 0 : run.obs.front().actuator_force.size();
+  for (Eigen::Index j = 0; j < na; ++j) {
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / (stem + "_" + std::to_string(j) + ".txt");
+    {
+      std::ofstream out(file);
+      out.precision(17);
+      for (size_t k = 0; k < run.t.size(); ++k) out << run.t[k] << " " << run.obs[k].actuator_force[j] << "\n";
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + file.string());
+    }
+    forces.push_back(ShapeFunction::parse("file:" + file.string()));
+    std::filesystem::remove(file);
+  }
+  return forces;
+}
 
 }  // namespace clm::testing

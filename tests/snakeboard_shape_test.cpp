@@ -8,8 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "core/loglog_fit.hpp"
@@ -107,18 +105,8 @@ TEST(SnakeboardShape, ActuatorForcesRoundTripThroughKkt) {
   qd0[3] = a * w;
   const auto shaped = clm::testing::record_run(model, "prescribed_shape", q0, qd0, rs);
   ASSERT_EQ(shaped.result.status, "ok") << shaped.result.message;
-  std::vector<ShapeFunction> forces;
-  for (int j = 0; j < 2; ++j) {
-    const std::filesystem::path file =
-        std::filesystem::temp_directory_path() / ("clm_snakeboard_force_" + std::to_string(j) + ".txt");
-    {
-      std::ofstream out(file);
-      out.precision(17);
-      for (size_t k = 0; k < shaped.t.size(); ++k) out << shaped.t[k] << " " << shaped.obs[k].actuator_force[j] << "\n";
-    }
-    forces.push_back(ShapeFunction::parse("file:" + file.string()));
-    std::filesystem::remove(file);
-  }
+  const auto forces = clm::testing::recorded_actuator_forces(shaped, "clm_snakeboard_force");
+  ASSERT_EQ(forces.size(), 2u);
   auto forced = std::make_shared<clm::testing::ForcedModel>(model, std::vector<int>{3, 4}, forces);
   clm::testing::RunSettings rk;
   rk.t_end = t_end;
