@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "../tests/allocation_counter.hpp"
@@ -18,6 +19,7 @@
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
+#include "formulations/coordinate_projection.hpp"
 
 namespace {
 
@@ -153,7 +155,62 @@ void BM_MechanismStep(benchmark::State& state, const std::string& problem, doubl
   state.counters["newton_per_step"] = benchmark::Counter(double(st.newton_iterations) / steps);
 }
 
+// IFToMM A02 (n_four_bar) per step, sparse against dense linear algebra (docs/design.md "Sparse path"): ALI3-P
+// (augmented_lagrangian + trapezoidal, dt 1e-3, al_alpha 1e11) and kkt + rk4 with coordinate projection of q and
+// qd (dt 2e-3), from the square position towards t = 0.5 (before the first singular position; re-initialized
+// there, untimed). One iteration is one step, with the projection after it as the driver does
+// (core/simulate.cpp). Counter: heap allocations per step.
+void BM_A02Step(benchmark::State& state, const std::string& method, const std::string& linear_algebra) {
+  auto model = make_model("n_four_bar", {{"loops", double(state.range(0))}});
+  FormulationOptions options;
+  options.linear_algebra = linear_algebra;
+  options.al_alpha = 1e11;
+  const bool ali3p = method == "ali3p";
+  auto f = formulation_registry().get(ali3p ? "augmented_lagrangian" : "kkt").make(model, options);
+  auto integrator = integrator_registry().get(ali3p ? "trapezoidal" : "rk4").make();
+  Vec q0, qd0, y0;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y0);
+  std::optional<ProjectedSystem> projected;
+  if (!ali3p) projected.emplace(*f, ProjectionMode::kBoth);
+  if (ali3p) f->set_positions_projected(true);
+  OdeSystem& sys = projected ? static_cast<OdeSystem&>(*projected) : static_cast<OdeSystem&>(*f);
+  IntegratorSettings s;
+  s.dt = ali3p ? 1e-3 : 2e-3;
+  s.rtol = 1e-6;
+  s.atol = 1e-8;
+  const double t_end = 0.5;
+  integrator->initialize(sys, 0.0, y0, s);
+  Vec y;
+  long steps = 0;
+  clm::testing::start_counting_allocations();
+  std::size_t allocations = 0;
+  for (auto _ : state) {
+    if (integrator->time() >= t_end - 1e-12) {
+      state.PauseTiming();
+      allocations += clm::testing::stop_counting_allocations();
+      integrator->initialize(sys, 0.0, y0, s);
+      clm::testing::start_counting_allocations();
+      state.ResumeTiming();
+    }
+    if (integrator->step(t_end)) {
+      y = integrator->state();
+      if (sys.after_step(integrator->time(), y)) integrator->reset_state(y);
+    }
+    ++steps;
+  }
+  allocations += clm::testing::stop_counting_allocations();
+  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(steps));
+}
+
 const int registered = [] {
+  for (const char* method : {"ali3p", "kkt_projected"})
+    for (const char* linear_algebra : {"sparse", "dense"})
+      for (int loops : {5, 10, 20, 40})
+        benchmark::RegisterBenchmark((std::string("A02Step/") + method + "/" + linear_algebra).c_str(), BM_A02Step,
+                                     std::string(method), std::string(linear_algebra))
+            ->Arg(loops)
+            ->Unit(benchmark::kMicrosecond);
   struct Mechanism {
     const char* label;
     const char* problem;

@@ -40,6 +40,24 @@ Formulation::Formulation(std::shared_ptr<const Model> model, FormulationOptions 
 
 Formulation::~Formulation() = default;
 
+bool wants_sparse_linear_algebra(const FormulationOptions& options, const Model& model, const std::string& who,
+                                 bool has_sparse_path) {
+  const std::string& mode = options.linear_algebra;
+  if (mode == "dense") return false;
+  if (mode != "auto" && mode != "sparse")
+    throw InputError("formulation.linear_algebra must be auto, sparse or dense (got \"" + mode + "\")");
+  if (mode == "sparse") {
+    if (!has_sparse_path)
+      throw InputError(who + ": linear_algebra = sparse: only kkt, schur, augmented_lagrangian and trapezoidal "
+                             "(ALI3-P) have a sparse path");
+    if (!model.has_sparse_terms())
+      throw InputError(who + ": linear_algebra = sparse: problem " + model.name() +
+                       " is not built from bodies and joints (no sparse terms); use auto or dense");
+    return true;
+  }
+  return has_sparse_path && model.has_sparse_terms() && model.n() >= kSparseCrossoverCoordinates;
+}
+
 void Formulation::observe(double t, const Vec& y, Observation& obs) {
   read_state(t, y, obs);
   model_->evaluate(t, obs.q, obs.qd, kEnergy | kConstraintJacobian | kConstraintValue | kConstraintRate, *ws_,

@@ -62,15 +62,22 @@ struct FormulationOptions {
   // The prescribed shape q_a(t) of the run's [shape] section (core/shape_schedule.hpp): empty unless the run
   // has one; read by the formulations whose registry entry says uses_shape (prescribed_shape, kinematic).
   ShapeSchedule shape;
-  // kkt and schur on problems built from bodies and joints (core/problem.hpp): "auto" solves with sparse
-  // algebra from kSparseCrossoverCoordinates coordinates on (measured, docs/design.md "Sparse path"), "sparse"
-  // and "dense" force one path (sparse where the problem has the structure and A full rank).
+  // kkt, schur, augmented_lagrangian and trapezoidal (ALI3-P) on problems built from bodies and joints
+  // (core/problem.hpp): "auto" solves with sparse algebra from kSparseCrossoverCoordinates coordinates on
+  // (measured, docs/design.md "Sparse path"), "sparse" and "dense" force one path (sparse where the problem has
+  // the structure; kkt and schur also need A of full rank).
   std::string linear_algebra = "auto";
 };
 
 // From this many coordinates "auto" takes the sparse path: on n_four_bar sparse wins at every size, from loops = 1
 // (n = 9: kkt 1.3 vs 2.9 us, schur 1.7 vs 2.5; README "Performance"); nothing smaller has the structure.
 inline constexpr int kSparseCrossoverCoordinates = 9;
+
+// Whether `who` (a formulation or integrator; has_sparse_path: whether it has a sparse path at all) solves with
+// sparse algebra on `model` under options.linear_algebra: "dense" never; "auto" when both have the structure and
+// n >= kSparseCrossoverCoordinates; "sparse" always, or InputError in one line saying why it cannot.
+bool wants_sparse_linear_algebra(const FormulationOptions& options, const Model& model, const std::string& who,
+                                 bool has_sparse_path);
 
 // What a run records at one sample time.
 struct Observation {

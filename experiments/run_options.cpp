@@ -172,12 +172,20 @@ const std::vector<Option<RunSpec>>& run_options() {
     r.push_back(o::choice<RunSpec>("formulation", "linear_algebra",
                                    [](auto& s) -> auto& { return s.options.linear_algebra; },
                                    {"auto", "sparse", "dense"},
-                                   "kkt / schur on problems built from bodies and joints (n_four_bar): sparse L D L^T "
-                                   "in O(n) or the dense solve; auto takes sparse from " +
+                                   "kkt / schur / augmented_lagrangian (also under trapezoidal, ALI3-P) and the "
+                                   "coordinate projection on problems built from bodies and joints (n_four_bar): "
+                                   "sparse L D L^T in O(n) or the dense solve; auto takes sparse from " +
                                        std::to_string(kSparseCrossoverCoordinates) +
-                                       " coordinates on (the measured crossover); redundant constraints stay dense",
+                                       " coordinates on (the measured crossover); redundant constraints stay dense "
+                                       "in kkt / schur",
                                    "linear-algebra", "formulation.linear_algebra"));
-    r.back().no_effect = read_by({"kkt", "schur"});
+    r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator&) -> std::string {
+      if (s.formulation == "kkt" || s.formulation == "schur" || s.formulation == "augmented_lagrangian" ||
+          s.options.projection != "none")
+        return {};
+      return "formulation " + s.formulation + " does not read it (read by kkt, schur, augmented_lagrangian and the "
+             "coordinate projection)";
+    };
     r.push_back(o::choice<RunSpec>("formulation", "projection", [](auto& s) -> auto& { return s.options.projection; },
                                    {"none", "position", "velocity", "both"},
                                    "after every accepted step project q onto h(q) = 0 (position, holonomic problems) "

@@ -35,20 +35,8 @@ void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y)
 }
 
 bool AccelerationFormulation::choose_sparse_path() const {
-  const std::string& mode = options_.linear_algebra;
-  if (mode == "dense") return false;
-  if (mode != "auto" && mode != "sparse")
-    throw InputError("formulation.linear_algebra must be auto, sparse or dense (got \"" + mode + "\")");
-  if (mode == "sparse") {
-    if (!has_sparse_path())
-      throw InputError(name() + ": linear_algebra = sparse: only kkt and schur have a sparse path");
-    if (!model_->has_sparse_terms())
-      throw InputError(name() + ": linear_algebra = sparse: problem " + model_->name() +
-                       " is not built from bodies and joints (no sparse terms); use auto or dense");
-  }
   // Redundant constraints keep the dense minimum-norm path (documented).
-  if (!has_sparse_path() || !model_->has_sparse_terms() || minimum_norm_) return false;
-  return mode == "sparse" || n_ >= kSparseCrossoverCoordinates;
+  return wants_sparse_linear_algebra(options_, *model_, name(), has_sparse_path()) && !minimum_norm_;
 }
 
 std::unique_ptr<RedundantConstraintSolver> AccelerationFormulation::make_redundant_solver(int r) const {

@@ -71,4 +71,42 @@ void AugmentedLagrangianFormulation::solve_accelerations() {
   if (!qdd_.allFinite()) throw NumericalFailure("augmented_lagrangian: non-finite accelerations");
 }
 
+void AugmentedLagrangianFormulation::make_sparse_solver() {
+  sparse_mbar_ = std::make_unique<SparseAugmentedMass>(sparse_terms_);
+}
+
+// solve_accelerations() on SparseModelTerms: the same iteration, sparse products and the fixed-pattern L D L^T.
+void AugmentedLagrangianFormulation::solve_sparse() {
+  const SparseModelTerms& t = sparse_terms_;
+  const double alpha = options_.al_alpha;
+  g_ = t.Adot_qd;
+  const double damping = 2 * options_.al_xi * options_.al_omega;
+  if (damping != 0) g_.noalias() += damping * (t.A * qd_);
+  if (options_.al_omega != 0) g_ += (options_.al_omega * options_.al_omega) * t.h;  // sparse terms: holonomic
+  sparse_mbar_->assemble(t, alpha);
+  if (!sparse_mbar_->factorize())
+    throw NumericalFailure("augmented_lagrangian: factorization of M + alpha A^T A failed (M not positive definite)");
+  base_ = sparse_force_;  // F - c
+  base_.noalias() -= alpha * (t.A.transpose() * g_);
+  lambda_star_.setZero();
+  const double tol = options_.al_tolerance;
+  last_iterations_ = 0;
+  double last_update = INFINITY;
+  for (long i = 0; i < options_.al_iterations; ++i) {
+    qdd_ = base_;
+    qdd_.noalias() -= t.A.transpose() * lambda_star_;
+    sparse_mbar_->solve_in_place(qdd_);
+    r_ = g_;
+    r_.noalias() += t.A * qdd_;
+    dlambda_ = alpha * r_;
+    lambda_star_ += dlambda_;
+    ++last_iterations_;
+    const double update = dlambda_.lpNorm<Eigen::Infinity>();
+    if (update <= tol * lambda_star_.lpNorm<Eigen::Infinity>() || update > 0.5 * last_update) break;
+    last_update = update;
+  }
+  lambda_ = -lambda_star_;
+  if (!qdd_.allFinite()) throw NumericalFailure("augmented_lagrangian: non-finite accelerations");
+}
+
 }  // namespace clm

@@ -21,11 +21,16 @@
 // Cost of the penalty: M + alpha A^T A has condition number ~ alpha |A|^2 / |M|, so the tangential part of
 // qdd carries a rounding error of order alpha eps relative (1e-9 at alpha = 1e7).
 //
+// Sparse path (problems built from bodies and joints, FormulationOptions::linear_algebra; docs/design.md
+// "Sparse path"): the same iteration with M + alpha A^T A as a sparse L D L^T of fixed pattern
+// (core/sparse_augmented_mass.hpp), O(n) per evaluation and allocation-free; redundant constraints included.
+//
 // The trapezoidal integrator recognizes this formulation and runs the index-3 form with projections
 // (ALI3-P [CCB-1997], integrators/trapezoidal.hpp) on the same model and options.
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
+#include "core/sparse_augmented_mass.hpp"
 #include "formulations/saddle_point.hpp"
 
 namespace clm {
@@ -43,8 +48,12 @@ class AugmentedLagrangianFormulation final : public AccelerationFormulation {
 
  protected:
   void solve_accelerations() override;
+  bool has_sparse_path() const override { return true; }
+  void make_sparse_solver() override;
+  void solve_sparse() override;
 
  private:
+  std::unique_ptr<SparseAugmentedMass> sparse_mbar_;
   CholeskySolver llt_;  // M + alpha A^T A
   Mat mbar_;
   Vec g_, base_, rhs_, r_, lambda_star_, dlambda_;

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "formulations/sparse_acceleration_solver.hpp"
+
 namespace clm {
 
 ProjectionMode projection_mode(const std::string& text) {
@@ -12,13 +14,23 @@ ProjectionMode projection_mode(const std::string& text) {
   throw InputError("projection must be none, position, velocity or both, got '" + text + "'");
 }
 
-CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, ProjectionMode mode)
-    : model_(std::move(model)), mode_(mode), ws_(model_->make_workspace()), terms_(model_->make_terms()) {
+CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, ProjectionMode mode, bool sparse)
+    : model_(std::move(model)), mode_(mode), sparse_(sparse), ws_(model_->make_workspace()), terms_(model_->make_terms()) {
   const int n = model_->n(), m = model_->m();
-  llt_M_ = Eigen::LLT<Mat>(n);
-  llt_S_ = Eigen::LLT<Mat>(m);
-  MinvAt_.resize(n, m);
-  S_.resize(m, m);
+  if (sparse_) {
+    sterms_ = model_->make_sparse_terms();
+    block_size_ = model_->sparse_block_size();
+    minv_ = Vec::Zero(sterms_.M.nonZeros());
+    at_mu_ = Vec::Zero(n);
+    gram_ = std::make_unique<SparseGram>(sterms_.A, block_size_);
+    S_ldlt_ = std::make_unique<FixedPatternLdlt>(m, gram_->pattern());
+    gram_->bind(*S_ldlt_);
+  } else {
+    llt_M_ = Eigen::LLT<Mat>(n);
+    llt_S_ = Eigen::LLT<Mat>(m);
+    MinvAt_.resize(n, m);
+    S_.resize(m, m);
+  }
   q_.resize(n);
   zero_ = Vec::Zero(n);
   mu_.resize(m);
@@ -26,6 +38,12 @@ CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, P
 }
 
 void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
+  if (sparse_) {
+    model_->evaluate_sparse(t, q, zero_, terms & ~kConstraintRate, *ws_, sterms_);
+    if ((terms & kMassMatrix) && !invert_block_diagonal(sterms_.M, block_size_, minv_))
+      throw NumericalFailure("projection: mass matrix is not positive definite");
+    return;
+  }
   model_->evaluate(t, q, zero_, terms, *ws_, terms_);
   if (terms & kMassMatrix) {
     llt_M_.compute(terms_.M);
@@ -34,6 +52,13 @@ void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
 }
 
 void CoordinateProjection::factor_constraints() {
+  if (sparse_) {
+    S_ldlt_->set_zero();
+    gram_->accumulate(sterms_.A.valuePtr(), minv_.data(), S_ldlt_->values());
+    if (!S_ldlt_->factorize() || !well_conditioned(S_ldlt_->pivot_ratio()))
+      throw NumericalFailure("projection: A M^-1 A^T is singular (the constraints lost rank)");
+    return;
+  }
   MinvAt_ = terms_.A.transpose();
   llt_M_.solveInPlace(MinvAt_);
   S_.noalias() = terms_.A * MinvAt_;
@@ -56,22 +81,22 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
       // M is frozen at the unprojected q (the metric of the correction), A follows the iterate.
       evaluate(t, q_, it == 0 ? (kMassMatrix | kConstraintJacobian | kConstraintValue)
                               : (kConstraintJacobian | kConstraintValue));
-      if (terms_.h.lpNorm<Eigen::Infinity>() <= tol) {
+      if (constraint_value().lpNorm<Eigen::Infinity>() <= tol) {
         converged = true;
         break;
       }
       factor_constraints();  // only for a step still to take (the converged check needs h alone)
-      mu_ = terms_.h;
-      llt_S_.solveInPlace(mu_);
-      dq_.noalias() = MinvAt_ * mu_;
+      mu_ = constraint_value();
+      solve_S(mu_);
+      correction(mu_, dq_);
       q_ -= dq_;
       ++stats_.iterations;
     }
     if (!converged) {
-      model_->evaluate(t, q_, zero_, kConstraintValue, *ws_, terms_);
-      if (!(terms_.h.lpNorm<Eigen::Infinity>() <= 1e3 * tol)) {
+      evaluate(t, q_, kConstraintValue);
+      if (!(constraint_value().lpNorm<Eigen::Infinity>() <= 1e3 * tol)) {
         std::ostringstream s;
-        s << "projection: Gauss-Newton did not reach h(q) = 0 (|h| = " << terms_.h.lpNorm<Eigen::Infinity>()
+        s << "projection: Gauss-Newton did not reach h(q) = 0 (|h| = " << constraint_value().lpNorm<Eigen::Infinity>()
           << " after 20 iterations)";
         throw NumericalFailure(s.str());
       }
@@ -87,10 +112,10 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
     q_ = q;
     evaluate(t, q_, kMassMatrix | kConstraintJacobian | kConstraintRate);
     factor_constraints();
-    mu_.noalias() = terms_.A * qd;
-    if (terms_.b.size() > 0) mu_ += terms_.b;  // A qd + b(q, t) = 0 of a time-dependent problem
-    llt_S_.solveInPlace(mu_);
-    dq_.noalias() = MinvAt_ * mu_;
+    multiply_A(qd, mu_);
+    if (!sparse_ && terms_.b.size() > 0) mu_ += terms_.b;  // A qd + b(q, t) = 0 of a time-dependent problem
+    solve_S(mu_);
+    correction(mu_, dq_);
     const double correction = dq_.lpNorm<Eigen::Infinity>();
     stats_.max_velocity_correction = std::max(stats_.max_velocity_correction, correction);
     if (correction > 0) {
@@ -110,19 +135,48 @@ void CoordinateProjection::project_error(double t, const Eigen::Ref<const Vec>& 
   evaluate(t, q_, kMassMatrix | kConstraintJacobian);
   factor_constraints();
   if (position) {
-    mu_.noalias() = terms_.A * eq;
-    llt_S_.solveInPlace(mu_);
-    eq.noalias() -= MinvAt_ * mu_;
+    multiply_A(eq, mu_);
+    solve_S(mu_);
+    correction(mu_, dq_);
+    eq -= dq_;
   }
   if (velocity) {
-    mu_.noalias() = terms_.A * eqd;
-    llt_S_.solveInPlace(mu_);
-    eqd.noalias() -= MinvAt_ * mu_;
+    multiply_A(eqd, mu_);
+    solve_S(mu_);
+    correction(mu_, dq_);
+    eqd -= dq_;
+  }
+}
+
+void CoordinateProjection::multiply_A(const Eigen::Ref<const Vec>& x, Vec& y) const {
+  if (sparse_)
+    y.noalias() = sterms_.A * x;
+  else
+    y.noalias() = terms_.A * x;
+}
+
+void CoordinateProjection::solve_S(Vec& x) {
+  if (sparse_)
+    S_ldlt_->solve_in_place(x);
+  else
+    llt_S_.solveInPlace(x);
+}
+
+void CoordinateProjection::correction(const Vec& mu, Vec& dq) {
+  if (sparse_) {
+    at_mu_.noalias() = sterms_.A.transpose() * mu;
+    multiply_block_diagonal(minv_, block_size_, at_mu_, dq);
+  } else {
+    dq.noalias() = MinvAt_ * mu;
   }
 }
 
 ProjectedSystem::ProjectedSystem(Formulation& formulation, ProjectionMode mode)
-    : f_(formulation), n_(formulation.model().n()), projection_(formulation.model_ptr(), mode) {
+    : f_(formulation),
+      n_(formulation.model().n()),
+      projection_(formulation.model_ptr(), mode,
+                  mode != ProjectionMode::kNone && formulation.model().m() > 0 &&
+                      wants_sparse_linear_algebra(formulation.options(), formulation.model(), "projection", true)) {
   // Positions kept on h(q) = 0: the formulation may pass singular positions (core/formulation.hpp).
   f_.set_positions_projected((mode == ProjectionMode::kPosition || mode == ProjectionMode::kBoth) &&
                              formulation.model().holonomic());

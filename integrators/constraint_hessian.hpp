@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -35,10 +36,17 @@ class ConstraintHessian : public Capability {
   struct Workspace {
     virtual ~Workspace() = default;
     int colors = 0;  // c: c (c + 1) / 2 hyper-dual passes per evaluation
+    // The structural entries (j, l), j <= l, of K: the pairs of coordinates that share a constraint row (the
+    // sparse tangent's pattern, fixed for the run).
+    std::vector<std::pair<int, int>> entries;
   };
   virtual std::unique_ptr<Workspace> make_workspace(double t, const Vec& q) const = 0;
   // K += scale sum_i mu_i d^2 h_i / dq^2 at (t, q). K is n x n; no heap allocation.
   virtual void add_weighted(double t, const Vec& q, const Vec& mu, double scale, Workspace& ws, Mat& K) const = 0;
+  // The same sum on the sparse path: values[slot[e]] += scale K(j, l) for ws.entries[e] = (j, l) (the upper
+  // triangle of a symmetric sparse matrix whose slots the caller mapped once). No heap allocation.
+  virtual void add_weighted_entries(double t, const Vec& q, const Vec& mu, double scale, Workspace& ws,
+                                    const std::vector<int>& slot, double* values) const = 0;
 };
 
 template <Problem P>
@@ -54,6 +62,9 @@ class ProblemConstraintHessian final : public ConstraintHessian {
     VecN<HyperDual, C> hh;
     std::vector<int> color;               // per coordinate
     Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic> column;  // m x c: row i's coordinate of colour a, or -1
+    // m x c(c + 1)/2: for row i and colour pair (a <= b) in pass order, the index into entries of
+    // (column(i, a), column(i, b)), or -1 when the row has no coordinate of colour a or b.
+    Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic> entry;
   };
 
   std::unique_ptr<Workspace> make_workspace(double t, const Vec& q) const override {
@@ -99,6 +110,20 @@ class ProblemConstraintHessian final : public ConstraintHessian {
     ws->column.setConstant(m_, colors, -1);
     for (int i = 0; i < m_; ++i)
       for (int j : support[i]) ws->column(i, ws->color[j]) = j;
+    std::map<std::pair<int, int>, int> index;
+    ws->entry.setConstant(m_, colors * (colors + 1) / 2, -1);
+    for (int i = 0; i < m_; ++i) {
+      int pass = 0;
+      for (int a = 0; a < colors; ++a)
+        for (int b = a; b < colors; ++b, ++pass) {
+          const int j = ws->column(i, a), l = ws->column(i, b);
+          if (j < 0 || l < 0) continue;
+          const auto key = std::minmax(j, l);
+          auto [it, inserted] = index.emplace(key, int(ws->entries.size()));
+          if (inserted) ws->entries.push_back(key);
+          ws->entry(i, pass) = it->second;
+        }
+    }
     return ws;
   }
 
@@ -116,6 +141,25 @@ class ProblemConstraintHessian final : public ConstraintHessian {
           const double v = scale * mu[i] * ws.hh[i].d;
           K(j, l) += v;
           if (a != b) K(l, j) += v;
+        }
+      }
+    }
+  }
+
+  void add_weighted_entries(double t, const Vec& q, const Vec& mu, double scale, Workspace& base,
+                            const std::vector<int>& slot, double* values) const override {
+    auto& ws = static_cast<Buffers&>(base);
+    const int c = ws.colors;
+    int pass = 0;
+    for (int a = 0; a < c; ++a) {
+      for (int b = a; b < c; ++b, ++pass) {
+        for (int k = 0; k < n_; ++k)
+          ws.qh[k] = HyperDual(q[k], ws.color[k] == a ? 1.0 : 0.0, ws.color[k] == b ? 1.0 : 0.0, 0.0);
+        constraint(ws.qh, t, ws.hh);
+        for (int i = 0; i < m_; ++i) {
+          const int e = ws.entry(i, pass);
+          if (e < 0 || mu[i] == 0) continue;
+          values[slot[e]] += scale * mu[i] * ws.hh[i].d;
         }
       }
     }

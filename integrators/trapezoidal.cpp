@@ -62,6 +62,16 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   }
   ws_ = model_->make_workspace();
   terms_ = model_->make_terms();
+  sparse_ = wants_sparse_linear_algebra(f->options(), *model_, "integrator trapezoidal (ALI3-P)", true);
+  sparse_tangent_.reset();
+  hessian_slot_.clear();
+  if (sparse_) {
+    sterms_ = model_->make_sparse_terms();
+    sparse_tangent_ = std::make_unique<SparseAugmentedMass>(
+        sterms_, hessian_ws_ ? hessian_ws_->entries : std::vector<std::pair<int, int>>{});
+    if (hessian_ws_)
+      for (auto [j, l] : hessian_ws_->entries) hessian_slot_.push_back(sparse_tangent_->slot(j, l));
+  }
   rtol_ = s.rtol;
   atol_ = s.atol;
   dt_ = h_ = s.dt;
@@ -69,9 +79,11 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   newton_tol_ = std::max(kNewtonFraction, rtol_ > 0 ? 10 * kEps / rtol_ : 0.0);
   for (Vec* v : {&q0_, &qd0_, &qdd0_, &qdh_, &qddh_, &q1_, &qd1_, &qdd1_, &dq_, &res_, &sc_, &tmp_}) v->setZero(n_);
   for (Vec* v : {&lambda_star_, &lambda_star_prev_, &lambda_, &lambda_eff_}) v->setZero(m_);
-  T_.setZero(n_, n_);
-  llt_ = Eigen::LLT<Mat>(n_);
-  ldlt_ = Eigen::LDLT<Mat>(n_);
+  // The dense path's matrices (n x n) only when it is taken.
+  const int dense_n = sparse_ ? 0 : n_;
+  T_.setZero(dense_n, dense_n);
+  llt_ = Eigen::LLT<Mat>(dense_n);
+  ldlt_ = Eigen::LDLT<Mat>(dense_n);
   start_from_state();
 }
 
@@ -108,33 +120,27 @@ bool Trapezoidal::solve(double h) {
   for (int k = 0; k < kMaxNewtonIterations; ++k) {
     qd1_ = (2.0 / h) * q1_ + qdh_;
     qdd1_ = (4.0 / (h * h)) * q1_ + qddh_;
-    model_->evaluate(t_ + h, q1_, qd1_, kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintValue, *ws_,
-                     terms_);
+    evaluate(t_ + h, kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintValue);
     ++stats_.rhs_evals;
     ++stats_.newton_iterations;
+    const Vec& hq = constraint_value();
     // lambda* += alpha h(q) after each update of q (none before the first iteration: lambda* is the last step's).
-    if (k > 0) lambda_star_.noalias() += alpha_ * terms_.h;
+    if (k > 0) lambda_star_.noalias() += alpha_ * hq;
     // The constraint residual at this iterate: converged only when it is at the tolerance of q too. The
     // increments dq alone do not show it: after the first iteration they contract at Newton's rate while h(q)
     // is corrected only through lambda*, at ~1/(1 + alpha h^2/4 sigma) per iteration (measured on bricard at
     // dt = 1e-3: with the dq test alone, |h| grew from 1e-12 to 6e-4 in 60 steps and Newton then diverged).
-    const double hn = terms_.h.lpNorm<Eigen::Infinity>();
+    const double hn = hq.lpNorm<Eigen::Infinity>();
     // -(h^2/4) [M qdd + c - F + A^T (lambda* + alpha h)]: the penalty alpha h on top of lambda*, which at
     // k > 0 already holds this iterate's update (as [CCB-1997]: lambda*_{i+1} = lambda*_i + alpha h(q_{i+1}),
     // then the residual at q_{i+1} with lambda*_{i+1}); the tangent's (h^2/4) alpha A^T A is that penalty's.
     // (Without it at k > 0 the tangent over-corrects: measured a period-3 cycle of |h| at alpha dt^2/4 = 1e5.)
     lambda_eff_ = lambda_star_;
-    lambda_eff_.noalias() += alpha_ * terms_.h;
-    res_.noalias() = terms_.M * qdd1_;
-    res_ += terms_.c - terms_.F;
-    res_.noalias() += terms_.A.transpose() * lambda_eff_;
-    res_ *= -0.25 * h * h;
-    T_ = terms_.M;
-    T_.noalias() += beta * (terms_.A.transpose() * terms_.A);
-    if (hessian_) hessian_->add_weighted(t_ + h, q1_, lambda_eff_, 0.25 * h * h, *hessian_ws_, T_);
-    ldlt_.compute(T_);
-    if (ldlt_.info() != Eigen::Success) return false;
-    dq_ = ldlt_.solve(res_);
+    lambda_eff_.noalias() += alpha_ * hq;
+    residual(h);
+    if (!factor(h, beta, hessian_ != nullptr)) return false;
+    dq_ = res_;
+    solve_in_place(dq_);
     q1_ += dq_;
     const double dn = weighted_rms_norm(dq_, sc_);
     if (!std::isfinite(dn)) return false;
@@ -144,8 +150,8 @@ bool Trapezoidal::solve(double h) {
     // Converged when both the increment and the constraint residual are within the tolerance.
     if (k >= 1 && dn <= newton_tol_ && hn <= h_tol_) {
       // The last update of q gets its multiplier update too: lambda* + alpha h(q_{n+1}) is the force at q_{n+1}.
-      model_->evaluate(t_ + h, q1_, qd1_, kConstraintValue, *ws_, terms_);
-      lambda_star_.noalias() += alpha_ * terms_.h;
+      evaluate(t_ + h, kConstraintValue);
+      lambda_star_.noalias() += alpha_ * constraint_value();
       return true;
     }
   }
@@ -175,21 +181,20 @@ bool Trapezoidal::do_step(double h) {
   const double beta = 0.25 * h * h * alpha_;
   qd1_ = (2.0 / h) * q1_ + qdh_;
   qdd1_ = (4.0 / (h * h)) * q1_ + qddh_;
-  model_->evaluate(step_end(), q1_, qd1_, kMassMatrix | kConstraintJacobian, *ws_, terms_);
+  evaluate(step_end(), kMassMatrix | kConstraintJacobian);
   ++stats_.rhs_evals;
-  T_ = terms_.M;
-  T_.noalias() += beta * (terms_.A.transpose() * terms_.A);
-  llt_.compute(T_);
-  if (llt_.info() != Eigen::Success)
+  if (!factor(h, beta, false))
     throw NumericalFailure("trapezoidal: Cholesky of M + (h^2/4) alpha A^T A failed at t = " +
                            std::to_string(step_end()) + " (M not positive definite)");
-  tmp_.noalias() = terms_.M * qd1_;
-  qd1_ = llt_.solve(tmp_);
-  tmp_.noalias() = terms_.M * qdd1_;
-  model_->evaluate(step_end(), q1_, qd1_, kConstraintBias, *ws_, terms_);
+  mass_times(qd1_, tmp_);
+  qd1_ = tmp_;
+  solve_in_place(qd1_);
+  mass_times(qdd1_, tmp_);
+  evaluate(step_end(), kConstraintBias);
   ++stats_.rhs_evals;
-  tmp_.noalias() -= beta * (terms_.A.transpose() * terms_.Adot_qd);
-  qdd1_ = llt_.solve(tmp_);
+  subtract_At_times(beta, sparse_ ? sterms_.Adot_qd : terms_.Adot_qd, tmp_);
+  qdd1_ = tmp_;
+  solve_in_place(qdd1_);
   if (!q1_.allFinite() || !qd1_.allFinite() || !qdd1_.allFinite())
     throw NumericalFailure("trapezoidal: non-finite state at t = " + std::to_string(step_end()));
 
@@ -206,6 +211,71 @@ bool Trapezoidal::do_step(double h) {
   lambda_ = -lambda_star_;
   if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
   return true;
+}
+
+void Trapezoidal::evaluate(double t, unsigned what) {
+  if (sparse_)
+    model_->evaluate_sparse(t, q1_, qd1_, what, *ws_, sterms_);
+  else
+    model_->evaluate(t, q1_, qd1_, what, *ws_, terms_);
+}
+
+void Trapezoidal::residual(double h) {
+  if (sparse_) {
+    res_.noalias() = sterms_.M * qdd1_;
+    res_ += sterms_.c - sterms_.F;
+    res_.noalias() += sterms_.A.transpose() * lambda_eff_;
+  } else {
+    res_.noalias() = terms_.M * qdd1_;
+    res_ += terms_.c - terms_.F;
+    res_.noalias() += terms_.A.transpose() * lambda_eff_;
+  }
+  res_ *= -0.25 * h * h;
+}
+
+bool Trapezoidal::factor(double h, double beta, bool with_geometric_stiffness) {
+  if (sparse_) {
+    sparse_tangent_->assemble(sterms_, beta);
+    if (with_geometric_stiffness)
+      hessian_->add_weighted_entries(t_ + h, q1_, lambda_eff_, 0.25 * h * h, *hessian_ws_, hessian_slot_,
+                                     sparse_tangent_->values());
+    return sparse_tangent_->factorize();
+  }
+  T_ = terms_.M;
+  T_.noalias() += beta * (terms_.A.transpose() * terms_.A);
+  if (with_geometric_stiffness) {
+    hessian_->add_weighted(t_ + h, q1_, lambda_eff_, 0.25 * h * h, *hessian_ws_, T_);
+    ldlt_.compute(T_);
+    use_llt_ = false;
+    return ldlt_.info() == Eigen::Success;
+  }
+  // Without G the matrix is positive definite: Cholesky (the projections, al_tangent = penalty).
+  llt_.compute(T_);
+  use_llt_ = true;
+  return llt_.info() == Eigen::Success;
+}
+
+void Trapezoidal::solve_in_place(Vec& x) {
+  if (sparse_)
+    sparse_tangent_->solve_in_place(x);
+  else if (use_llt_)
+    llt_.solveInPlace(x);
+  else
+    ldlt_.solveInPlace(x);
+}
+
+void Trapezoidal::mass_times(const Vec& x, Vec& y) const {
+  if (sparse_)
+    y.noalias() = sterms_.M * x;
+  else
+    y.noalias() = terms_.M * x;
+}
+
+void Trapezoidal::subtract_At_times(double s, const Vec& v, Vec& y) const {
+  if (sparse_)
+    y.noalias() -= s * (sterms_.A.transpose() * v);
+  else
+    y.noalias() -= s * (terms_.A.transpose() * v);
 }
 
 void Trapezoidal::interpolate(double t, Vec& y) const {

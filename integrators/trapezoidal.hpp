@@ -35,6 +35,12 @@
 // Dense output: cubic Hermite from the end-point (q, qd) and (qd, qdd) of the projections (f_ holds those,
 // not the formulation's rhs: no extra evaluation per step).
 //
+// Sparse path (problems built from bodies and joints, formulation.linear_algebra as for kkt; docs/design.md
+// "Sparse path"): the model's SparseModelTerms, and the tangent M + (h^2/4)(alpha A^T A + G) and the
+// projections' M + P as one fixed-pattern sparse L D L^T (core/sparse_augmented_mass.hpp) whose pattern holds
+// G's entries (the Hessian's structural pairs, integrators/constraint_hessian.hpp): O(n) per iteration, no
+// allocation. The iteration is the same; only the linear algebra differs.
+//
 // With any other formulation the method refuses to run (one line): an implicit trapezoidal rule on another
 // formulation's ODE would duplicate implicit_midpoint (same order, A-stable, Newton on a difference
 // Jacobian), and the suite wants this method for what it is, the index-3 reference scheme. With
@@ -44,6 +50,7 @@
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/model.hpp"
+#include "core/sparse_augmented_mass.hpp"
 #include "integrators/constraint_hessian.hpp"
 
 namespace clm {
@@ -68,6 +75,17 @@ class Trapezoidal final : public Integrator {
   bool solve(double h);
   // lambda* from the state's multipliers (the formulation's, minimum-norm) and qdd from f_.
   void start_from_state();
+  // The linear algebra of both paths. evaluate: the model at (t, q1_, qd1_); residual: res_ =
+  // -(h^2/4) [M qdd1_ + c - F + A^T lambda_eff_]; factor_tangent: M + beta A^T A (+ (h^2/4) G at q1_ with the
+  // weights lambda_eff_ when with_geometric_stiffness), false when singular; solve: x := that matrix^-1 x.
+  void evaluate(double t, unsigned what);
+  void residual(double h);
+  bool factor(double h, double beta, bool with_geometric_stiffness);
+  void solve_in_place(Vec& x);
+  const Vec& constraint_value() const { return sparse_ ? sterms_.h : terms_.h; }
+  // y = M x; y -= s A^T v.
+  void mass_times(const Vec& x, Vec& y) const;
+  void subtract_At_times(double s, const Vec& v, Vec& y) const;
 
   const Model* model_ = nullptr;
   std::unique_ptr<ModelWorkspace> ws_;
@@ -79,6 +97,11 @@ class Trapezoidal final : public Integrator {
   Mat T_;  // M + (h^2/4) alpha A^T A
   Eigen::LLT<Mat> llt_;    // the projections' M + P (positive definite)
   Eigen::LDLT<Mat> ldlt_;  // the Newton tangent (the geometric stiffness may make it indefinite)
+  bool sparse_ = false;
+  bool use_llt_ = false;  // the dense factorization last made: llt_ (no G) or ldlt_
+  SparseModelTerms sterms_;
+  std::unique_ptr<SparseAugmentedMass> sparse_tangent_;
+  std::vector<int> hessian_slot_;  // slot in sparse_tangent_ of each of the Hessian's entries
   const ConstraintHessian* hessian_ = nullptr;  // al_tangent = full
   std::unique_ptr<ConstraintHessian::Workspace> hessian_ws_;
   double t_prev_ = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "allocation_counter.hpp"
@@ -13,8 +14,11 @@
 #include "core/problem_registry.hpp"
 #include "core/singular_position.hpp"
 #include "formulations/acceleration_formulation.hpp"
+#include "formulations/coordinate_projection.hpp"
+#include "integrators/constraint_hessian.hpp"
 #include "problems/n_four_bar.hpp"
 #include "recorded_run.hpp"
+#include "run_allocations.hpp"
 
 using namespace clm;
 
@@ -243,4 +247,151 @@ TEST(SparsePath, ForcedSparseWithoutTheStructureIsRefused) {
   nfb->default_initial(q0, qd0);
   auto penalty = make(nfb, "penalty", "sparse");
   EXPECT_THROW(penalty->initial_state(q0, qd0, y), InputError);
+}
+
+// ---- The augmented Lagrangian methods and the coordinate projection on the sparse path ----------------------
+
+// augmented_lagrangian's sparse iteration (M + alpha A^T A as a fixed-pattern L D L^T) against its dense one,
+// both against the exact kkt solution: accelerations and multipliers at the square start and on the
+// parallelogram. Each path carries the iteration's rounding, ~alpha eps relative (the condition of
+// M + alpha A^T A: 2.2e-9 at the default alpha = 1e7), so the test asks the sparse path to be as accurate as the
+// dense one (both within a few alpha eps of kkt), not equal to it.
+TEST(SparsePath, AugmentedLagrangianIsAsAccurateAsTheDensePath) {
+  const double kAlphaEps = FormulationOptions{}.al_alpha * std::numeric_limits<double>::epsilon();
+  for (int N : {3, 10}) {
+    auto model = n_four_bar(N);
+    for (int state = 0; state < 2; ++state) {
+      Vec q, qd;
+      if (state == 0) model->default_initial(q, qd);
+      else parallelogram_state(N, 0.7, 2.0, q, qd);
+      auto solve = [&](const char* formulation, const char* linear_algebra, Vec& dy, Vec& lambda) {
+        auto f = make(model, formulation, linear_algebra);
+        Vec y;
+        f->initial_state(q, qd, y);
+        dy.resize(y.size());
+        f->rhs(0, y, dy);
+        Observation o;
+        f->observe(0, y, o);
+        lambda = o.lambda;
+        if (std::string(linear_algebra) == "sparse")
+          EXPECT_TRUE(dynamic_cast<const AccelerationFormulation&>(*f).uses_sparse_path());
+      };
+      Vec dy_kkt, l_kkt, dy_dense, l_dense, dy_sparse, l_sparse;
+      solve("kkt", "dense", dy_kkt, l_kkt);
+      solve("augmented_lagrangian", "dense", dy_dense, l_dense);
+      solve("augmented_lagrangian", "sparse", dy_sparse, l_sparse);
+      const double e_dense = relative(dy_dense, dy_kkt), e_sparse = relative(dy_sparse, dy_kkt);
+      const double el_dense = relative(l_dense, l_kkt), el_sparse = relative(l_sparse, l_kkt);
+      std::printf("N = %d state %d: augmented_lagrangian - kkt, dense: qdd %.1e lambda %.1e; sparse: qdd %.1e "
+                  "lambda %.1e\n", N, state, e_dense, el_dense, e_sparse, el_sparse);
+      // Measured (both paths, N = 3 and 10): qdd <= 2.1e-9, lambda <= 6.4e-9 relative.
+      EXPECT_LT(e_sparse, 3 * kAlphaEps) << N << " " << state;
+      EXPECT_LT(el_sparse, 5 * kAlphaEps) << N << " " << state;
+      EXPECT_LT(e_dense, 3 * kAlphaEps) << N << " " << state;
+      EXPECT_LT(el_dense, 5 * kAlphaEps) << N << " " << state;
+    }
+  }
+}
+
+// The geometric stiffness on the sparse path (entries and slots) equals the dense Hessian to rounding: every
+// structural entry, each once, in the upper triangle.
+TEST(SparsePath, ConstraintHessianEntriesEqualTheDenseHessian) {
+  auto model = n_four_bar(5);
+  const auto* hess = model->capability<ConstraintHessian>();
+  ASSERT_NE(hess, nullptr);
+  Vec q, qd;
+  generic_state(model->n(), q, qd);
+  Vec mu(model->m());
+  for (int i = 0; i < mu.size(); ++i) mu[i] = std::cos(0.37 * i + 1.1);
+  auto ws = hess->make_workspace(0, q);
+  const int n = model->n();
+  Mat dense = Mat::Zero(n, n);
+  hess->add_weighted(0, q, mu, 0.5, *ws, dense);
+  std::vector<int> slot(ws->entries.size());
+  for (size_t e = 0; e < slot.size(); ++e) slot[e] = int(e);
+  Vec values = Vec::Zero(slot.size());
+  hess->add_weighted_entries(0, q, mu, 0.5, *ws, slot, values.data());
+  Mat from_entries = Mat::Zero(n, n);
+  for (size_t e = 0; e < slot.size(); ++e) {
+    auto [j, l] = ws->entries[e];
+    ASSERT_LE(j, l);
+    from_entries(j, l) += values[e];
+    if (j != l) from_entries(l, j) += values[e];
+  }
+  EXPECT_LT((from_entries - dense).lpNorm<Eigen::Infinity>(), 1e-15 * dense.lpNorm<Eigen::Infinity>());
+  EXPECT_GT(dense.lpNorm<Eigen::Infinity>(), 0.1);
+  // O(n) entries: a joint's pairs of coordinates (pins couple two bars' x, y and theta).
+  EXPECT_LT(ws->entries.size(), 30u * n);
+}
+
+// ALI3-P (trapezoidal) and kkt + coordinate projection on the sparse path against their dense paths: the same
+// steps, positions equal to rounding amplified by the iterations (1 s of loops = 3 through the first singular
+// position; measured below).
+TEST(SparsePath, Ali3pAndProjectionAgreeWithTheDensePath) {
+  auto model = n_four_bar(3);
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  struct Case {
+    const char* formulation;
+    const char* integrator;
+    double bound;
+  };
+  for (const Case& c : {Case{"augmented_lagrangian", "trapezoidal", 1e-9}, Case{"kkt", "rk4", 1e-12}}) {
+    clm::testing::RunSettings rs;
+    rs.integrator = c.integrator;
+    rs.t_end = 1;
+    rs.output_every = 0.05;
+    rs.dt = 1e-3;
+    rs.rtol = 1e-8;
+    rs.atol = 1e-10;
+    rs.options.al_alpha = 1e11;
+    if (std::string(c.formulation) == "kkt") rs.options.projection = "both";
+    rs.options.linear_algebra = "dense";
+    const auto dense = clm::testing::record_run(model, c.formulation, q0, qd0, rs);
+    rs.options.linear_algebra = "sparse";
+    const auto sparse = clm::testing::record_run(model, c.formulation, q0, qd0, rs);
+    ASSERT_EQ(dense.result.status, "ok") << dense.result.message;
+    ASSERT_EQ(sparse.result.status, "ok") << sparse.result.message;
+    EXPECT_EQ(dense.result.stats.steps, sparse.result.stats.steps) << c.formulation;
+    const double difference = clm::testing::max_q_difference(dense, sparse);
+    std::printf("%s + %s: sparse and dense runs differ by %.2e in q\n", c.formulation, c.integrator, difference);
+    EXPECT_LT(difference, c.bound) << c.formulation;
+  }
+}
+
+// No heap allocation per evaluation or step on the sparse path: augmented_lagrangian's rhs, ALI3-P's steps,
+// and kkt + rk4 with coordinate projection (a ten times longer run allocates no more).
+TEST(SparsePath, AugmentedLagrangianAli3pAndProjectionAllocateNothing) {
+  if (!clm::testing::allocation_counting_available())
+    GTEST_SKIP() << "heap allocations are not counted in a sanitizer build (the sanitizer owns malloc)";
+  auto model = n_four_bar(10);
+  Vec q0, qd0, y, dy;
+  model->default_initial(q0, qd0);
+  FormulationOptions o;
+  o.linear_algebra = "sparse";
+  o.al_alpha = 1e11;
+  auto al = formulation_registry().get("augmented_lagrangian").make(model, o);
+  al->initial_state(q0, qd0, y);
+  dy.resize(y.size());
+  al->rhs(0, y, dy);
+  {
+    clm::testing::AllocationScope scope;
+    for (int i = 0; i < 5; ++i) al->rhs(0, y, dy);
+    EXPECT_EQ(scope.count(), 0u);
+  }
+  IntegratorSettings s;
+  s.dt = 1e-3;
+  s.rtol = 1e-6;
+  s.atol = 1e-8;
+  al->set_positions_projected(true);  // as the runner does for an integrator that keeps h = 0 itself
+  auto counts = clm::testing::allocations_of_runs(*al, "trapezoidal", y, s, 0.01, 0.05, 0.5);
+  EXPECT_EQ(counts[0], counts[1]) << "a ten times longer sparse ALI3-P run allocates more";
+  o.projection = "both";
+  auto kkt = formulation_registry().get("kkt").make(model, o);
+  kkt->initial_state(q0, qd0, y);
+  ProjectedSystem projected(*kkt, ProjectionMode::kBoth);
+  ASSERT_TRUE(projected.uses_sparse_path());
+  counts = clm::testing::allocations_of_runs(projected, "rk4", y, s, 0.01, 0.05, 0.5);
+  // (<=: the first run also makes the singular-position test's workspace, once, at its first step.)
+  EXPECT_LE(counts[1], counts[0]) << "a ten times longer sparse kkt + projection run allocates more";
 }
