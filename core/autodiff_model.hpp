@@ -71,6 +71,13 @@ class AutoDiffModel final : public Model {
       ReferencePoint& point = reference_point_.emplace();
       point.name = P::kReferencePointName;
       point.coordinates.assign(P::kReferencePointCoordinates.begin(), P::kReferencePointCoordinates.end());
+    } else if constexpr (HasReferencePointFunction<P>) {
+      ReferencePoint& point = reference_point_.emplace();
+      point.name = P::kReferencePointName;
+      point.components.assign(P::kReferencePointComponents.begin(), P::kReferencePointComponents.end());
+      point.unit = P::kReferencePointUnit;
+      // The model owns the problem and the point: the pointer lives as long as both.
+      point.position = [problem = &p_](const Vec& q, Vec& out) { problem->reference_point_position(q, out); };
     }
     if constexpr (HasPublishedReference<P>) {
       // The published values belong to the default parameter set only: a changed parameter (even in the

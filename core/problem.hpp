@@ -50,8 +50,10 @@
 //       values published for the default parameters and initial state at one time (a benchmark's reference
 //       solution, core/published_reference.hpp); runs that end at that time are measured against them.
 //   static constexpr const char* kReferencePointName; std::array kReferencePointCoordinates;
-//       a multibody benchmark's reference point, the coordinates of q that are its position (IFToMM's P1, P3,
-//       B0; core/published_reference.hpp): runs with a reference report its largest error.
+//       a multibody benchmark's reference point, the coordinates of q that are its position (IFToMM's P1, P3;
+//       core/published_reference.hpp): runs with a reference report its largest error. Or, for a point that is
+//       a function of q (A02's B0): kReferencePointComponents, kReferencePointUnit and
+//       void reference_point_position(const Vec& q, Vec& p) const.
 //   static constexpr std::array kActuatedCoordinates = {3};
 //       the actuated (shape) coordinates of an under-actuated mechanism, indices into q (Model::actuated_coordinates;
 //       a run's [shape] prescribes them, core/shape_schedule.hpp);
@@ -208,6 +210,13 @@ template <class P>
 concept HasReferencePoint = requires {
   { P::kReferencePointName } -> std::convertible_to<const char*>;
   P::kReferencePointCoordinates;
+};
+template <class P>
+concept HasReferencePointFunction = requires(const P& p, const Vec& q, Vec& out) {
+  { P::kReferencePointName } -> std::convertible_to<const char*>;
+  P::kReferencePointComponents;
+  { P::kReferencePointUnit } -> std::convertible_to<const char*>;
+  p.reference_point_position(q, out);
 };
 
 template <class P>

@@ -72,14 +72,18 @@ void print_reference_point_error(std::ostream& out, const Model& model, const Ru
   const double e = record.summary.reference_point_error_max;
   if (!point || std::isnan(e)) return;
   const std::vector<std::string> names = model.coordinate_names(), units = model.coordinate_units();
-  std::string coords, unit = units.empty() ? "" : units[point->coordinates.front()];
-  for (int i : point->coordinates) coords += (coords.empty() ? "" : ", ") + names[i];
+  std::string coords, unit = point->position ? point->unit : units.empty() ? "" : units[point->coordinates.front()];
+  if (point->position)
+    for (const std::string& c : point->components) coords += (coords.empty() ? "" : ", ") + c;
+  else
+    for (int i : point->coordinates) coords += (coords.empty() ? "" : ", ") + names[i];
   char value[32];
   std::snprintf(value, sizeof value, "%.2e", e);
   const char* verdict = e <= 1e-3 ? "within both" : e <= 1e-1 ? "within 1e-1 only" : "outside both";
   out << "run " << record.spec.run_id << ": reference point " << point->name << " (" << coords << "): largest error "
       << value << (unit.empty() || unit == "-" ? "" : " " + unit) << " against " << record.reference_message
-      << " (IFToMM accuracy limits 1e-1 / 1e-3: " << verdict << ")\n";
+      << " (IFToMM accuracy limits 1e-1 / 1e-3: " << verdict << ")"
+      << (record.status == "ok" ? "" : "; over the samples before the run ended " + record.status) << "\n";
 }
 
 }  // namespace clm

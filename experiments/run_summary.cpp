@@ -24,6 +24,10 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
                                              bool vakonomic_on_nonholonomic, const AccuracySettings& accuracy)
     : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()),
       point_(model.reference_point()) {
+  if (point_) {
+    point_run_.resize(point_->size());
+    point_ref_.resize(point_->size());
+  }
   // The closed forms are nonholonomic motions and multipliers: no reference for a vakonomic-family run.
   if (!vakonomic_on_nonholonomic) {
     q_reference_ = model.closed_form(0.0, q0_, qd0_, q_ref_, qd_ref_);
@@ -78,12 +82,13 @@ void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec&
   update_max(e_qd_max_, eqd);
   update_max(e_lambda_max_, el);
   if (point_) {
-    double d2 = 0;
-    for (int i : point_->coordinates) {
-      const double d = i < obs.q.size() && i < q_ref.size() ? obs.q[i] - q_ref[i] : kNaN;
-      d2 += d * d;
+    if (obs.q.size() == model_.n() && q_ref.size() == model_.n()) {
+      point_->evaluate(obs.q, point_run_);
+      point_->evaluate(q_ref, point_ref_);
+      update_max(e_point_max_, (point_run_ - point_ref_).norm());
+    } else {
+      update_max(e_point_max_, kNaN);
     }
-    update_max(e_point_max_, std::sqrt(d2));
   }
   e_q_last_ = eq;
   e_qd_last_ = eqd;

@@ -110,6 +110,7 @@ class RunSummaryAccumulator {
   bool lambda_known_ = false;  // the reference has multipliers
   double e_q_max_ = 0, e_qd_max_ = 0, e_lambda_max_ = 0, e_point_max_ = 0;
   const ReferencePoint* point_ = nullptr;  // the model's reference point, if any
+  Vec point_run_, point_ref_;              // its position in the run and in the reference (sized once)
   double e_q_last_ = RunSummary::kNaN, e_qd_last_ = RunSummary::kNaN, e_lambda_last_ = RunSummary::kNaN;
   double t_last_ = RunSummary::kNaN;
   double scd_last_ = RunSummary::kNaN, mescd_last_ = RunSummary::kNaN;

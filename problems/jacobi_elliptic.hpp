@@ -23,12 +23,14 @@ inline double jacobi_amplitude(double u, double mpar, double* dn = nullptr) {
     ++n;
   }
   double phi = std::ldexp(a[n] * u, n);
-  double phi_prev = phi;
-  for (int i = n; i > 0; --i) {
-    phi_prev = phi;
-    phi = 0.5 * (phi + std::asin(std::clamp(c[i] / a[i] * std::sin(phi), -1.0, 1.0)));
+  for (int i = n; i > 0; --i) phi = 0.5 * (phi + std::asin(std::clamp(c[i] / a[i] * std::sin(phi), -1.0, 1.0)));
+  // dn = sqrt(1 - m sn^2), in [sqrt(1 - m), 1]. Not Landen's cos(phi_0) / cos(phi_1 - phi_0) [AS-1964, 16.4.4]:
+  // that is 0/0 where am passes an odd multiple of pi/2 with phi_1 - phi_0 near pi/2, and gave dn off by O(1)
+  // there (found by n_four_bar's rotating closed form against RK4).
+  if (dn) {
+    const double sn = std::sin(phi);
+    *dn = std::sqrt(std::max(0.0, 1.0 - mpar * sn * sn));
   }
-  if (dn) *dn = n > 0 ? std::cos(phi) / std::cos(phi_prev - phi) : 1.0;
   return phi;
 }
 

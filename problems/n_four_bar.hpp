@@ -22,6 +22,16 @@
 //          tail(coupler i+1) - head(coupler i)        (i = 1..N-1)
 // m = 6N + 2 rows (Grubler: 3 (2N + 1) - 2 (3N + 1) = 1). M is constant and diagonal (m, m, m L^2 / 12 per bar),
 // V = m g sum y: analytic_terms supplies that (tests check it against autodiff); the constraints are autodiff's.
+// Closed form: on the parallelogram branch (every crank at one angle phi from the upward vertical, clockwise; the
+// couplers translating) the mechanism is a compound pendulum in phi,
+//   T = J phid^2 / 2, J = m L^2 ((N + 1)/3 + N);   V = K cos phi, K = m g L ((N + 1)/2 + N);   J phidd = K sin phi
+// (N + 1 cranks turning about their pins, m L^2 / 3 each, centres at height L/2 cos phi; N couplers translating
+// with B, at height L cos phi), so psi = phi - pi obeys psidd = -w^2 sin psi, w^2 = K / J: closed_form gives
+// psi by Jacobi's functions (problems/jacobi_elliptic.hpp), libration or rotation; the benchmark's start
+// (phi = 0, phid = v0 / L) rotates, passing two singular positions a turn. Tests check it against an RK4
+// integration of the reduced equation and against kkt + projection. Off that branch (a start with a loop folded)
+// there is no closed form (false).
+// The reference point B0 is a function of q (core/published_reference.hpp): reference_point_position.
 // The mechanism is also described as bodies (the bars) and joints (the pins), core/problem.hpp: kkt and schur
 // then take the sparse path, O(n) per right-hand side (tests/sparse_path_test.cpp checks its terms against
 // the whole-vector autodiff of constraint()).
@@ -34,6 +44,7 @@
 #include <vector>
 
 #include "core/problem.hpp"
+#include "problems/jacobi_elliptic.hpp"
 
 namespace clm {
 
@@ -243,6 +254,85 @@ struct NFourBar {
   // B0 = head of crank 0: the benchmark's reference point.
   static double b0_x(const Vec& q, double L) { return q[0] + 0.5 * L * std::cos(q[2]); }
   static double b0_y(const Vec& q, double L) { return q[1] + 0.5 * L * std::sin(q[2]); }
+  static constexpr const char* kReferencePointName = "B0";
+  static constexpr std::array<const char*, 2> kReferencePointComponents = {"x", "y"};
+  static constexpr const char* kReferencePointUnit = "m";
+  void reference_point_position(const Vec& q, Vec& p) const {
+    p[0] = b0_x(q, L);
+    p[1] = b0_y(q, L);
+  }
+
+  // The parallelogram at crank angle phi turning at phid (see the closed form above).
+  void parallelogram_state(double phi, double phid, Vec& q, Vec& qd) const {
+    const int N = count();
+    q.resize(dof());
+    qd.resize(dof());
+    const double s = std::sin(phi), c = std::cos(phi);
+    for (int i = 0; i <= N; ++i) {
+      q.segment<3>(6 * i) << i * L + 0.5 * L * s, 0.5 * L * c, std::numbers::pi / 2 - phi;
+      qd.segment<3>(6 * i) << 0.5 * L * c * phid, -0.5 * L * s * phid, -phid;
+      if (i >= 1) {
+        q.segment<3>(6 * i - 3) << (i - 0.5) * L + L * s, L * c, 0;
+        qd.segment<3>(6 * i - 3) << L * c * phid, -L * s * phid, 0;
+      }
+    }
+  }
+
+  bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
+    // The start's crank angle and rate, and whether the start is that parallelogram (to 1e-9).
+    const double phi0 = std::numbers::pi / 2 - q0[2], phid0 = -qd0[2];
+    parallelogram_state(phi0, phid0, q, qd);
+    const double scale = std::max(1.0, q0.lpNorm<Eigen::Infinity>());
+    const double vscale = std::max(1.0, qd0.lpNorm<Eigen::Infinity>());
+    if ((q - q0).lpNorm<Eigen::Infinity>() > 1e-9 * scale || (qd - qd0).lpNorm<Eigen::Infinity>() > 1e-9 * vscale)
+      return false;
+    const int N = count();
+    const double w2 = g / L * ((N + 1) / 2.0 + N) / ((N + 1) / 3.0 + N);  // K / J
+    double phi, phid;
+    if (w2 == 0) {
+      phi = phi0 + phid0 * t;
+      phid = phid0;
+    } else {
+      // psidd = -w^2 sin psi about the stable equilibrium: psi = phi - pi (g > 0), psi = phi (g < 0).
+      const double shift = w2 > 0 ? std::numbers::pi : 0.0;
+      const double w = std::sqrt(std::abs(w2));
+      // psi0 in (-pi, pi], and the whole turns it had.
+      const double raw = phi0 - shift;
+      const double turns = std::round(raw / (2 * std::numbers::pi));
+      const double psi0 = raw - 2 * std::numbers::pi * turns;
+      const double s0 = std::sin(0.5 * psi0);
+      const double k2 = s0 * s0 + phid0 * phid0 / (4 * w * w);
+      if (std::abs(k2 - 1) < 1e-12) return false;  // the separatrix: no periodic closed form here
+      double psi, psid;
+      if (k2 < 1) {  // libration: sin(psi/2) = k sn(w t + u0 | k^2)
+        const double k = std::sqrt(k2);
+        if (k == 0) {
+          psi = psi0;
+          psid = 0;
+        } else {
+          const double a = std::asin(std::clamp(s0 / k, -1.0, 1.0));
+          const double F = std::ellint_1(k, a);
+          const double u0 = phid0 >= 0 ? F : 2 * std::comp_ellint_1(k) - F;
+          double dn;
+          const double am = jacobi_amplitude(w * t + u0, k2, &dn);
+          psi = 2 * std::asin(std::clamp(k * std::sin(am), -1.0, 1.0));
+          psid = 2 * k * w * std::cos(am);
+        }
+      } else {  // rotation: psi = 2 am(u | 1/k^2), u = sign(psid) (psid_b / 2) t + F(psi0 / 2 | 1/k^2)
+        const double rate_b = 2 * w * std::sqrt(k2);  // |psid| at psi = 0
+        const double mc = 1 / k2;
+        const double sign = phid0 >= 0 ? 1.0 : -1.0;
+        const double u0 = std::ellint_1(std::sqrt(mc), 0.5 * psi0);
+        double dn;
+        psi = 2 * jacobi_amplitude(sign * 0.5 * rate_b * t + u0, mc, &dn);
+        psid = sign * rate_b * dn;
+      }
+      phi = psi + shift + 2 * std::numbers::pi * turns;
+      phid = psid;
+    }
+    parallelogram_state(phi, phid, q, qd);
+    return true;
+  }
 
   // The square position, cranks at theta = pi/2 turning at w = -v0 / L (B0's velocity w e'(pi/2) L = (v0, 0));
   // the couplers translate with B's velocity (v0, 0), the cranks' centres move at half of it. h = 0 and A qd = 0

@@ -9,6 +9,7 @@
 
 #include "core/autodiff_model.hpp"
 #include "core/problem_registry.hpp"
+#include "problems/jacobi_elliptic.hpp"
 #include "problems/n_four_bar.hpp"
 #include "recorded_run.hpp"
 
@@ -72,6 +73,31 @@ clm::testing::RecordedRun run(const std::shared_ptr<const Model>& model, const s
   rs.atol = rtol * 1e-2;
   rs.options.projection = projection;
   return clm::testing::record_run(model, formulation, q0, qd0, rs);
+}
+
+// The reduced equation phidd = (K / J) sin phi from any (phi0, phid0), by classical RK4 at h = 1e-4 (the test's
+// independent route to the closed form; K / J = g / L ((N + 1)/2 + N) / ((N + 1)/3 + N)).
+std::vector<double> reduced_phi(int N, double phi0, double phid0, double t_end, double every, double g_over_L,
+                                std::vector<double>* rate = nullptr) {
+  const double a = g_over_L * ((N + 1) / 2.0 + N) / ((N + 1) / 3.0 + N);
+  double p = phi0, w = phid0;
+  const double h = 1e-4;
+  const long per_sample = std::lround(every / h), samples = std::lround(t_end / every);
+  std::vector<double> out{p};
+  if (rate) *rate = {w};
+  for (long s = 1; s <= samples; ++s) {
+    for (long k = 0; k < per_sample; ++k) {
+      const double k1p = w, k1w = a * std::sin(p);
+      const double k2p = w + 0.5 * h * k1w, k2w = a * std::sin(p + 0.5 * h * k1p);
+      const double k3p = w + 0.5 * h * k2w, k3w = a * std::sin(p + 0.5 * h * k2p);
+      const double k4p = w + h * k3w, k4w = a * std::sin(p + h * k3p);
+      p += h / 6 * (k1p + 2 * k2p + 2 * k3p + k4p);
+      w += h / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
+    }
+    out.push_back(p);
+    if (rate) rate->push_back(w);
+  }
+  return out;
 }
 
 }  // namespace
@@ -293,6 +319,66 @@ TEST(NFourBar, Ali3pPassesTheSingularPositionsWithAStiffPenalty) {
   EXPECT_LT(d_ref, 1e-3);  // the IFToMM limit
   EXPECT_LT(d_kkt, 1e-3);
   EXPECT_LT(de, 3e-5);
+}
+
+// Jacobi's amplitude and dn (problems/jacobi_elliptic.hpp): d am / du = dn, by central differences over several
+// periods, at parameters up to A02's (m = 0.978) and beyond. The dn output was Landen's cos(phi_0) / cos(phi_1 -
+// phi_0), which is 0/0 where am passes odd multiples of pi/2 and was off by O(1) there.
+TEST(JacobiElliptic, AmplitudeDerivativeIsDn) {
+  for (double m : {0.1, 0.5, 0.9776, 0.999}) {
+    double worst = 0;
+    for (int k = -400; k <= 400; ++k) {
+      const double u = 0.0251 * k, h = 1e-5;
+      double dn;
+      jacobi_amplitude(u, m, &dn);
+      const double derivative = (jacobi_amplitude(u + h, m) - jacobi_amplitude(u - h, m)) / (2 * h);
+      worst = std::max(worst, std::abs(derivative - dn));
+    }
+    EXPECT_LT(worst, 1e-9) << "m = " << m;  // the difference quotient's error, O(h^2)
+  }
+}
+
+// n_four_bar's closed form (the parallelogram as a compound pendulum, Jacobi's functions; problems/n_four_bar.hpp)
+// against an RK4 integration of the reduced equation: the benchmark's rotation over its 20 s for 1, 3 and 40
+// loops, a libration about the hanging position, a start turning the other way, and negative g (libration about
+// the upright position); the whole state (q, qd) is the parallelogram's at the closed form's phi.
+TEST(NFourBar, ClosedFormIsTheReducedMotion) {
+  struct Case {
+    int loops;
+    double phi0, phid0, g;
+  };
+  for (const Case& c : {Case{1, 0, 1, 9.81}, Case{3, 0, 1, 9.81}, Case{40, 0, 1, 9.81},
+                        Case{3, std::numbers::pi - 0.4, 0.3, 9.81}, Case{3, 0.2, -2.0, 9.81},
+                        Case{2, 0.3, 0.1, -9.81}, Case{2, 1.0, 0.5, 0.0}}) {
+    NFourBar p;
+    p.loops = c.loops;
+    p.g = c.g;
+    Vec q0, qd0, q, qd, q_phi, qd_phi;
+    p.parallelogram_state(c.phi0, c.phid0, q0, qd0);
+    const double t_end = 20, every = 0.05;
+    std::vector<double> phid;
+    const auto phi = reduced_phi(c.loops, c.phi0, c.phid0, t_end, every, c.g / p.L, &phid);
+    double e_phi = 0, e_phid = 0, e_state = 0;
+    for (size_t k = 0; k < phi.size(); ++k) {
+      ASSERT_TRUE(p.closed_form(k * every, q0, qd0, q, qd)) << c.loops << " " << c.phi0;
+      e_phi = std::max(e_phi, std::abs((std::numbers::pi / 2 - q[2]) - phi[k]));
+      e_phid = std::max(e_phid, std::abs(-qd[2] - phid[k]));
+      p.parallelogram_state(std::numbers::pi / 2 - q[2], -qd[2], q_phi, qd_phi);
+      e_state = std::max(e_state, (q - q_phi).lpNorm<Eigen::Infinity>() + (qd - qd_phi).lpNorm<Eigen::Infinity>());
+    }
+    std::printf("[ n_four_bar ] closed form, loops %d, phi0 %.3f, phid0 %.2f, g %.2f: max|phi - phi_RK4| over 20 s "
+                "%.2e, phid %.2e\n", c.loops, c.phi0, c.phid0, c.g, e_phi, e_phid);
+    EXPECT_LT(e_phi, 1e-10) << c.loops << " " << c.phi0;
+    EXPECT_LT(e_phid, 2e-10) << c.loops << " " << c.phi0;  // RK4 at h = 1e-4: 7.1e-11 / 1.3e-10 at most
+    EXPECT_LT(e_state, 1e-13) << c.loops;  // phi read back from theta = pi/2 - phi (|phi| up to ~140)
+  }
+  // Off the parallelogram branch (one loop folded: coupler 1 moved) there is none.
+  NFourBar p;
+  p.loops = 3;
+  Vec q0, qd0, q, qd;
+  p.default_initial(q0, qd0);
+  q0[3 * 1 + 1] -= 0.1;
+  EXPECT_FALSE(p.closed_form(1.0, q0, qd0, q, qd));
 }
 
 // IFToMM A02 as specified: 40 loops (n = 243, m = 242), 20 s, both methods the issue names, on the sparse path

@@ -88,7 +88,7 @@ def synthetic_file(path):
 def work_precision_config(path):
     """A tolerance sweep written as a multi-run config (what `clmbench sweep` will make): two problems, one
     with a closed form (the sleigh) and one compared with a reference run (the pendulum), kkt and schur
-    under dopri5 at three tolerances, rk4 at three steps, and a run that fails (left out of the curves)."""
+    under dopri5 at three tolerances, rk4 with and without projection at three steps, and a run that fails (left out of the curves)."""
     lines = ["[run]", "t_end = 2", "[reference]", "rtol = 1e-12", ""]
     for problem in ("pendulum_polar", "chaplygin_sleigh"):
         for formulation in ("kkt", "schur"):
@@ -98,6 +98,10 @@ def work_precision_config(path):
         for k, dt in enumerate((0.02, 0.01, 0.005)):
             lines += [f"[run.{problem}_rk4_{k}]", f"problem = {problem}", "formulation = kkt", "integrator = rk4",
                       f"dt = {dt:g}", ""]
+            # The same method with coordinate projection: a curve of its own, not merged into kkt / rk4.
+            lines += [f"[run.{problem}_rk4_projected_{k}]", f"problem = {problem}", "formulation = kkt",
+                      "integrator = rk4", f"dt = {dt:g}", "", f"[formulation.{problem}_rk4_projected_{k}]",
+                      "projection = both", ""]
     lines += ["[run.failing]", "problem = pendulum_polar", "formulation = kkt", "integrator = dopri5",
               "rtol = 1e-9", "max_steps = 5", ""]
     with open(path, "w") as fh:
@@ -114,7 +118,7 @@ def check_work_precision(mod, path, tmp):
           sorted(title for title, _ in groups) == ["chaplygin_sleigh", "pendulum_polar"],
           f"work-precision groups: {[t for t, _ in groups]}")
     for title, curves in groups:
-        check(sorted(curves) == ["kkt / dopri5", "kkt / rk4", "schur / dopri5"],
+        check(sorted(curves) == ["kkt + projection (both) / rk4", "kkt / dopri5", "kkt / rk4", "schur / dopri5"],
               f"{title}: one curve per formulation x integrator: {sorted(curves)}")
         for label, points in curves.items():
             knob = [p["dt"] if p["fixed"] else p["rtol"] for p in points]
@@ -144,7 +148,7 @@ def check_work_precision(mod, path, tmp):
             if "scd" not in ax.get_ylabel():
                 check(ax.get_yscale() == "log", f"{os.path.basename(out)}: log error axis")
                 check("[" in ax.get_ylabel() and "m" in ax.get_ylabel(), f"error label '{ax.get_ylabel()}' has units")
-                check(len(ax.get_lines()) == 3, f"{os.path.basename(out)}: 3 curves ({len(ax.get_lines())})")
+                check(len(ax.get_lines()) == 4, f"{os.path.basename(out)}: 4 curves ({len(ax.get_lines())})")
             leg = ax.get_legend()
             if leg is not None:
                 box, frame = leg.get_window_extent(), ax.get_window_extent()

@@ -132,6 +132,32 @@ TEST(ReferencePoint, IsTheDistanceOfTheBenchmarksPointFromTheReference) {
   const auto names = bricard->coordinate_names();
   ASSERT_EQ(p3->coordinates.size(), 3u);
   EXPECT_EQ(names[p3->coordinates[0]] + names[p3->coordinates[1]] + names[p3->coordinates[2]], "x3y3z3");
+  // A02's B0 is a function of q (the head of crank 0: x + L/2 cos theta, y + L/2 sin theta of bar 0), measured
+  // against n_four_bar's closed form (the parallelogram motion).
+  const auto nfb = make_model("n_four_bar", {{"loops", 3.0}});
+  const ReferencePoint* b0 = nfb->reference_point();
+  ASSERT_NE(b0, nullptr);
+  EXPECT_EQ(b0->name, "B0");
+  EXPECT_TRUE(b0->coordinates.empty());
+  ASSERT_EQ(b0->size(), 2);
+  EXPECT_EQ(b0->unit, "m");
+  nfb->default_initial(q0, qd0);
+  Vec point(2);
+  b0->evaluate(q0, point);
+  EXPECT_LT((point - Eigen::Vector2d(0.0, 1.0)).norm(), 1e-15);  // the square position: B0 = (0, L)
+  ASSERT_TRUE(nfb->closed_form(0.5, q0, qd0, q, qd));
+  RunSummaryAccumulator b0_acc(*nfb, q0, qd0, false, AccuracySettings{.t_end = 0.5});
+  obs.q = q0;
+  obs.qd = qd0;
+  obs.lambda = Vec::Zero(nfb->m());
+  b0_acc.add(0.0, obs);
+  obs.q = q;
+  obs.q[0] += 3e-7;  // moves bar 0's centre, so B0, by (3e-7, -4e-7)
+  obs.q[1] -= 4e-7;
+  obs.q[4] += 1.0;   // another bar: not B0
+  obs.qd = qd;
+  b0_acc.add(0.5, obs);
+  EXPECT_NEAR(b0_acc.finish().reference_point_error_max, 5e-7, 1e-15);
   // Problems that are not benchmarks name no point, and their summaries carry NaN.
   EXPECT_EQ(make_model("four_bar")->reference_point(), nullptr);
 }

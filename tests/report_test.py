@@ -138,6 +138,22 @@ def main(binary):
             check("fernandez_bloch.h5 cannot be read" in r2, "the damaged file is named")
             check("No results/wp_*.h5" in r2, "the section after it is still made")
 
+        # Work-precision: a sweep with kkt + dopri5 with and without projection (wp_ali3p_four_bar.ini, shortened)
+        # reports them as two methods, not one curve mixing both.
+        wp_dir = os.path.join(tmp, "wp")
+        os.makedirs(wp_dir)
+        p = run([binary, "sweep", "experiments/wp_ali3p_four_bar.ini", "--set", "run.t_end=0.2", "--progress", "never",
+                 "--out", os.path.join(wp_dir, "wp_ali3p_four_bar.h5")], cwd=ROOT)
+        check(p.returncode == 0, f"clmbench sweep wp_ali3p_four_bar.ini: {p.stderr.strip()[-300:]}")
+        p = run([REPORT, "--results", wp_dir])
+        check(p.returncode == 0, f"report.py on the sweep: exit {p.returncode}: {p.stderr[-300:]}")
+        if p.returncode == 0:
+            wp = open(os.path.join(wp_dir, "REPORT.md")).read()
+            section = wp[wp.index("## Work-precision"):]
+            check("kkt + projection (both) x dopri5" in section, "the projected runs are a method of their own")
+            check("**kkt x dopri5**" in section or "| kkt x dopri5" in section or "kkt x dopri5 (" in section,
+                  "the unprojected runs are one too")
+
         # An unwritable report is one line and exit 2, and leaves no temporary behind.
         p = run([REPORT, "--results", tmp, "--out", os.path.join(tmp, "no_such_dir", "R.md")])
         errors = [l for l in p.stderr.splitlines() if "error:" in l]  # (the damaged file above still warns)

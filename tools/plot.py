@@ -1096,6 +1096,10 @@ def load_work_precision(path):
                 "id": run_id, "problem": text(a.get("problem", "?")), "formulation": formulation,
                 "integrator": integrator, "status": text(a.get("status", "?")),
                 "rtol": attr_float(a, "rtol"), "dt": attr_float(a, "dt"), "N": attr_float(a, "formulation.N"),
+                # Runs of one formulation and integrator that differ in these are different methods (one curve
+                # each): kkt + dopri5 with and without projection in one sweep (wp_ali3p_four_bar.ini).
+                "projection": text(a.get("formulation.projection", "none")),
+                "baumgarte": (attr_float(a, "formulation.baumgarte_alpha"), attr_float(a, "formulation.baumgarte_beta")),
                 # A fixed-step method, or an adaptive one told to take fixed steps: its knob is dt, not rtol.
                 "fixed": integrator not in ADAPTIVE or bool(int(a.get("fixed_step", 0))),
                 "cpu_time_s": attr_float(a, "cpu_time_s"), "rhs_evals": attr_float(a, "rhs_evals"),
@@ -1115,6 +1119,11 @@ def curve_label(e):
     label = f"{e['formulation']}"
     if e["formulation"] in ("penalty", "added_mass") and np.isfinite(e["N"]):
         label += f" N={e['N']:.0e}"
+    if e.get("projection", "none") not in ("none", ""):
+        label += f" + projection ({e['projection']})"
+    alpha, beta = e.get("baumgarte", (np.nan, np.nan))
+    if (np.isfinite(alpha) and alpha != 0) or (np.isfinite(beta) and beta != 0):
+        label += f" + Baumgarte ({alpha:g}, {beta:g})"
     label += f" / {e['integrator']}"
     if e["integrator"] in ADAPTIVE and e["fixed"]:
         label += " (fixed step)"

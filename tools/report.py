@@ -338,7 +338,12 @@ def wp_points(f):
         rid = r["run_id"]
         adaptive = not bool(run_attr(f, rid, "fixed_step", 0)) and r["integrator"] in ("dopri5", "radau5", "cvode", "ida")
         knob = f"rtol {run_attr(f, rid, 'rtol'):g}" if adaptive else f"dt {run_attr(f, rid, 'dt'):g}"
-        out.setdefault(r["problem"], {}).setdefault((r["formulation"], r["integrator"]), []).append(
+        # A projected run is another method than the same formulation without projection (tools/plot.py's
+        # curve_label does the same): kkt + dopri5 with and without projection share one sweep.
+        projection = run_attr(f, rid, "formulation.projection", "none")
+        projection = projection.decode() if isinstance(projection, bytes) else str(projection)
+        form = r["formulation"] + (f" + projection ({projection})" if projection not in ("none", "") else "")
+        out.setdefault(r["problem"], {}).setdefault((form, r["integrator"]), []).append(
             dict(knob=knob, error=r.get(err_key, float("nan")) if err_key else float("nan"),
                  cpu=r.get(cpu_key, float("nan")) if cpu_key else float("nan"),
                  rhs=r.get("rhs_evals", float("nan")), status=r["status"]))
