@@ -26,7 +26,7 @@ AugmentedLagrangianFormulation::AugmentedLagrangianFormulation(std::shared_ptr<c
   // M + alpha A^T A is positive definite for any rank of A: no rank test, no SVD path.
   requires_independent_constraints_ = false;
   model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias |
-                 (model_->holonomic() ? kConstraintValue : 0u);
+                 (model_->holonomic() ? kConstraintValue : 0u) | (model_->time_dependent() ? kConstraintRate : 0u);
   mbar_ = Mat::Zero(n_, n_);
   for (Vec* v : {&base_, &rhs_}) v->setZero(n_);
   for (Vec* v : {&g_, &r_, &lambda_star_, &dlambda_}) v->setZero(m_);
@@ -34,10 +34,16 @@ AugmentedLagrangianFormulation::AugmentedLagrangianFormulation(std::shared_ptr<c
 
 void AugmentedLagrangianFormulation::solve_accelerations() {
   const double alpha = options_.al_alpha;
-  // g = Adot qd + 2 xi omega A qd + omega^2 h: A qdd + g = 0 is the stabilized acceleration constraint.
+  // g = Adot qd + 2 xi omega (A qd + b) + omega^2 h: A qdd + g = 0 is the stabilized acceleration constraint.
+  // For a time-dependent problem (core/problem.hpp) Adot qd is the whole acceleration-level bias (with the time
+  // derivatives), b the velocity constraint's term and h = h(q, t): the stabilization acts on the moving
+  // constraint, as kkt's Baumgarte does.
   g_ = terms_.Adot_qd;
   const double damping = 2 * options_.al_xi * options_.al_omega;
-  if (damping != 0) g_.noalias() += damping * (terms_.A * qd_);
+  if (damping != 0) {
+    g_.noalias() += damping * (terms_.A * qd_);
+    if (terms_.b.size() > 0) g_ += damping * terms_.b;
+  }
   if (model_->holonomic() && options_.al_omega != 0) g_ += (options_.al_omega * options_.al_omega) * terms_.h;
   mbar_ = terms_.M;
   mbar_.noalias() += alpha * (terms_.A.transpose() * terms_.A);

@@ -3,10 +3,11 @@
 // stabilized acceleration constraint plus multipliers lambda* corrected by a fixed-point iteration, in
 // Bayo's sign convention M qdd + c + A^T lambda* = F:
 //
-//   (M + alpha A^T A) qdd_i = F - c - A^T lambda*_i - alpha A^T g,   g = Adot qd + 2 xi omega A qd + omega^2 h
+//   (M + alpha A^T A) qdd_i = F - c - A^T lambda*_i - alpha A^T g,   g = Adot qd + 2 xi omega (A qd + b) + omega^2 h
 //   lambda*_{i+1} = lambda*_i + alpha (A qdd_i + g)
 //
-// (omega^2 h only for holonomic problems). Then M qdd_i + c - F = -A^T lambda*_{i+1} exactly, so the
+// (omega^2 h only for holonomic problems; b and the time derivatives in Adot qd only for time-dependent ones,
+// h(q, t) and A qd + b(q, t) = 0, core/problem.hpp). Then M qdd_i + c - F = -A^T lambda*_{i+1} exactly, so the
 // multiplier written is lambda = -lambda*_{i+1} in the suite's convention M qdd + c = F + A^T lambda
 // (docs/design.md section 1) and qdd_i with it is an exact solution of the dynamics; only A qdd_i + g is
 // left, shrinking by (I + alpha A M^-1 A^T)^-1 per iteration (about 1/(1 + alpha sigma) for sigma the

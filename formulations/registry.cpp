@@ -28,7 +28,8 @@ std::function<std::string(const Model&)> without_time_dependence(std::string for
   return [formulation = std::move(formulation), next = std::move(next)](const Model& m) -> std::string {
     if (m.time_dependent())
       return "formulation " + formulation + " does not support time-dependent constraints or potentials (problem " +
-             m.name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)); use kkt, schur, nullspace or penalty";
+             m.name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)); use kkt, schur, nullspace, penalty or "
+                        "augmented_lagrangian";
     return next(m);
   };
 }
@@ -95,9 +96,9 @@ Registry<FormulationEntry>& formulation_registry() {
            }});
     r.add({"augmented_lagrangian",
            "augmented Lagrangian (Bayo, Garcia de Jalon, Serna 1988): (M + alpha A^T A) qdd = F - c - A^T lambda* - "
-           "alpha A^T (Adot qd + 2 xi omega A qd + omega^2 h), lambda* += alpha (A qdd + ...) a few times; redundant "
-           "constraints as they are; with trapezoidal: index-3 ALI3-P",
-           without_time_dependence("augmented_lagrangian", needs_constraints),
+           "alpha A^T (Adot qd + 2 xi omega (A qd + b) + omega^2 h), lambda* += alpha (A qdd + ...) a few times; "
+           "redundant constraints as they are; time-dependent constraints; with trapezoidal: index-3 ALI3-P",
+           needs_constraints,
            [](std::shared_ptr<const Model> m, const FormulationOptions& o) {
              return std::make_unique<AugmentedLagrangianFormulation>(std::move(m), o);
            }});

@@ -29,6 +29,10 @@ std::string Trapezoidal::refuses_formulation(const Formulation& f) const {
     return "integrator trapezoidal is the index-3 augmented Lagrangian scheme ALI3-P and runs with formulation "
            "augmented_lagrangian (for an implicit order-2 method on the ODE of " + f.name() +
            " use implicit_midpoint)";
+  if (f.model().time_dependent())
+    return "integrator trapezoidal (ALI3-P) does not support time-dependent constraints or potentials (problem " +
+           f.model().name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)): its projections are written for "
+           "h(q) = 0; use augmented_lagrangian with dopri5 or radau5";
   if (!f.model().holonomic())
     return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0; problem " + f.model().name() +
            " has Pfaffian constraints (use augmented_lagrangian with dopri5 or radau5)";
