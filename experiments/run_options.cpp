@@ -180,8 +180,9 @@ const std::vector<Option<RunSpec>>& run_options() {
                                        "in kkt / schur",
                                    "linear-algebra", "formulation.linear_algebra"));
     r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator&) -> std::string {
+      // "sparse" where there is no sparse path is an error of its own (one line, before the run), not a warning.
       if (s.formulation == "kkt" || s.formulation == "schur" || s.formulation == "augmented_lagrangian" ||
-          s.options.projection != "none")
+          s.options.projection != "none" || s.options.linear_algebra == "sparse")
         return {};
       return "formulation " + s.formulation + " does not read it (read by kkt, schur, augmented_lagrangian and the "
              "coordinate projection)";
