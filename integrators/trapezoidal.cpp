@@ -29,10 +29,6 @@ std::string Trapezoidal::refuses_formulation(const Formulation& f) const {
     return "integrator trapezoidal is the index-3 augmented Lagrangian scheme ALI3-P and runs with formulation "
            "augmented_lagrangian (for an implicit order-2 method on the ODE of " + f.name() +
            " use implicit_midpoint)";
-  if (f.model().time_dependent())
-    return "integrator trapezoidal (ALI3-P) does not support time-dependent constraints or potentials (problem " +
-           f.model().name() + " has h(q, t), A qd + b(q, t) = 0 or V(q, t)): its projections are written for "
-           "h(q) = 0; use augmented_lagrangian with dopri5 or radau5";
   if (!f.model().holonomic())
     return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0; problem " + f.model().name() +
            " has Pfaffian constraints (use augmented_lagrangian with dopri5 or radau5)";
@@ -185,12 +181,15 @@ bool Trapezoidal::do_step(double h) {
   const double beta = 0.25 * h * h * alpha_;
   qd1_ = (2.0 / h) * q1_ + qdh_;
   qdd1_ = (4.0 / (h * h)) * q1_ + qddh_;
-  evaluate(step_end(), kMassMatrix | kConstraintJacobian);
+  // A moving constraint h(q, t) (no sparse terms then): its velocity constraint is A qd + b = 0, b = dh/dt.
+  const bool moving = model_->time_dependent();
+  evaluate(step_end(), kMassMatrix | kConstraintJacobian | (moving ? kConstraintRate : 0u));
   ++stats_.rhs_evals;
   if (!factor(h, beta, false))
     throw NumericalFailure("trapezoidal: Cholesky of M + (h^2/4) alpha A^T A failed at t = " +
                            std::to_string(step_end()) + " (M not positive definite)");
   mass_times(qd1_, tmp_);
+  if (moving) subtract_At_times(beta, terms_.b, tmp_);
   qd1_ = tmp_;
   solve_in_place(qd1_);
   mass_times(qdd1_, tmp_);

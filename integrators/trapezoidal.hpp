@@ -23,9 +23,10 @@
 // Stopped, after at least two iterations, when |dq| is below 1% of atol + rtol |q|
 // in the weighted RMS norm (floored at round-off) and |h(q)| below atol + rtol |q|_inf.
 // Then, with P = (h^2/4) alpha A^T A at q_{n+1} and the trapezoidal qd*, qdd*:
-//   (M + P) qd_{n+1}  = M qd*                               (velocity projection)
+//   (M + P) qd_{n+1}  = M qd* - (h^2/4) alpha A^T b          (velocity projection onto A qd + b = 0)
 //   (M + P) qdd_{n+1} = M qdd* - (h^2/4) alpha A^T Adot qd  (acceleration projection, Adot qd at the new qd)
-// (scleronomic constraints: no h_t terms). M + P is positive definite whatever the rank of A, so redundant
+// For a moving constraint h(q, t) (core/problem.hpp) b = dh/dt and Adot qd is the whole acceleration bias with
+// the time derivatives; the Newton equations take h(q, t_{n+1}). Scleronomic constraints: b = 0. M + P is positive definite whatever the rank of A, so redundant
 // constraints (bricard) need nothing special. lambda written: -lambda* after the last update (the suite's
 // convention M qdd + c = F + A^T lambda), at the step end. A step whose Newton does not converge in
 // kMaxNewtonIterations is rejected and halved (after Drake's fixed-step integrators; later steps double
@@ -62,7 +63,9 @@ class Trapezoidal final : public Integrator {
   bool adaptive() const override { return false; }
   std::string refuses_formulation(const Formulation& f) const override;
   bool integrates_constrained_system() const override { return true; }
-  std::string accepts() const override { return "formulation augmented_lagrangian; holonomic problems"; }
+  std::string accepts() const override {
+    return "formulation augmented_lagrangian; holonomic problems (moving constraints h(q, t) included)";
+  }
   const Vec* step_multipliers() const override { return &lambda_; }
   void interpolate(double t, Vec& y) const override;
 
