@@ -64,6 +64,17 @@ int FixedPatternLdlt::slot(int i, int j) const {
   throw std::logic_error("FixedPatternLdlt: entry outside the pattern");
 }
 
+std::vector<int> FixedPatternLdlt::upper_slots(const SparseMat& S, int offset) const {
+  std::vector<int> slots;
+  slots.reserve(S.nonZeros());
+  for (int c = 0; c < S.cols(); ++c)
+    for (int s = S.outerIndexPtr()[c]; s < S.outerIndexPtr()[c + 1]; ++s) {
+      const int r = S.innerIndexPtr()[s];
+      slots.push_back(r <= c ? slot(r + offset, c + offset) : -1);
+    }
+  return slots;
+}
+
 bool FixedPatternLdlt::factorize() {
   ldlt_.factor(upper_);
   if (ldlt_.info() != Eigen::Success) return false;

@@ -34,6 +34,15 @@ class FixedPatternLdlt {
   // Index into values() of the entry (i, j) = (j, i); throws std::logic_error outside the pattern (setup only).
   int slot(int i, int j) const;
   double* values() { return upper_.valuePtr(); }
+  // The slot of every stored value of S (a symmetric matrix stored full, e.g. SparseModelTerms::M) at (i + offset,
+  // j + offset) in the upper triangle, -1 for the values of its strict lower triangle (setup only).
+  std::vector<int> upper_slots(const SparseMat& S, int offset = 0) const;
+  // values()[slot[s]] = v[s] for every slot >= 0 (S's values through upper_slots).
+  void set_values(const std::vector<int>& slot, const double* v) {
+    double* k = values();
+    for (size_t s = 0; s < slot.size(); ++s)
+      if (slot[s] >= 0) k[slot[s]] = v[s];
+  }
   void set_zero() { upper_.coeffs().setZero(); }
   // Numeric factorization of the values written; false when a pivot is zero or not finite.
   bool factorize();

@@ -29,18 +29,13 @@ SparseAugmentedMass::SparseAugmentedMass(const SparseModelTerms& pattern,
       K_(int(pattern.M.cols()), pattern_of(pattern, gram_, extra_entries)),
       w_(Vec::Zero(pattern.A.rows())) {
   gram_.bind(K_);
-  const SparseMat& M = pattern.M;
-  for (int c = 0; c < M.cols(); ++c)
-    for (int s = M.outerIndexPtr()[c]; s < M.outerIndexPtr()[c + 1]; ++s)
-      m_slot_.push_back(M.innerIndexPtr()[s] <= c ? K_.slot(M.innerIndexPtr()[s], c) : -1);
+  m_slot_ = K_.upper_slots(pattern.M);
 }
 
 void SparseAugmentedMass::assemble(const SparseModelTerms& t, double beta) {
   K_.set_zero();
+  K_.set_values(m_slot_, t.M.valuePtr());
   double* k = K_.values();
-  const double* mv = t.M.valuePtr();
-  for (size_t s = 0; s < m_slot_.size(); ++s)
-    if (m_slot_[s] >= 0) k[m_slot_[s]] = mv[s];
   const double* av = t.A.valuePtr();
   double* atv = At_.valuePtr();
   for (size_t s = 0; s < at_from_a_.size(); ++s) atv[s] = av[at_from_a_[s]];

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 
 namespace clm {
 
@@ -32,36 +33,37 @@ AugmentedLagrangianFormulation::AugmentedLagrangianFormulation(std::shared_ptr<c
   for (Vec* v : {&g_, &r_, &lambda_star_, &dlambda_}) v->setZero(m_);
 }
 
-void AugmentedLagrangianFormulation::solve_accelerations() {
+// The iteration on either path: Terms is ModelTerms (dense A) or SparseModelTerms (sparse A); factor(alpha)
+// factors M + alpha A^T A (false when it is not positive definite), solve(x) overwrites x with its inverse times x.
+template <class Terms, class Factor, class Solve>
+void AugmentedLagrangianFormulation::iterate(const Terms& t, const Vec& force, Factor factor, Solve solve) {
   const double alpha = options_.al_alpha;
   // g = Adot qd + 2 xi omega (A qd + b) + omega^2 h: A qdd + g = 0 is the stabilized acceleration constraint.
   // For a time-dependent problem (core/problem.hpp) Adot qd is the whole acceleration-level bias (with the time
   // derivatives), b the velocity constraint's term and h = h(q, t): the stabilization acts on the moving
-  // constraint, as kkt's Baumgarte does.
-  g_ = terms_.Adot_qd;
+  // constraint, as kkt's Baumgarte does. (Sparse terms: holonomic and time-independent, no b.)
+  g_ = t.Adot_qd;
   const double damping = 2 * options_.al_xi * options_.al_omega;
   if (damping != 0) {
-    g_.noalias() += damping * (terms_.A * qd_);
-    if (terms_.b.size() > 0) g_ += damping * terms_.b;
+    g_.noalias() += damping * (t.A * qd_);
+    if constexpr (std::is_same_v<Terms, ModelTerms>)
+      if (t.b.size() > 0) g_ += damping * t.b;
   }
-  if (model_->holonomic() && options_.al_omega != 0) g_ += (options_.al_omega * options_.al_omega) * terms_.h;
-  mbar_ = terms_.M;
-  mbar_.noalias() += alpha * (terms_.A.transpose() * terms_.A);
-  if (!llt_.compute(mbar_))
+  if (model_->holonomic() && options_.al_omega != 0) g_ += (options_.al_omega * options_.al_omega) * t.h;
+  if (!factor(alpha))
     throw NumericalFailure("augmented_lagrangian: Cholesky of M + alpha A^T A failed (M not positive definite)");
-  base_ = terms_.F - terms_.c;
-  base_.noalias() -= alpha * (terms_.A.transpose() * g_);
+  base_ = force;
+  base_.noalias() -= alpha * (t.A.transpose() * g_);
   lambda_star_.setZero();
   const double tol = options_.al_tolerance;
   last_iterations_ = 0;
   double last_update = INFINITY;
   for (long i = 0; i < options_.al_iterations; ++i) {
-    rhs_ = base_;
-    rhs_.noalias() -= terms_.A.transpose() * lambda_star_;
-    qdd_ = rhs_;
-    llt_.solve_in_place(qdd_);
+    qdd_ = base_;
+    qdd_.noalias() -= t.A.transpose() * lambda_star_;
+    solve(qdd_);
     r_ = g_;
-    r_.noalias() += terms_.A * qdd_;
+    r_.noalias() += t.A * qdd_;
     dlambda_ = alpha * r_;
     lambda_star_ += dlambda_;
     ++last_iterations_;
@@ -77,42 +79,31 @@ void AugmentedLagrangianFormulation::solve_accelerations() {
   if (!qdd_.allFinite()) throw NumericalFailure("augmented_lagrangian: non-finite accelerations");
 }
 
+void AugmentedLagrangianFormulation::solve_accelerations() {
+  rhs_ = terms_.F - terms_.c;
+  iterate(
+      terms_, rhs_,
+      [this](double alpha) {
+        mbar_ = terms_.M;
+        mbar_.noalias() += alpha * (terms_.A.transpose() * terms_.A);
+        return llt_.compute(mbar_);
+      },
+      [this](Vec& x) { llt_.solve_in_place(x); });
+}
+
 void AugmentedLagrangianFormulation::make_sparse_solver() {
   sparse_mbar_ = std::make_unique<SparseAugmentedMass>(sparse_terms_);
 }
 
-// solve_accelerations() on SparseModelTerms: the same iteration, sparse products and the fixed-pattern L D L^T.
+// The same iteration on SparseModelTerms, with M + alpha A^T A as the fixed-pattern sparse L D L^T.
 void AugmentedLagrangianFormulation::solve_sparse() {
-  const SparseModelTerms& t = sparse_terms_;
-  const double alpha = options_.al_alpha;
-  g_ = t.Adot_qd;
-  const double damping = 2 * options_.al_xi * options_.al_omega;
-  if (damping != 0) g_.noalias() += damping * (t.A * qd_);
-  if (options_.al_omega != 0) g_ += (options_.al_omega * options_.al_omega) * t.h;  // sparse terms: holonomic
-  sparse_mbar_->assemble(t, alpha);
-  if (!sparse_mbar_->factorize())
-    throw NumericalFailure("augmented_lagrangian: factorization of M + alpha A^T A failed (M not positive definite)");
-  base_ = sparse_force_;  // F - c
-  base_.noalias() -= alpha * (t.A.transpose() * g_);
-  lambda_star_.setZero();
-  const double tol = options_.al_tolerance;
-  last_iterations_ = 0;
-  double last_update = INFINITY;
-  for (long i = 0; i < options_.al_iterations; ++i) {
-    qdd_ = base_;
-    qdd_.noalias() -= t.A.transpose() * lambda_star_;
-    sparse_mbar_->solve_in_place(qdd_);
-    r_ = g_;
-    r_.noalias() += t.A * qdd_;
-    dlambda_ = alpha * r_;
-    lambda_star_ += dlambda_;
-    ++last_iterations_;
-    const double update = dlambda_.lpNorm<Eigen::Infinity>();
-    if (update <= tol * lambda_star_.lpNorm<Eigen::Infinity>() || update > 0.5 * last_update) break;
-    last_update = update;
-  }
-  lambda_ = -lambda_star_;
-  if (!qdd_.allFinite()) throw NumericalFailure("augmented_lagrangian: non-finite accelerations");
+  iterate(
+      sparse_terms_, sparse_force_,
+      [this](double alpha) {
+        sparse_mbar_->assemble(sparse_terms_, alpha);
+        return sparse_mbar_->factorize();
+      },
+      [this](Vec& x) { sparse_mbar_->solve_in_place(x); });
 }
 
 }  // namespace clm

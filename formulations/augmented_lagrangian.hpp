@@ -55,6 +55,9 @@ class AugmentedLagrangianFormulation final : public AccelerationFormulation {
 
  private:
   std::unique_ptr<SparseAugmentedMass> sparse_mbar_;
+  // The iteration itself, shared by both paths (augmented_lagrangian.cpp).
+  template <class Terms, class Factor, class Solve>
+  void iterate(const Terms& t, const Vec& force, Factor factor, Solve solve);
   CholeskySolver llt_;  // M + alpha A^T A
   Mat mbar_;
   Vec g_, base_, rhs_, r_, lambda_star_, dlambda_;

@@ -98,9 +98,7 @@ SparseKktSolver::SparseKktSolver(const SparseModelTerms& pattern, int block_size
       m_(int(pattern.A.rows())),
       K_(n_ + m_, kkt_pattern(pattern, n_), kkt_order(pattern, block_size)),
       x_(Vec::Zero(n_ + m_)) {
-  for (int c = 0; c < n_; ++c)
-    for (int s = pattern.M.outerIndexPtr()[c]; s < pattern.M.outerIndexPtr()[c + 1]; ++s)
-      m_slot_.push_back(pattern.M.innerIndexPtr()[s] <= c ? K_.slot(pattern.M.innerIndexPtr()[s], c) : -1);
+  m_slot_ = K_.upper_slots(pattern.M);
   for (int c = 0; c < n_; ++c)
     for (int s = pattern.A.outerIndexPtr()[c]; s < pattern.A.outerIndexPtr()[c + 1]; ++s)
       a_slot_.push_back(K_.slot(n_ + pattern.A.innerIndexPtr()[s], c));
@@ -108,11 +106,8 @@ SparseKktSolver::SparseKktSolver(const SparseModelTerms& pattern, int block_size
 
 void SparseKktSolver::solve(const SparseModelTerms& t, const Vec& f, const Vec& gamma, Vec& qdd, Vec& lambda) {
   K_.set_zero();
+  K_.set_values(m_slot_, t.M.valuePtr());  // M is symmetric and stored full: its upper triangle
   double* k = K_.values();
-  const double* mv = t.M.valuePtr();
-  // M is symmetric and stored full: its upper triangle (slot -1 marks the lower).
-  for (size_t s = 0; s < m_slot_.size(); ++s)
-    if (m_slot_[s] >= 0) k[m_slot_[s]] = mv[s];
   const double* av = t.A.valuePtr();
   for (size_t s = 0; s < a_slot_.size(); ++s) k[a_slot_[s]] += av[s];
   if (!K_.factorize() || !well_conditioned(K_.pivot_ratio()))

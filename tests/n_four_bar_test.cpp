@@ -61,6 +61,23 @@ ReducedMotion reduced_motion(int N, double t_end, double every, double L = 1, do
   return r;
 }
 
+// Singular passages (every bar horizontal: phi = pi/2 mod pi) between the samples of the reduced motion.
+int singular_passages(const std::vector<double>& phi) {
+  int passages = 0;
+  for (size_t k = 1; k < phi.size(); ++k)
+    passages += int(std::floor((phi[k] - std::numbers::pi / 2) / std::numbers::pi)) !=
+                int(std::floor((phi[k - 1] - std::numbers::pi / 2) / std::numbers::pi));
+  return passages;
+}
+
+// B0 (L = 1) of q against the reduced motion at crank angle phi, and against B0 of another state.
+double b0_off_reduced(const Vec& q, double phi) {
+  return std::hypot(NFourBar::b0_x(q, 1.0) - std::sin(phi), NFourBar::b0_y(q, 1.0) - std::cos(phi));
+}
+double b0_distance(const Vec& a, const Vec& b) {
+  return std::hypot(NFourBar::b0_x(a, 1.0) - NFourBar::b0_x(b, 1.0), NFourBar::b0_y(a, 1.0) - NFourBar::b0_y(b, 1.0));
+}
+
 clm::testing::RecordedRun run(const std::shared_ptr<const Model>& model, const std::string& formulation, double t_end,
                               double rtol, const std::string& projection = "none", double every = 0.05) {
   Vec q0, qd0;
@@ -185,10 +202,7 @@ TEST(NFourBar, ProjectedFormulationsPassTheSingularPositions) {
   for (int N : {2, 5}) {
     auto model = n_four_bar(N);
     const auto ref = reduced_motion(N, 10, 0.05);
-    int passages = 0;
-    for (size_t k = 1; k < ref.phi.size(); ++k)
-      passages += int(std::floor((ref.phi[k] - std::numbers::pi / 2) / std::numbers::pi)) !=
-                  int(std::floor((ref.phi[k - 1] - std::numbers::pi / 2) / std::numbers::pi));
+    const int passages = singular_passages(ref.phi);
     EXPECT_GE(passages, 10) << N;
     for (const char* f : {"kkt", "schur", "vakonomic"}) {
       if (N == 5 && std::string(f) != "kkt") continue;
@@ -257,8 +271,7 @@ TEST(NFourBar, AugmentedLagrangianStopsAtTheSingularPositionNotOnAFold) {
   EXPECT_NEAR(tr.result.t_reached, t_singular, 0.03);  // measured 0.701; t_singular is the first 0.01-sample past it (0.72)
   double d = 0;
   for (size_t k = 0; k < tr.obs.size(); ++k)
-    d = std::max(d, std::hypot(NFourBar::b0_x(tr.obs[k].q, 1.0) - std::sin(ref.phi[k]),
-                               NFourBar::b0_y(tr.obs[k].q, 1.0) - std::cos(ref.phi[k])));
+    d = std::max(d, b0_off_reduced(tr.obs[k].q, ref.phi[k]));
   std::printf("[ n_four_bar ] N = %d ALI3-P dt 1e-3: failed at t = %.3f (singular position at %.2f), max|B0 - reduced| "
               "before it %.2e\n", N, tr.result.t_reached, t_singular, d);
   EXPECT_LT(d, 3e-6);  // measured 1.0e-6 (ALI3-P's O(dt^2) error at dt = 1e-3)
@@ -296,18 +309,13 @@ TEST(NFourBar, Ali3pPassesTheSingularPositionsWithAStiffPenalty) {
   ASSERT_EQ(kkt.result.status, "ok") << kkt.result.message;
   ASSERT_EQ(al.obs.size(), ref.phi.size());
   ASSERT_EQ(kkt.obs.size(), ref.phi.size());
-  int passages = 0;
-  for (size_t k = 1; k < ref.phi.size(); ++k)
-    passages += int(std::floor((ref.phi[k] - std::numbers::pi / 2) / std::numbers::pi)) !=
-                int(std::floor((ref.phi[k - 1] - std::numbers::pi / 2) / std::numbers::pi));
+  const int passages = singular_passages(ref.phi);
   double d_ref = 0, d_kkt = 0, de = 0;
   const double e0 = al.obs.front().energy;
   for (size_t k = 0; k < al.obs.size(); ++k) {
     const Vec& q = al.obs[k].q;
-    d_ref = std::max(d_ref, std::hypot(NFourBar::b0_x(q, 1.0) - std::sin(ref.phi[k]),
-                                       NFourBar::b0_y(q, 1.0) - std::cos(ref.phi[k])));
-    d_kkt = std::max(d_kkt, std::hypot(NFourBar::b0_x(q, 1.0) - NFourBar::b0_x(kkt.obs[k].q, 1.0),
-                                       NFourBar::b0_y(q, 1.0) - NFourBar::b0_y(kkt.obs[k].q, 1.0)));
+    d_ref = std::max(d_ref, b0_off_reduced(q, ref.phi[k]));
+    d_kkt = std::max(d_kkt, b0_distance(q, kkt.obs[k].q));
     de = std::max(de, std::abs(al.obs[k].energy - e0) / std::abs(e0));
   }
   std::printf("[ n_four_bar ] N = %d ALI3-P dt 1e-3 alpha 1e11, %g s (%d singular passages): max|B0 - reduced| %.2e, "
@@ -415,22 +423,15 @@ TEST(NFourBar, A02FortyLoopsKktProjectionAndAli3pAgreeOverTheBenchmark) {
   ASSERT_EQ(al.result.status, "ok") << al.result.message;
   ASSERT_EQ(al.obs.size(), ref.phi.size());
   ASSERT_EQ(kkt.obs.size(), ref.phi.size());
-  int passages = 0;
-  for (size_t k = 1; k < ref.phi.size(); ++k)
-    passages += int(std::floor((ref.phi[k] - std::numbers::pi / 2) / std::numbers::pi)) !=
-                int(std::floor((ref.phi[k - 1] - std::numbers::pi / 2) / std::numbers::pi));
-  auto b0_off_reduced = [&](const Vec& q, size_t k) {
-    return std::hypot(NFourBar::b0_x(q, 1.0) - std::sin(ref.phi[k]), NFourBar::b0_y(q, 1.0) - std::cos(ref.phi[k]));
-  };
+  const int passages = singular_passages(ref.phi);
   double d_kkt_ref = 0, d_al_ref = 0, d_al_kkt = 0, e_kkt = 0, e_al = 0;
   const double e0 = kkt.obs.front().energy;
   for (size_t k = 0; k < al.obs.size(); ++k) {
     const Vec& qa = al.obs[k].q;
     const Vec& qk = kkt.obs[k].q;
-    d_kkt_ref = std::max(d_kkt_ref, b0_off_reduced(qk, k));
-    d_al_ref = std::max(d_al_ref, b0_off_reduced(qa, k));
-    d_al_kkt = std::max(d_al_kkt, std::hypot(NFourBar::b0_x(qa, 1.0) - NFourBar::b0_x(qk, 1.0),
-                                             NFourBar::b0_y(qa, 1.0) - NFourBar::b0_y(qk, 1.0)));
+    d_kkt_ref = std::max(d_kkt_ref, b0_off_reduced(qk, ref.phi[k]));
+    d_al_ref = std::max(d_al_ref, b0_off_reduced(qa, ref.phi[k]));
+    d_al_kkt = std::max(d_al_kkt, b0_distance(qa, qk));
     e_kkt = std::max(e_kkt, std::abs(kkt.obs[k].energy - e0) / std::abs(e0));
     e_al = std::max(e_al, std::abs(al.obs[k].energy - e0) / std::abs(e0));
   }
