@@ -273,8 +273,9 @@ TEST(SparsePath, AugmentedLagrangianIsAsAccurateAsTheDensePath) {
         Observation o;
         f->observe(0, y, o);
         lambda = o.lambda;
-        if (std::string(linear_algebra) == "sparse")
+        if (std::string(linear_algebra) == "sparse") {
           EXPECT_TRUE(dynamic_cast<const AccelerationFormulation&>(*f).uses_sparse_path());
+        }
       };
       Vec dy_kkt, l_kkt, dy_dense, l_dense, dy_sparse, l_sparse;
       solve("kkt", "dense", dy_kkt, l_kkt);
