@@ -295,6 +295,11 @@ def main(argv):
         groups = mod.coordinate_groups(["x", "y", "theta"], ["m", "m", "rad"])
         check(len(groups) == 3, "three coordinates: one panel each")
         check_work_precision(mod, wp, tmp)
+        # Time-series legends name the projection too: a projected run is not the unprojected one.
+        labels = [r["label"] for r in mod.load_runs(wp)]
+        check(any(l.startswith("pendulum_polar/kkt + projection (both)/rk4") for l in labels) and
+              any(l.startswith("pendulum_polar/kkt/rk4") for l in labels),
+              f"run labels with and without projection: {sorted(set(labels))[:6]}")
         # Long run: envelopes, said in the title.
         figs = mod.build_figures(files["long"])
         titles = " ".join(fig._suptitle.get_text() for _, fig in figs if fig._suptitle)

@@ -216,6 +216,10 @@ def load_run(g, run_id):
     short = f"{formulation}"
     if formulation in ("penalty", "added_mass") and "formulation.N" in a:
         short += f" N={float(a['formulation.N']):.0e}"
+    # Projected and unprojected runs of one formulation are different methods (curve_label says the same).
+    projection = text(a.get("formulation.projection", "none"))
+    if projection not in ("none", ""):
+        short += f" + projection ({projection})"
     short += f"/{integrator}"
     status = text(a.get("status", "?"))
     run = {
