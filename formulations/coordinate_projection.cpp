@@ -2,8 +2,6 @@
 
 #include <sstream>
 
-#include "formulations/sparse_acceleration_solver.hpp"
-
 namespace clm {
 
 ProjectionMode projection_mode(const std::string& text) {
@@ -19,12 +17,7 @@ CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, P
   const int n = model_->n(), m = model_->m();
   if (sparse_) {
     sterms_ = model_->make_sparse_terms();
-    block_size_ = model_->sparse_block_size();
-    minv_ = Vec::Zero(sterms_.M.nonZeros());
-    at_mu_ = Vec::Zero(n);
-    gram_ = std::make_unique<SparseGram>(sterms_.A, block_size_);
-    S_ldlt_ = std::make_unique<FixedPatternLdlt>(m, gram_->pattern());
-    gram_->bind(*S_ldlt_);
+    schur_ = std::make_unique<SparseSchurSolver>(sterms_, model_->sparse_block_size());
   } else {
     llt_M_ = Eigen::LLT<Mat>(n);
     llt_S_ = Eigen::LLT<Mat>(m);
@@ -40,7 +33,7 @@ CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, P
 void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
   if (sparse_) {
     model_->evaluate_sparse(t, q, zero_, terms & ~kConstraintRate, *ws_, sterms_);
-    if ((terms & kMassMatrix) && !invert_block_diagonal(sterms_.M, block_size_, minv_))
+    if ((terms & kMassMatrix) && !schur_->invert_mass(sterms_.M))
       throw NumericalFailure("projection: mass matrix is not positive definite");
     return;
   }
@@ -53,9 +46,7 @@ void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
 
 void CoordinateProjection::factor_constraints() {
   if (sparse_) {
-    S_ldlt_->set_zero();
-    gram_->accumulate(sterms_.A.valuePtr(), minv_.data(), S_ldlt_->values());
-    if (!S_ldlt_->factorize() || !well_conditioned(S_ldlt_->pivot_ratio()))
+    if (!schur_->factor_schur(sterms_.A))
       throw NumericalFailure("projection: A M^-1 A^T is singular (the constraints lost rank)");
     return;
   }
@@ -157,15 +148,14 @@ void CoordinateProjection::multiply_A(const Eigen::Ref<const Vec>& x, Vec& y) co
 
 void CoordinateProjection::solve_S(Vec& x) {
   if (sparse_)
-    S_ldlt_->solve_in_place(x);
+    schur_->solve_schur(x);
   else
     llt_S_.solveInPlace(x);
 }
 
 void CoordinateProjection::correction(const Vec& mu, Vec& dq) {
   if (sparse_) {
-    at_mu_.noalias() = sterms_.A.transpose() * mu;
-    multiply_block_diagonal(minv_, block_size_, at_mu_, dq);
+    schur_->minv_at(sterms_.A, mu, dq);
   } else {
     dq.noalias() = MinvAt_ * mu;
   }

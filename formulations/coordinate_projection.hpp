@@ -21,9 +21,8 @@
 #include <memory>
 #include <string>
 
-#include "core/fixed_pattern_ldlt.hpp"
 #include "core/formulation.hpp"
-#include "core/sparse_gram.hpp"
+#include "formulations/sparse_acceleration_solver.hpp"
 
 namespace clm {
 
@@ -68,10 +67,7 @@ class CoordinateProjection {
   ModelTerms terms_;
   bool sparse_ = false;
   SparseModelTerms sterms_;
-  int block_size_ = 0;
-  Vec minv_, at_mu_;                        // M^-1 blocks (SparseModelTerms::M's layout); A^T mu
-  std::unique_ptr<SparseGram> gram_;        // S = A M^-1 A^T's product plan
-  std::unique_ptr<FixedPatternLdlt> S_ldlt_;
+  std::unique_ptr<SparseSchurSolver> schur_;  // M^-1 by blocks, S = A M^-1 A^T and its L D L^T (the schur path's)
   Eigen::LLT<Mat> llt_M_, llt_S_;
   Mat MinvAt_, S_;
   Vec q_, zero_, mu_, dq_;

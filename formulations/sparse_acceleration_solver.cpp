@@ -71,8 +71,21 @@ SparseSchurSolver::SparseSchurSolver(const SparseModelTerms& pattern, int block_
   gram_.bind(S_);
 }
 
+bool SparseSchurSolver::invert_mass(const SparseMat& M) { return invert_block_diagonal(M, b_, minv_); }
+
+bool SparseSchurSolver::factor_schur(const SparseMat& A) {
+  S_.set_zero();
+  gram_.accumulate(A.valuePtr(), minv_.data(), S_.values());
+  return S_.factorize() && well_conditioned(S_.pivot_ratio());
+}
+
+void SparseSchurSolver::minv_at(const SparseMat& A, const Vec& mu, Vec& out) {
+  t_.noalias() = A.transpose() * mu;
+  multiply_block_diagonal(minv_, b_, t_, out);
+}
+
 void SparseSchurSolver::solve(const SparseModelTerms& t, const Vec& f, const Vec& gamma, Vec& qdd, Vec& lambda) {
-  if (!invert_block_diagonal(t.M, b_, minv_))
+  if (!invert_mass(t.M))
     throw NumericalFailure("schur: Cholesky of the mass matrix M failed (a block of M not positive definite or "
                            "numerically singular)");
   multiply_block_diagonal(minv_, b_, f, free_);  // M^-1 (F - c)
@@ -80,16 +93,13 @@ void SparseSchurSolver::solve(const SparseModelTerms& t, const Vec& f, const Vec
     qdd = free_;
     return;
   }
-  S_.set_zero();
-  gram_.accumulate(t.A.valuePtr(), minv_.data(), S_.values());
-  if (!S_.factorize() || !well_conditioned(S_.pivot_ratio()))
+  if (!factor_schur(t.A))
     throw NumericalFailure("schur: Cholesky of the Schur matrix A M^-1 A^T failed (numerically singular; "
                            "constraints dependent at this configuration?)");
   lambda = gamma;
   lambda.noalias() -= t.A * free_;
   S_.solve_in_place(lambda);
-  t_.noalias() = t.A.transpose() * lambda;
-  multiply_block_diagonal(minv_, b_, t_, qdd);
+  minv_at(t.A, lambda, qdd);
   qdd += free_;
 }
 

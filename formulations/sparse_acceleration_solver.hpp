@@ -35,6 +35,13 @@ class SparseSchurSolver {
   SparseSchurSolver(const SparseModelTerms& pattern, int block_size);
   void solve(const SparseModelTerms& t, const Vec& f, const Vec& gamma, Vec& qdd, Vec& lambda);
 
+  // The pieces solve() is made of, for users that keep M while A changes (the coordinate projection's
+  // Gauss-Newton, formulations/coordinate_projection.hpp). Each returns false where solve() would throw.
+  bool invert_mass(const SparseMat& M);    // M^-1 block by block
+  bool factor_schur(const SparseMat& A);   // S = A M^-1 A^T and its L D L^T (conditioning checked)
+  void solve_schur(Vec& x) { S_.solve_in_place(x); }  // x := S^-1 x
+  void minv_at(const SparseMat& A, const Vec& mu, Vec& out);  // out = M^-1 A^T mu
+
  private:
   int n_, m_, b_;
   SparseGram gram_;

@@ -224,15 +224,16 @@ void Trapezoidal::evaluate(double t, unsigned what) {
 }
 
 void Trapezoidal::residual(double h) {
-  if (sparse_) {
-    res_.noalias() = sterms_.M * qdd1_;
-    res_ += sterms_.c - sterms_.F;
-    res_.noalias() += sterms_.A.transpose() * lambda_eff_;
-  } else {
-    res_.noalias() = terms_.M * qdd1_;
-    res_ += terms_.c - terms_.F;
-    res_.noalias() += terms_.A.transpose() * lambda_eff_;
-  }
+  // The same expression on ModelTerms (dense M, A) and SparseModelTerms (sparse M, A).
+  auto index3_residual = [&](const auto& t) {
+    res_.noalias() = t.M * qdd1_;
+    res_ += t.c - t.F;
+    res_.noalias() += t.A.transpose() * lambda_eff_;
+  };
+  if (sparse_)
+    index3_residual(sterms_);
+  else
+    index3_residual(terms_);
   res_ *= -0.25 * h * h;
 }
 

@@ -249,6 +249,12 @@ TEST(TimeDependent, AugmentedLagrangianFollowsTheMovingConstraints) {
     EXPECT_LT(dqd, 2e-10) << problem;
     EXPECT_LT(dl, 1.5e-8 * scale_l) << problem;
     EXPECT_LT(drift, 5e-13) << problem;
+    // Per problem, at ~3x the measurement (the common bounds above are the turntable's).
+    const bool pendulum = std::string(problem) == "driven_pendulum";
+    EXPECT_LT(dq, pendulum ? 1.2e-11 : 4e-10) << problem;
+    EXPECT_LT(dqd, pendulum ? 6e-11 : 2e-10) << problem;
+    EXPECT_LT(dl, (pendulum ? 1e-9 : 1.5e-8) * scale_l) << problem;
+    EXPECT_LT(drift, pendulum ? 5e-13 : 1e-13) << problem;
   }
 }
 
@@ -286,6 +292,7 @@ TEST(TimeDependent, Ali3pFollowsTheDrivenPendulum) {
     std::printf("[measured] driven_pendulum ALI3-P dt %g: q - kkt %.3e, |h(q, t)| %.1e, |A qd + b| %.1e\n", dt,
                 errors.back(), drift_h, drift_v);
     EXPECT_LT(drift_h, 1e-13) << dt;  // measured <= 7.3e-15: the Newton iteration keeps h(q, t) = 0
+    EXPECT_LT(drift_h, 3e-14) << dt;
     // ALI3-P's velocity projection is a penalty projection: A qd + b is left at O(dt^2) (measured 6.5e-3 dt^2 at
     // every dt, as on the scleronomic pendulum_cartesian: 2.7e-8 at dt 1e-3).
     EXPECT_LT(drift_v, 1e-2 * dt * dt) << dt;
