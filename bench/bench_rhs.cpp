@@ -23,7 +23,7 @@
 #include "core/integrator.hpp"
 #include "core/loglog_fit.hpp"
 #include "core/singular_position.hpp"
-#include "experiments/thread_cpu_time.hpp"
+#include "runs/thread_cpu_time.hpp"
 #include "core/problem_registry.hpp"
 
 namespace {

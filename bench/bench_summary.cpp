@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "core/problem_registry.hpp"
-#include "experiments/run_summary.hpp"
+#include "runs/run_summary.hpp"
 
 namespace {
 

@@ -21,11 +21,11 @@
 #include <memory>
 #include <sstream>
 
-#include "experiments/process_group.hpp"
-#include "experiments/run_config.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/sweep_plan.hpp"
-#include "experiments/sweep_runner.hpp"
+#include "studies/process_group.hpp"
+#include "runs/run_config.hpp"
+#include "runs/runner.hpp"
+#include "studies/sweep_plan.hpp"
+#include "studies/sweep_runner.hpp"
 
 namespace {
 

@@ -224,7 +224,7 @@ struct FormulationEntry {
   std::function<std::string(const Model&)> refuses;
   std::function<std::unique_ptr<Formulation>(std::shared_ptr<const Model>, const FormulationOptions&)> make;
   // The formulation prescribes the problem's actuated coordinates from FormulationOptions::shape (a run's
-  // [shape] section); a [shape] given to a formulation without it is refused in one line (experiments/run_config).
+  // [shape] section); a [shape] given to a formulation without it is refused in one line (runs/run_config.cpp).
   bool uses_shape = false;
 };
 

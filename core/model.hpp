@@ -101,9 +101,9 @@ struct ModelWorkspace {
 // A typed extension of a Model that only some formulations or commands use: the natural velocity basis
 // (formulations/velocity_basis.hpp), the substitution of [seed-002] (formulations/substitution.hpp), the
 // restricted Lagrangian with its transversal frame (formulations/restricted_lagrangian.hpp), the constraint
-// analysis (experiments/constraint_analysis.hpp). Each interface derives from Capability and lives next to
+// analysis (analysis/constraint_analysis.hpp). Each interface derives from Capability and lives next to
 // its user; the builders are templates over the Problem, instantiated where a problem is registered
-// (experiments/problem_capabilities.hpp). The Model stores them type-erased, keyed by the interface type,
+// (runs/problem_capabilities.hpp). The Model stores them type-erased, keyed by the interface type,
 // so the core Model does not grow a virtual method per formulation.
 class Capability {
  public:

@@ -1,7 +1,7 @@
 // Problem registry: turns a templated Problem struct into a named factory of Models with parameter
 // overrides checked by name. The registry itself (the list of problems, problem_registry() and
-// make_model()) is defined in experiments/problem_registry.cpp, the one unit that sees the problems and the
-// builders of their capabilities (experiments/problem_capabilities.hpp); core only declares it, as it does
+// make_model()) is defined in runs/problem_registry.cpp, the one unit that sees the problems and the
+// builders of their capabilities (runs/problem_capabilities.hpp); core only declares it, as it does
 // formulation_registry() and integrator_registry().
 #pragma once
 

@@ -51,7 +51,7 @@ struct SimulationResult {
 using SampleCallback = std::function<void(double t, const Vec& y)>;
 
 // Where a run is, for a progress display: called every kProgressEvery attempted steps and once at the end
-// (finished = true). The callback decides how often to show anything (experiments/progress_line.hpp);
+// (finished = true). The callback decides how often to show anything (runs/progress_line.hpp);
 // it must not throw except AbortRun.
 struct SimulationProgress {
   double t0 = 0, t = 0, t_end = 0;  // start, reached, target time

@@ -2,7 +2,7 @@
 // (x = v + sum_i d_i e_i, e_i e_j = 0). Unlike ceres::Jet it nests: T may itself be a ceres::Jet, a HyperDual,
 // or another Tangent, so a problem's templated function can differentiate its own geometry (velocity
 // Jacobians of body positions, the implicit pitch of a closed kinematic loop) whatever scalar the core calls
-// it with, and a linearization can differentiate the core's derivatives once more (experiments/steady_motion.hpp).
+// it with, and a linearization can differentiate the core's derivatives once more (analysis/steady_motion.hpp).
 // Why not Jet<Jet>: Ceres 2.1's Jet has an explicit constructor from double that Eigen's reductions refuse
 // (docs/design.md section 1); this type is implicitly constructible from double and has Eigen traits.
 // Only what the suite's geometry needs: + - * /, sin, cos, sqrt, atan2; comparisons on the value.

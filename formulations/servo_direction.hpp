@@ -10,7 +10,7 @@
 // problem with constraints has it, so servo runs on every Pfaffian or holonomic problem.
 //
 // Reached through Model::capability<ServoDirections>() (null when the problem offers no field of its own);
-// attached when the problem is registered (experiments/problem_capabilities.hpp, add_servo_directions).
+// attached when the problem is registered (runs/problem_capabilities.hpp, add_servo_directions).
 #pragma once
 
 #include <memory>

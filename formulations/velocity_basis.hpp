@@ -4,7 +4,7 @@
 // (core/problem.hpp, HasVelocityBasis), differentiated along qd by one Jet<1> pass.
 //
 // Reached through Model::capability<VelocityBasis>() (null when the problem has none); attached when the
-// problem is registered (experiments/problem_capabilities.hpp, add_velocity_basis below).
+// problem is registered (runs/problem_capabilities.hpp, add_velocity_basis below).
 #pragma once
 
 #include <ceres/jet.h>

@@ -1,4 +1,4 @@
-// libFuzzer target: the config reader (experiments/run_config.cpp) on arbitrary bytes. Every input must end
+// libFuzzer target: the config reader (runs/run_config.cpp) on arbitrary bytes. Every input must end
 // in a resolved config or an InputError; anything else (a crash, a sanitizer finding, another exception)
 // is a finding.
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/types.hpp"
-#include "experiments/run_config.hpp"
+#include "runs/run_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/clmbench_fuzz_config_" + std::to_string(getpid()) + ".ini";

@@ -1,4 +1,4 @@
-// libFuzzer target: the results reader of `clmbench info` (experiments/results_info.cpp) on arbitrary
+// libFuzzer target: the results reader of `clmbench info` (io/results_info.cpp) on arbitrary
 // bytes written as a file. Every input must be read or refused with an InputError / OutputError.
 #include <unistd.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/types.hpp"
-#include "experiments/hdf5_writer.hpp"
-#include "experiments/results_info.hpp"
+#include "io/results_file.hpp"
+#include "runs/recorded_options.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/clmbench_fuzz_results_" + std::to_string(getpid()) + ".h5";

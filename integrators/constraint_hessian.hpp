@@ -15,7 +15,7 @@
 // Hessians'.
 //
 // Reached through Model::capability<ConstraintHessian>() (null when the problem is not holonomic or was not
-// registered with its capabilities); attached by experiments/problem_capabilities.hpp.
+// registered with its capabilities); attached by runs/problem_capabilities.hpp.
 #pragma once
 
 #include <algorithm>

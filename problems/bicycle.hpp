@@ -32,7 +32,7 @@
 //
 // Steady straight running at speed v (steady_motion): upright, no steer, rear wheel turning at -v/rR and
 // front at -v/rF (with y pointing right and z down, rolling forward turns a wheel negatively about y). The
-// lean/steer motion about it is what `clmbench analyze --speed` linearizes (experiments/steady_motion.hpp).
+// lean/steer motion about it is what `clmbench analyze --speed` linearizes (analysis/steady_motion.hpp).
 #pragma once
 
 #include <array>
@@ -57,7 +57,7 @@ struct Bicycle {
   static constexpr const char* kCoordinateNames[] = {"x", "y", "psi", "phi", "delta", "theta_R", "theta_F"};
   static constexpr const char* kCoordinateUnits[] = {"m", "m", "rad", "rad", "rad", "rad", "rad"};
 
-  // Linearization about steady motion (experiments/steady_motion.hpp): the lean and steer motion, with the
+  // Linearization about steady motion (analysis/steady_motion.hpp): the lean and steer motion, with the
   // rear wheel rate held at its steady value; x, y, psi and theta_F follow from the rolling constraints.
   static constexpr std::array kSteadyMotionCoordinates = {3, 4};
   static constexpr std::array kSteadyMotionHeld = {5};

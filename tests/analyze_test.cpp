@@ -1,4 +1,4 @@
-// Constraint analysis (experiments/constraint_analysis.hpp, `clmbench analyze`): rank and DOF bookkeeping, the
+// Constraint analysis (analysis/constraint_analysis.hpp, `clmbench analyze`): rank and DOF bookkeeping, the
 // Frobenius verdict (nonholonomic sleigh, disk, skate vs the integrable sphere in disguise), accessibility by
 // iterated brackets, the coordinate-partition basis, the sphere's closed form against kkt, and the CLI.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "clmbench_process.hpp"
-#include "experiments/constraint_analysis.hpp"
+#include "app/problem_analysis.hpp"
 #include "core/problem_registry.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/problem_registry.hpp"
-#include "experiments/test_set_accuracy.hpp"
+#include "runs/test_set_accuracy.hpp"
 #include "problems/andrews_squeezer.hpp"
 #include "recorded_run.hpp"
 

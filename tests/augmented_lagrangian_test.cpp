@@ -20,7 +20,7 @@
 #include "core/loglog_fit.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
-#include "experiments/problem_capabilities.hpp"
+#include "runs/problem_capabilities.hpp"
 #include "formulations/augmented_lagrangian.hpp"
 #include "integrators/constraint_hessian.hpp"
 

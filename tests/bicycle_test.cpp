@@ -1,5 +1,5 @@
 // The Whipple bicycle [Meijaard-2007]: the nonlinear model (problems/bicycle.hpp) and its linearization about
-// steady straight running (experiments/steady_motion.hpp) against the benchmark's published numbers.
+// steady straight running (analysis/steady_motion.hpp) against the benchmark's published numbers.
 // Published values (docs/references.md, [Meijaard-2007]): the coefficient matrices M, C1, K0, K2 of its
 // section 5 and the eigenvalues of its Table 2, as carried by the benchmark's public reimplementations
 // (BicycleParameters / dtk benchmark_matrices, Peterson's Whipple gtest of Table 2), checked against each other.
@@ -13,8 +13,8 @@
 
 #include "core/autodiff_model.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/speed_analysis.hpp"
-#include "experiments/steady_motion.hpp"
+#include "analysis/speed_analysis.hpp"
+#include "analysis/steady_motion.hpp"
 #include "problems/bicycle.hpp"
 #include "recorded_run.hpp"
 #include "run_allocations.hpp"

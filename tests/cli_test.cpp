@@ -9,8 +9,8 @@
 #include "clmbench_process.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/run_config.hpp"
-#include "experiments/value_parsing.hpp"
+#include "runs/run_config.hpp"
+#include "core/value_parsing.hpp"
 
 using namespace clm;
 using clm::testing::ProcessResult;

@@ -17,7 +17,7 @@
 #include "core/integrator.hpp"
 #include "core/loglog_fit.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/runner.hpp"
+#include "runs/runner.hpp"
 #include "integrators/midpoint_discrete_mechanics.hpp"
 #include "recorded_run.hpp"
 #include "run_allocations.hpp"

@@ -15,7 +15,7 @@
 #include "core/loglog_fit.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
-#include "experiments/runner.hpp"
+#include "runs/runner.hpp"
 #include "recorded_run.hpp"
 
 using namespace clm;

@@ -1,4 +1,4 @@
-// Relative equilibria (experiments/equilibrium_analysis.hpp, `clmbench analyze --equilibrium`): the sleigh's
+// Relative equilibria (analysis/equilibrium_analysis.hpp, `clmbench analyze --equilibrium`): the sleigh's
 // reduced equations and their linearization against the hand derivation of [seed-000] (u' = b w^2,
 // w' = -beta u w, beta = m b / (m b^2 + Ic), from T = m/2 (xd^2 + yd^2) + Ic/2 thetad^2 and the blade
 // constraint), its eigenvalues 0 and -beta u1 at (u1, 0) for random parameters and both signs of u1 and b,
@@ -12,7 +12,7 @@
 #include "clmbench_process.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/equilibrium_analysis.hpp"
+#include "analysis/equilibrium_analysis.hpp"
 
 using namespace clm;
 

@@ -10,7 +10,7 @@
 #include "core/autodiff_model.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
-#include "experiments/problem_capabilities.hpp"
+#include "runs/problem_capabilities.hpp"
 #include "formulations/fernandez_bloch_formulation.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 

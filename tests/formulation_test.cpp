@@ -16,7 +16,7 @@
 #include "core/problem_registry.hpp"
 #include "core/consistency.hpp"
 #include "core/simulate.hpp"
-#include "experiments/problem_capabilities.hpp"
+#include "runs/problem_capabilities.hpp"
 #include "formulations/nullspace_formulation.hpp"
 #include "problems/chaplygin_sleigh.hpp"
 

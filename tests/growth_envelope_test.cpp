@@ -1,11 +1,11 @@
-// The growth exponent of an error envelope (experiments/growth_envelope.hpp) on errors whose growth is known
+// The growth exponent of an error envelope (runs/growth_envelope.hpp) on errors whose growth is known
 // by construction, and on integrators whose long-time energy behaviour is textbook.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "experiments/growth_envelope.hpp"
+#include "runs/growth_envelope.hpp"
 
 using namespace clm;
 

@@ -14,7 +14,7 @@
 #include "recorded_run.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/problem_capabilities.hpp"
+#include "runs/problem_capabilities.hpp"
 #include "problems/charged_particle.hpp"
 
 using namespace clm;

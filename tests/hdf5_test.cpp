@@ -12,7 +12,7 @@
 
 #include "clmbench_process.hpp"
 #include "core/version.hpp"
-#include "experiments/hdf5_writer.hpp"
+#include "runs/results_writer.hpp"
 
 using clm::testing::ScratchDir;
 using clm::testing::write_text;

@@ -10,7 +10,7 @@
 
 #include "clmbench_process.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/constraint_analysis.hpp"
+#include "app/problem_analysis.hpp"
 #include "recorded_run.hpp"
 
 using namespace clm;

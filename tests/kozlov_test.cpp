@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "clmbench_process.hpp"
-#include "experiments/kozlov_study.hpp"
+#include "studies/kozlov_study.hpp"
 
 using namespace clm;
 using clm::testing::ProcessResult;

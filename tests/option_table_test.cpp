@@ -1,4 +1,4 @@
-// The option table (experiments/option_table.hpp): every row round-trips config -> run attributes ->
+// The option table (runs/option_table.hpp): every row round-trips config -> run attributes ->
 // `clmbench info --run`, the generated docs/options.md is current, and a toy option added as one row gets
 // parsing, validation, config text, attribute and documentation with no other code.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <set>
 
 #include "clmbench_process.hpp"
-#include "experiments/kozlov_study.hpp"
-#include "experiments/run_options.hpp"
+#include "studies/kozlov_study.hpp"
+#include "runs/run_options.hpp"
 
 namespace clm {
 namespace {

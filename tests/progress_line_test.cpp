@@ -1,4 +1,4 @@
-// The progress display (experiments/progress_line.hpp) driven by a fake clock: nothing for quick work, a
+// The progress display (runs/progress_line.hpp) driven by a fake clock: nothing for quick work, a
 // line redrawn in place on a terminal, plain lines at their pace otherwise, percentage / ETA arithmetic;
 // and `clmbench run --progress` end to end.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include "clmbench_process.hpp"
 #include "core/types.hpp"
-#include "experiments/progress_line.hpp"
+#include "runs/progress_line.hpp"
 
 using namespace clm;
 

@@ -1,6 +1,6 @@
 // Published reference values (core/published_reference.hpp): the hook that gives them only at a problem's
 // default parameters, the summary that measures a run against them only from the default initial state and
-// at their time, and what `clmbench run` prints (experiments/published_comparison.hpp).
+// at their time, and what `clmbench run` prints (runs/published_comparison.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,8 +9,8 @@
 
 #include "clmbench_process.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/published_comparison.hpp"
-#include "experiments/run_summary.hpp"
+#include "runs/published_comparison.hpp"
+#include "runs/run_summary.hpp"
 #include "problems/andrews_squeezer.hpp"
 
 using namespace clm;

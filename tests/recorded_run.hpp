@@ -51,7 +51,7 @@ inline RecordedRun record_run(const std::shared_ptr<const Model>& model, const s
   s.atol = rs.atol;
   s.cvode_method = rs.cvode_method;
   RecordedRun out;
-  // [formulation] projection wraps the formulation, as the runner does (experiments/runner.cpp).
+  // [formulation] projection wraps the formulation, as the runner does (runs/runner.cpp).
   // An integrator that keeps h(q) = 0 itself passes singular positions, as the runner tells the formulation.
   if (integ->integrates_constrained_system() && model->holonomic()) f->set_positions_projected(true);
   std::optional<ProjectedSystem> projected;

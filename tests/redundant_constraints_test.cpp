@@ -17,8 +17,8 @@
 #include "core/consistency.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/constraint_analysis.hpp"
-#include "experiments/runner.hpp"
+#include "app/problem_analysis.hpp"
+#include "runs/runner.hpp"
 #include "formulations/minimum_norm_multipliers.hpp"
 #include "formulations/velocity_basis.hpp"
 

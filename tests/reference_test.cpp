@@ -13,9 +13,9 @@
 #include "clmbench_process.hpp"
 #include "core/loglog_fit.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/reference_cache.hpp"
-#include "experiments/run_options.hpp"
-#include "experiments/run_summary.hpp"
+#include "runs/reference_cache.hpp"
+#include "runs/run_options.hpp"
+#include "runs/run_summary.hpp"
 
 namespace clm {
 namespace {

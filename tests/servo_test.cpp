@@ -11,7 +11,7 @@
 #include "clmbench_process.hpp"
 #include "core/autodiff_model.hpp"
 #include "core/problem_registry.hpp"
-#include "experiments/problem_capabilities.hpp"
+#include "runs/problem_capabilities.hpp"
 #include "formulations/servo_formulation.hpp"
 #include "problems/suslov.hpp"
 #include "recorded_run.hpp"

@@ -1,6 +1,6 @@
 // The prescribed shape q_a(t) (core/shape_schedule.hpp, issue 13): parsed expressions against their closed
 // forms, spline samples against the smooth function they sample at the spline's order, parse errors in one
-// line, and evaluation without allocation; the [shape] config wiring (experiments/run_config.cpp).
+// line, and evaluation without allocation; the [shape] config wiring (runs/run_config.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "clmbench_process.hpp"
 #include "core/loglog_fit.hpp"
 #include "core/shape_schedule.hpp"
-#include "experiments/run_config.hpp"
+#include "runs/run_config.hpp"
 
 namespace clm {
 namespace {

@@ -1,4 +1,4 @@
-// `clmbench analyze --speed` (experiments/speed_analysis.hpp): the printed table and stability-change lines,
+// `clmbench analyze --speed` (analysis/speed_analysis.hpp): the printed table and stability-change lines,
 // the /analysis datasets of --out, the speed-list forms, and one-line refusals.
 #include <H5Cpp.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "clmbench_process.hpp"
-#include "experiments/speed_analysis.hpp"
+#include "analysis/speed_analysis.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "core/problem_registry.hpp"
-#include "experiments/run_summary.hpp"
+#include "runs/run_summary.hpp"
 
 namespace clm {
 namespace {

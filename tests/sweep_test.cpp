@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "clmbench_process.hpp"
-#include "experiments/run_config.hpp"
-#include "experiments/sweep_plan.hpp"
+#include "runs/run_config.hpp"
+#include "studies/sweep_plan.hpp"
 
 namespace fs = std::filesystem;
 using clm::testing::expect_one_line_error;

@@ -394,7 +394,7 @@ def section_work_precision(results):
 
 
 def growth_word(p):
-    """What a growth exponent says (experiments/growth_envelope.hpp): the nearest of the textbook cases."""
+    """What a growth exponent says (runs/growth_envelope.hpp): the nearest of the textbook cases."""
     if p is None or not math.isfinite(p):
         return "-"
     if p < 0.25:

@@ -1,0 +1,167 @@
+#include "io/hdf5_support.hpp"
+
+namespace clm::hdf5 {
+
+namespace {
+
+// The most telling message on HDF5's error stack (the system error of a failed write when there is one).
+std::string hdf5_error_detail() {
+  std::vector<std::string> messages;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e && e->desc) static_cast<std::vector<std::string>*>(data)->push_back(e->desc);
+        return 0;
+      },
+      &messages);
+  H5Eclear2(H5E_DEFAULT);
+  for (const auto& m : messages) {
+    // "... errno = 28, error message = 'No space left on device', ..." -> the system's words.
+    const auto at = m.find("error message = '");
+    if (at != std::string::npos) {
+      const auto from = at + 17, to = m.find('\'', from);
+      return m.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    }
+    if (m.find("errno") != std::string::npos) return m;
+  }
+  return messages.empty() ? std::string() : messages.back();
+}
+
+}  // namespace
+
+[[noreturn]] void fail(const std::string& what) {
+  const std::string detail = hdf5_error_detail();
+  throw H5Failure(detail.empty() ? what : what + " (" + detail + ")");
+}
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) fail(what);
+}
+
+
+Handle string_type() {
+  Handle t(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  check(H5Tset_size(t.get(), H5T_VARIABLE), "cannot set the string type's size");
+  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "cannot set the string type's character set");
+  return t;
+}
+
+// Groups and datasets are created without modification times, so two identical runs give identical
+// object headers (reproducibility; created_utc and wall_time_s are the only intended differences).
+Handle make_group(hid_t parent, const std::string& name) {
+  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "group property list");
+  check(H5Pset_obj_track_times(gcpl.get(), 0), "cannot set group properties");
+  Handle g(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "group '" + name + "'");
+  gcpl.close();
+  return g;
+}
+
+static void write_attribute(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data) {
+  Handle a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+  if (data) check(H5Awrite(a.get(), type, data), "cannot write attribute '" + name + "'");
+  a.close();
+}
+
+void set_attr(hid_t obj, const std::string& name, const std::string& value) {
+  Handle type = string_type();
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  const char* p = value.c_str();
+  write_attribute(obj, name, type.get(), space.get(), &p);
+  space.close();
+  type.close();
+}
+void set_attr(hid_t obj, const std::string& name, double value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  write_attribute(obj, name, H5T_NATIVE_DOUBLE, space.get(), &value);
+  space.close();
+}
+void set_attr(hid_t obj, const std::string& name, long value) {
+  const int64_t v = value;
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  write_attribute(obj, name, H5T_NATIVE_INT64, space.get(), &v);
+  space.close();
+}
+void set_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) {
+  Handle type = string_type();
+  const hsize_t dims[1] = {values.size()};
+  Handle space(values.empty() ? H5Screate(H5S_NULL) : H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  write_attribute(obj, name, type.get(), space.get(), values.empty() ? nullptr : ptrs.data());
+  space.close();
+  type.close();
+}
+void set_attr(hid_t obj, const std::string& name, const double* values, size_t count) {
+  const hsize_t dims[1] = {count};
+  Handle space(count ? H5Screate_simple(1, dims, nullptr) : H5Screate(H5S_NULL), H5Sclose, "dataspace");
+  write_attribute(obj, name, H5T_NATIVE_DOUBLE, space.get(), count ? values : nullptr);
+  space.close();
+}
+
+// Rows of a chunk: about 64 KiB of data per chunk (whole rows), at least one row.
+hsize_t chunk_rows(hsize_t row_elements, size_t element_size) {
+  return std::max<hsize_t>(1, (64 * 1024) / (std::max<hsize_t>(row_elements, 1) * element_size));
+}
+
+// A fixed-size dataset written at once: chunked (whole rows, about 64 KiB per chunk), shuffled and
+// deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty, as is
+// one written with compress = false (a sweep part's one-row /summary, rewritten compressed by the merge).
+void write_dataset(hid_t parent, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
+                   const void* data, bool compress) {
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+  check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
+  const bool empty = std::any_of(dims.begin(), dims.end(), [](hsize_t d) { return d == 0; });
+  if (!empty && compress) {
+    hsize_t row = 1;
+    for (size_t i = 1; i < dims.size(); ++i) row *= dims[i];
+    std::vector<hsize_t> chunk(dims);
+    chunk[0] = std::min(chunk_rows(row, H5Tget_size(type)), dims[0]);
+    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "cannot chunk '" + name + "'");
+    check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name + "'");
+    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name + "'");
+  }
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, "dataspace");
+  Handle ds(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,
+            "dataset '" + name + "'");
+  if (!empty) {
+    // Variable-length strings go through HDF5's type-conversion buffer, which by default is 1 MiB, calloc'ed
+    // on every write: measured, the summary's few string columns then cost more than a short run itself
+    // (a sweep writes one summary per part file). A buffer sized to the data gives the same bytes on disk.
+    hsize_t elements = 1;
+    for (hsize_t d : dims) elements *= d;
+    const size_t buffer = std::clamp<size_t>(static_cast<size_t>(elements) * 64, 4096, 1 << 20);
+    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "dataset transfer property list");
+    check(H5Pset_buffer(dxpl.get(), buffer, nullptr, nullptr), "cannot size the conversion buffer of '" + name + "'");
+    check(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, dxpl.get(), data), "cannot write dataset '" + name + "'");
+    dxpl.close();
+  }
+  ds.close();  // flushes the chunks: a failed write surfaces here
+  space.close();
+  dcpl.close();
+}
+
+// A `description` attribute on an existing dataset (what a column means and its unit).
+void describe_dataset(hid_t parent, const std::string& name, const std::string& text) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "dataset '" + name + "'");
+  set_attr(ds.get(), "description", text);
+  ds.close();
+}
+
+void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& data, bool compress) {
+  write_dataset(parent, name, H5T_NATIVE_DOUBLE, {data.size()}, data.data(), compress);
+}
+void write_longs(hid_t parent, const std::string& name, const std::vector<long>& values, bool compress) {
+  const std::vector<int64_t> data(values.begin(), values.end());
+  write_dataset(parent, name, H5T_NATIVE_INT64, {data.size()}, data.data(), compress);
+}
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values,
+                   bool compress) {
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  Handle type = string_type();
+  write_dataset(parent, name, type.get(), {values.size()}, ptrs.data(), compress);
+  type.close();
+}
+
+
+}  // namespace clm::hdf5

@@ -1,0 +1,345 @@
+// The results file through the HDF5 C API (io/hdf5_support.hpp): every call checked, every object closed
+// explicitly before the file is closed, and the file renamed into place only when all of that succeeded.
+#include "io/results_file.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <type_traits>
+#include <variant>
+
+#include "core/version.hpp"
+
+namespace clm {
+
+using namespace hdf5;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+
+// The temporary files are removed when the process is interrupted (signal handlers may only use
+// async-signal-safe calls, hence fixed buffers and unlink). One slot per writer open at once: a sweep's
+// workers each write their own part file. A slot is published by its first byte, written last.
+constexpr int kCleanupSlots = 256;
+char g_temp_paths[kCleanupSlots][4096] = {};
+std::mutex g_cleanup_mutex;
+int g_cleanup_open = 0;
+
+extern "C" void remove_temp_and_exit(int sig) {
+  for (auto& path : g_temp_paths)
+    if (path[0]) unlink(path);
+  _exit(128 + sig);
+}
+
+// Returns the slot (-1 when all are taken: that file is then left behind by a signal, as after kill -9,
+// and removed by the next writer of the same output).
+int install_cleanup(const std::string& path) {
+  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
+  for (int i = 0; i < kCleanupSlots; ++i) {
+    if (g_temp_paths[i][0]) continue;
+    std::snprintf(g_temp_paths[i] + 1, sizeof g_temp_paths[i] - 1, "%s", path.c_str() + (path.empty() ? 0 : 1));
+    std::atomic_signal_fence(std::memory_order_release);  // the rest of the path before its first byte
+    g_temp_paths[i][0] = path.empty() ? 0 : path[0];
+    if (g_cleanup_open++ == 0)
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
+    return i;
+  }
+  return -1;
+}
+
+void remove_cleanup(int& slot) {
+  if (slot < 0) return;
+  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
+  g_temp_paths[slot][0] = 0;
+  slot = -1;
+  if (--g_cleanup_open == 0)
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+}
+
+// Removes "<name>.tmp-<pid>" files beside `out` whose process no longer exists (a kill -9 leaves them).
+void remove_stale_temporaries(const fs::path& out) {
+  const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const std::string prefix = out.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 9)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    std::error_code rm;
+    if (entry.is_regular_file(rm) && fs::remove(entry.path(), rm))
+      std::cerr << "clmbench: note: removed stale temporary file '" << entry.path().string() << "' (process " << pid
+                << " no longer exists)\n";
+  }
+}
+
+void fsync_path(const std::string& path, int flags, const std::string& what) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) throw H5Failure("cannot open " + what + " to sync it: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw H5Failure("cannot sync " + what + ": " + std::strerror(err));
+}
+
+
+// Appends `rows` to `table` column by column; the columns (names, order, kinds) must be the same.
+void append_rows(SummaryTable& table, const SummaryTable& rows) {
+  bool same = table.size() == rows.size();
+  for (size_t i = 0; same && i < table.size(); ++i)
+    same = table[i].name == rows[i].name && table[i].values.index() == rows[i].values.index();
+  if (!same) {
+    std::string a, b;
+    for (const auto& c : table) a += (a.empty() ? "" : ",") + c.name;
+    for (const auto& c : rows) b += (b.empty() ? "" : ",") + c.name;
+    throw H5Failure("summary rows with different columns (" + a + " and " + b + ")");
+  }
+  for (size_t i = 0; i < table.size(); ++i)
+    std::visit(
+        [&](auto& into) {
+          const auto& from = std::get<std::decay_t<decltype(into)>>(rows[i].values);
+          into.insert(into.end(), from.begin(), from.end());
+        },
+        table[i].values);
+}
+
+}  // namespace
+
+// The open file and its /runs group (made by the first runs_group()).
+struct ResultsFile::Handles {
+  Handle file, runs;
+};
+
+std::recursive_mutex& hdf5_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+void ResultsFile::require_open() const {
+  if (!is_open()) throw OutputError("results file '" + out_path_ + "' is already closed");
+}
+
+bool ResultsFile::is_open() const { return handles_ && !broken_; }
+
+hid_t ResultsFile::runs_group() {
+  if (!handles_->runs) handles_->runs = make_group(handles_->file.get(), "runs");
+  return handles_->runs.get();
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void check_output_path(const std::string& out_path, const std::vector<std::string>& inputs) {
+  if (out_path.empty()) throw OutputError("empty output file name (run.out / --out)");
+  if (out_path.back() == '/') throw OutputError("output path '" + out_path + "' names a directory, not a file");
+  std::error_code ec;
+  const fs::path out(out_path);
+  const auto status = fs::status(out, ec);
+  if (fs::exists(status)) {
+    if (fs::is_directory(status)) throw OutputError("output path '" + out_path + "' is a directory");
+    if (!fs::is_regular_file(status))
+      throw OutputError("output path '" + out_path + "' exists and is not a regular file (a device, FIFO or socket)");
+    for (const auto& in : inputs) {
+      std::error_code e2;
+      if (!in.empty() && fs::equivalent(out, fs::path(in), e2))
+        throw OutputError("output path '" + out_path + "' is the input file '" + in + "'; choose another --out");
+    }
+  }
+}
+
+ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
+    : out_path_(std::move(out_path)), options_(options) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
+  check_output_path(out_path_, inputs);
+  const fs::path out(out_path_);
+  std::error_code ec;
+  // Create missing parents one by one, remembering them so that a failure leaves no empty directory.
+  std::vector<fs::path> missing;
+  for (fs::path p = out.parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) missing.push_back(p);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (!fs::create_directory(*it, ec) && ec) {
+      for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
+      throw OutputError("cannot write output file '" + out_path_ + "': cannot create directory '" + it->string() +
+                        "': " + ec.message());
+    }
+    created_dirs_.push_back(it->string());
+  }
+  if (options_.remove_stale_temporaries) remove_stale_temporaries(out);
+  temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid());
+  // Plain open() first: its errno says why a path is unwritable, which HDF5's error stack does not.
+  const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    const std::string why = std::strerror(errno);
+    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
+    throw OutputError("cannot write output file '" + out_path_ + "': " + why);
+  }
+  ::close(fd);
+  cleanup_slot_ = install_cleanup(temp_path_);
+  handles_ = std::make_unique<Handles>();
+  try {
+    Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "file creation property list");
+    check(H5Pset_obj_track_times(fcpl.get(), 0), "cannot set file properties");
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access property list");
+    // Closing the file closes whatever is still open, so that a failed run cannot leave objects behind.
+    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "cannot set file properties");
+    handles_->file = Handle(H5Fcreate(temp_path_.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose,
+                          "file '" + temp_path_ + "'");
+    fapl.close();
+    fcpl.close();
+  } catch (const H5Failure& e) {
+    handles_.reset();
+    ::unlink(temp_path_.c_str());
+    remove_cleanup(cleanup_slot_);
+    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
+    throw OutputError("cannot write output file '" + out_path_ + "': " + e.what());
+  }
+}
+
+ResultsFile::~ResultsFile() {
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    handles_.reset();  // closes (silently) whatever is open, the file last
+  }
+  if (!committed_) {
+    ::unlink(temp_path_.c_str());
+    std::error_code ec;
+    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);  // only if empty
+  }
+  remove_cleanup(cleanup_slot_);
+}
+
+void ResultsFile::write_group(const ResultGroup& g) {
+  guarded("group '" + g.path + "'", [&] {
+    std::string sofar;
+    size_t start = 0;
+    while (start <= g.path.size()) {
+      const size_t slash = std::min(g.path.find('/', start), g.path.size());
+      const std::string part = g.path.substr(start, slash - start);
+      start = slash + 1;
+      if (part.empty()) continue;
+      sofar += "/" + part;
+      const htri_t exists = H5Lexists(handles_->file.get(), sofar.c_str(), H5P_DEFAULT);
+      if (exists < 0) fail("cannot look up '" + sofar + "'");
+      if (!exists) make_group(handles_->file.get(), sofar).close();
+    }
+    if (sofar.empty()) throw H5Failure("empty group path");
+    Handle group(H5Gopen2(handles_->file.get(), sofar.c_str(), H5P_DEFAULT), H5Gclose, "group '" + sofar + "'");
+    for (const auto& [name, values] : g.numbers) write_doubles(group.get(), name, values);
+    for (const auto& [name, values] : g.integers) write_longs(group.get(), name, values);
+    for (const auto& [name, values] : g.strings) write_strings(group.get(), name, values);
+    for (const auto& mat : g.matrices)
+      write_dataset(group.get(), mat.name, H5T_NATIVE_DOUBLE, {mat.rows, mat.cols}, mat.data.data());
+    for (const auto& [name, value] : g.number_attributes) set_attr(group.get(), name, value);
+    for (const auto& [name, value] : g.text_attributes) set_attr(group.get(), name, value);
+    group.close();
+  });
+}
+
+void ResultsFile::commit(const Provenance& provenance, const std::vector<std::string>& run_configs,
+                         const SummaryTable* leading) {
+  guarded("closing", [&] {
+    Handles& h = *handles_;
+    // The runs written here first, then the rows of copied runs (a file of copied runs alone has only those).
+    SummaryTable table;
+    const bool own_rows = leading && !leading->empty() && leading->front().size() > 0;
+    if (leading && (own_rows || appended_.empty())) {
+      table = *leading;
+      if (!appended_.empty()) append_rows(table, appended_);
+    } else {
+      table = appended_;
+    }
+    if (h.runs || !table.empty()) {
+      Handle summary = make_group(h.file.get(), "summary");
+      const hid_t sg = summary.get();
+      for (const auto& c : table) {
+        std::visit(
+            [&](const auto& v) {
+              using V = std::decay_t<decltype(v)>;
+              const bool compress = options_.compress_summary;
+              if constexpr (std::is_same_v<V, std::vector<double>>) write_doubles(sg, c.name, v, compress);
+              else if constexpr (std::is_same_v<V, std::vector<long>>) write_longs(sg, c.name, v, compress);
+              else write_strings(sg, c.name, v, compress);
+            },
+            c.values);
+      }
+      for (const auto& c : table)
+        if (!c.description.empty()) describe_dataset(sg, c.name, c.description);
+      summary.close();
+    }
+
+    const hid_t f = h.file.get();
+    set_attr(f, "clmbench_version", std::string(kVersion));
+    set_attr(f, "git_commit", std::string(kGitCommit));
+    set_attr(f, "created_utc", utc_timestamp());
+    set_attr(f, "command_line", provenance.command_line);
+    set_attr(f, "config", provenance.config_text);
+    if (!provenance.sweep_config.empty()) set_attr(f, "sweep_config", provenance.sweep_config);
+    if (!run_configs.empty()) set_attr(f, "run_configs", run_configs);
+    if (h.runs) h.runs.close();
+    check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
+    h.file.close();
+  });
+  // The file is closed: syncing and renaming it are no HDF5 calls, so other writers are not held up by the
+  // disk (an fsync takes milliseconds).
+  guarded("closing", [&] {
+    fsync_path(temp_path_, O_RDONLY, "'" + temp_path_ + "'");
+    // The destination may have changed since the start: never rename over anything but a regular file.
+    struct stat dest{};
+    if (::lstat(out_path_.c_str(), &dest) == 0 && !S_ISREG(dest.st_mode))
+      throw H5Failure("'" + out_path_ + "' is no longer a regular file");
+    if (std::rename(temp_path_.c_str(), out_path_.c_str()) != 0)
+      throw H5Failure("cannot rename '" + temp_path_ + "' to '" + out_path_ + "': " + std::strerror(errno));
+    committed_ = true;
+    const fs::path parent = fs::path(out_path_).parent_path();
+    if (options_.sync_directory) try {
+      fsync_path(parent.empty() ? std::string(".") : parent.string(), O_RDONLY | O_DIRECTORY, "the output directory");
+    } catch (const H5Failure& e) {
+      std::cerr << "clmbench: warning: " << e.what() << " (the file is complete)\n";
+    }
+  }, /*lock_hdf5=*/false);
+  {
+    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    handles_.reset();
+  }
+  remove_cleanup(cleanup_slot_);
+}
+
+void ResultsFile::copy_run(hid_t source_runs, const std::string& run_id) {
+  guarded("run '" + run_id + "'", [&] {
+    Handle ocpypl(H5Pcreate(H5P_OBJECT_COPY), H5Pclose, "object copy property list");
+    check(H5Ocopy(source_runs, run_id.c_str(), runs_group(), run_id.c_str(), ocpypl.get(), H5P_DEFAULT),
+          "cannot copy run '" + run_id + "'");
+    ocpypl.close();
+  });
+}
+
+void ResultsFile::append_summary(const SummaryTable& rows) {
+  guarded("summary", [&] {
+    if (appended_.empty()) appended_ = rows;
+    else append_rows(appended_, rows);
+  });
+}
+
+}  // namespace clm

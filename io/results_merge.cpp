@@ -1,0 +1,379 @@
+#include "io/results_merge.hpp"
+
+#include <hdf5.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "core/types.hpp"
+#include "io/results_file.hpp"
+
+namespace clm {
+
+namespace {
+
+// An HDF5 identifier closed when it goes out of scope (reading only: a failed close loses nothing).
+class Id {
+ public:
+  Id() = default;
+  Id(hid_t id, herr_t (*closer)(hid_t)) : id_(id), closer_(closer) {}
+  Id(Id&& o) noexcept : id_(o.id_), closer_(o.closer_) { o.id_ = -1; }
+  Id& operator=(Id&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(closer_, o.closer_);
+    return *this;
+  }
+  Id(const Id&) = delete;
+  ~Id() {
+    if (id_ >= 0 && closer_) closer_(id_);
+  }
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  herr_t (*closer_)(hid_t) = nullptr;
+};
+
+// Names of the links of a group, or of the attributes of an object, in name order.
+std::vector<std::string> link_names(hid_t group) {
+  std::vector<std::string> names;
+  H5Literate(
+      group, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+std::vector<std::string> attribute_names(hid_t obj) {
+  std::vector<std::string> names;
+  H5Aiterate2(
+      obj, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+// The contents of a dataset or attribute, comparable: its class, shape, and values as doubles (every
+// numeric type; compared bit for bit, so NaN equals NaN) or as strings.
+struct Values {
+  H5T_class_t cls = H5T_NO_CLASS;
+  std::vector<hsize_t> dims;
+  std::vector<double> numbers;
+  std::vector<std::string> strings;
+  bool operator==(const Values& o) const {
+    return cls == o.cls && dims == o.dims && strings == o.strings && numbers.size() == o.numbers.size() &&
+           (numbers.empty() || std::memcmp(numbers.data(), o.numbers.data(), numbers.size() * sizeof(double)) == 0);
+  }
+};
+
+// Reads a dataset (is_attribute false) or an attribute; nullopt when it cannot be read.
+std::optional<Values> read_values(hid_t obj, bool is_attribute) {
+  Values v;
+  Id type(is_attribute ? H5Aget_type(obj) : H5Dget_type(obj), H5Tclose);
+  Id space(is_attribute ? H5Aget_space(obj) : H5Dget_space(obj), H5Sclose);
+  if (!type.ok() || !space.ok()) return std::nullopt;
+  v.cls = H5Tget_class(type.get());
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) return std::nullopt;
+  v.dims.resize(static_cast<size_t>(rank));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), v.dims.data(), nullptr);
+  const hssize_t points = H5Sget_simple_extent_type(space.get()) == H5S_NULL ? 0 : H5Sget_select_npoints(space.get());
+  if (points < 0) return std::nullopt;
+  const size_t n = static_cast<size_t>(points);
+  if (n == 0) return v;
+  auto read = [&](hid_t mem, void* buf) {
+    return is_attribute ? H5Aread(obj, mem, buf) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+  };
+  if (v.cls == H5T_FLOAT || v.cls == H5T_INTEGER) {
+    v.numbers.resize(n);
+    if (read(H5T_NATIVE_DOUBLE, v.numbers.data()) < 0) return std::nullopt;
+  } else if (v.cls == H5T_STRING && H5Tis_variable_str(type.get()) > 0) {
+    std::vector<char*> buf(n, nullptr);
+    Id mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    const herr_t rc = read(mem.get(), buf.data());
+    for (char* s : buf) v.strings.emplace_back(s ? s : "");
+    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, buf.data());
+    if (rc < 0) return std::nullopt;
+  } else {
+    // Other types (clmbench writes none): compare the raw bytes.
+    const size_t size = H5Tget_size(type.get());
+    std::vector<unsigned char> raw(size * n);
+    if (read(type.get(), raw.data()) < 0) return std::nullopt;
+    v.strings.emplace_back(raw.begin(), raw.end());
+  }
+  return v;
+}
+
+// Attributes that hold timings, not results: they may differ between identical runs.
+bool is_timing(const std::string& name) { return name == "wall_time_s"; }
+
+// "" when the two objects (groups recursively, or datasets) hold the same data and attributes, timings
+// aside; otherwise where they first differ.
+std::string difference(hid_t a, hid_t b, const std::string& where) {
+  const auto attrs_a = attribute_names(a), attrs_b = attribute_names(b);
+  if (attrs_a != attrs_b) return where + " (different attributes)";
+  for (const auto& name : attrs_a) {
+    if (is_timing(name)) continue;
+    Id x(H5Aopen(a, name.c_str(), H5P_DEFAULT), H5Aclose), y(H5Aopen(b, name.c_str(), H5P_DEFAULT), H5Aclose);
+    const auto vx = x.ok() ? read_values(x.get(), true) : std::nullopt;
+    const auto vy = y.ok() ? read_values(y.get(), true) : std::nullopt;
+    if (!vx || !vy || !(*vx == *vy)) return where + " attribute " + name;
+  }
+  const H5I_type_t kind = H5Iget_type(a);
+  if (kind != H5Iget_type(b)) return where + " (different kinds)";
+  if (kind == H5I_DATASET) {
+    const auto vx = read_values(a, false), vy = read_values(b, false);
+    if (!vx || !vy || !(*vx == *vy)) return where;
+    return "";
+  }
+  const auto links_a = link_names(a), links_b = link_names(b);
+  if (links_a != links_b) return where + " (different members)";
+  for (const auto& name : links_a) {
+    Id x(H5Oopen(a, name.c_str(), H5P_DEFAULT), H5Oclose), y(H5Oopen(b, name.c_str(), H5P_DEFAULT), H5Oclose);
+    if (!x.ok() || !y.ok()) return where + "/" + name + " (unreadable)";
+    const std::string d = difference(x.get(), y.get(), where + "/" + name);
+    if (!d.empty()) return d;
+  }
+  return "";
+}
+
+struct Input {
+  std::string path;
+  std::optional<std::string> config, sweep_config;
+  SummaryTable table;
+  std::vector<std::string> run_ids;
+  std::vector<long> sweep_index;  // per /summary row, -1 without
+};
+
+[[noreturn]] void not_results(const std::string& path, const std::string& why) {
+  H5Eclear2(H5E_DEFAULT);
+  throw InputError("'" + path + "' is not a clmbench results file: " + why);
+}
+
+std::optional<std::string> text_attribute(hid_t obj, const char* name) {
+  if (H5Aexists(obj, name) <= 0) return std::nullopt;
+  Id a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  if (!a.ok()) return std::nullopt;
+  const auto v = read_values(a.get(), true);
+  if (!v || v->cls != H5T_STRING || v->strings.size() != 1 || !v->dims.empty()) return std::nullopt;
+  return v->strings.front();
+}
+
+Id open_results(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) throw InputError("cannot open '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) not_results(path, "not a regular file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) not_results(path, "not an HDF5 file");
+  Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.ok()) not_results(path, "HDF5 cannot open it");
+  return f;
+}
+
+Input read_input(const std::string& path) {
+  Input in;
+  in.path = path;
+  Id f = open_results(path);
+  if (!text_attribute(f.get(), "clmbench_version")) not_results(path, "no clmbench_version attribute");
+  in.config = text_attribute(f.get(), "config");
+  in.sweep_config = text_attribute(f.get(), "sweep_config");
+  if (H5Lexists(f.get(), "runs", H5P_DEFAULT) <= 0 || H5Lexists(f.get(), "summary", H5P_DEFAULT) <= 0)
+    not_results(path, "no /runs or /summary group");
+  Id summary(H5Gopen2(f.get(), "summary", H5P_DEFAULT), H5Gclose);
+  Id runs(H5Gopen2(f.get(), "runs", H5P_DEFAULT), H5Gclose);
+  if (!summary.ok() || !runs.ok()) not_results(path, "/runs or /summary is not a group");
+  for (const auto& name : link_names(summary.get())) {
+    Id ds(H5Dopen2(summary.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!ds.ok()) not_results(path, "/summary/" + name + " is not a dataset");
+    const auto v = read_values(ds.get(), false);
+    if (!v || v->dims.size() != 1) not_results(path, "/summary/" + name + " is not a readable 1-D dataset");
+    Id type(H5Dget_type(ds.get()), H5Tclose);
+    SummaryColumn c{name, {}};
+    c.description = text_attribute(ds.get(), "description").value_or("");  // carried into the merged file
+    if (v->cls == H5T_FLOAT) {
+      c.values = v->numbers;
+    } else if (v->cls == H5T_INTEGER) {
+      c.values = std::vector<long>(v->numbers.begin(), v->numbers.end());
+    } else if (v->cls == H5T_STRING && H5Tis_variable_str(type.get()) > 0) {
+      c.values = v->strings;
+    } else {
+      not_results(path, "/summary/" + name + " is neither numbers nor text");
+    }
+    in.table.push_back(std::move(c));
+  }
+  const auto id_column = std::find_if(in.table.begin(), in.table.end(), [](const auto& c) { return c.name == "run_id"; });
+  if (id_column == in.table.end() || id_column->values.index() != 2) not_results(path, "no /summary/run_id");
+  in.run_ids = std::get<std::vector<std::string>>(id_column->values);
+  for (const auto& c : in.table)
+    if (c.size() != in.run_ids.size())
+      not_results(path, "/summary/" + c.name + " has " + std::to_string(c.size()) + " rows for " +
+                            std::to_string(in.run_ids.size()) + " runs");
+  for (const auto& id : in.run_ids) {
+    if (id.empty() || id.find('/') != std::string::npos || H5Lexists(runs.get(), id.c_str(), H5P_DEFAULT) <= 0)
+      not_results(path, "/summary lists run '" + id + "' but /runs has no such group");
+    Id g(H5Gopen2(runs.get(), id.c_str(), H5P_DEFAULT), H5Gclose);
+    if (!g.ok()) not_results(path, "/runs/" + id + " is not a group");
+    long index = -1;
+    if (H5Aexists(g.get(), "sweep_index") > 0) {
+      Id a(H5Aopen(g.get(), "sweep_index", H5P_DEFAULT), H5Aclose);
+      const auto v = a.ok() ? read_values(a.get(), true) : std::nullopt;
+      if (!v || v->numbers.size() != 1) not_results(path, "/runs/" + id + " has an unreadable sweep_index");
+      index = static_cast<long>(v->numbers.front());
+    }
+    in.sweep_index.push_back(index);
+  }
+  return in;
+}
+
+std::string column_list(const SummaryTable& t) {
+  std::string s;
+  for (const auto& c : t) s += (s.empty() ? "" : ", ") + c.name;
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  try {
+    const Input in = read_input(path);  // checks that every run /summary lists is in /runs
+    Id f = open_results(path);
+    std::vector<std::string> configs;
+    if (H5Aexists(f.get(), "run_configs") > 0) {
+      Id a(H5Aopen(f.get(), "run_configs", H5P_DEFAULT), H5Aclose);
+      const auto v = a.ok() ? read_values(a.get(), true) : std::nullopt;
+      if (!v || v->cls != H5T_STRING || v->dims.size() != 1) return std::nullopt;
+      configs = v->strings;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (configs.size() != in.run_ids.size()) return std::nullopt;
+    std::vector<PartRun> runs;
+    for (size_t i = 0; i < configs.size(); ++i) runs.push_back({in.run_ids[i], configs[i]});
+    return runs;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
+                          const std::string& command_line, size_t expected_runs) {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (inputs.empty()) throw InputError("merge needs at least one input file");
+  check_output_path(out, inputs);
+
+  std::vector<Input> in;
+  for (const auto& path : inputs) in.push_back(read_input(path));
+
+  // Columns: every input the same, in the same kinds.
+  for (const auto& x : in) {
+    bool same = x.table.size() == in.front().table.size();
+    for (size_t c = 0; same && c < x.table.size(); ++c)
+      same = x.table[c].name == in.front().table[c].name && x.table[c].values.index() == in.front().table[c].values.index();
+    if (!same)
+      throw InputError("'" + x.path + "' has /summary columns (" + column_list(x.table) + ") different from '" +
+                       in.front().path + "' (" + column_list(in.front().table) + ")");
+  }
+  // Provenance: one sweep, one config, or each input's.
+  const bool one_sweep = std::all_of(in.begin(), in.end(), [](const Input& x) { return x.sweep_config.has_value(); });
+  if (one_sweep) {
+    for (const auto& x : in)
+      if (*x.sweep_config != *in.front().sweep_config)
+        throw InputError("'" + x.path + "' and '" + in.front().path +
+                         "' come from different sweeps (their sweep_config attributes differ); merge the outputs of one sweep");
+  }
+  Provenance provenance{command_line, "", ""};
+  if (one_sweep) {
+    provenance.config_text = provenance.sweep_config = *in.front().sweep_config;
+  } else if (std::all_of(in.begin(), in.end(), [&](const Input& x) { return x.config == in.front().config; })) {
+    provenance.config_text = in.front().config.value_or("");
+  } else {
+    for (const auto& x : in) provenance.config_text += "# from " + x.path + "\n" + x.config.value_or("") + "\n";
+  }
+
+  // The runs in output order: grid order when every run has a sweep_index, else argument order.
+  struct Entry {
+    size_t input, row;
+    long sweep_index;
+  };
+  std::vector<Entry> entries;
+  bool all_indexed = true;
+  for (size_t i = 0; i < in.size(); ++i)
+    for (size_t r = 0; r < in[i].run_ids.size(); ++r) {
+      entries.push_back({i, r, in[i].sweep_index[r]});
+      all_indexed = all_indexed && in[i].sweep_index[r] >= 0;
+    }
+  if (all_indexed)
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.sweep_index < b.sweep_index; });
+
+  MergeReport report;
+  std::map<std::string, size_t> first;  // run id -> entry kept
+  std::vector<Entry> kept;
+  for (const Entry& e : entries) {
+    const std::string& id = in[e.input].run_ids[e.row];
+    const auto seen = first.find(id);
+    if (seen == first.end()) {
+      first[id] = kept.size();
+      kept.push_back(e);
+      continue;
+    }
+    const Entry& k = kept[seen->second];
+    Id fa = open_results(in[k.input].path), fb = open_results(in[e.input].path);
+    const std::string path = "runs/" + id;
+    Id ga(H5Gopen2(fa.get(), path.c_str(), H5P_DEFAULT), H5Gclose), gb(H5Gopen2(fb.get(), path.c_str(), H5P_DEFAULT), H5Gclose);
+    const std::string d = ga.ok() && gb.ok() ? difference(ga.get(), gb.get(), "/" + path) : "/" + path;
+    if (!d.empty())
+      throw InputError("run '" + id + "' is in both '" + in[k.input].path + "' and '" + in[e.input].path +
+                       "' with different contents (" + d + "); merge refuses to choose");
+    ++report.duplicates;
+  }
+
+  if (expected_runs > 0 && kept.size() != expected_runs)
+    throw OutputError("the inputs hold " + std::to_string(kept.size()) + " runs of the " +
+                      std::to_string(expected_runs) + " expected");
+  ResultsFile writer(out, inputs);
+  writer.guarded("runs", [&] { writer.runs_group(); });  // a file of runs, even of none
+  SummaryTable rows = in.front().table;
+  for (auto& c : rows) std::visit([](auto& v) { v.clear(); }, c.values);
+  std::optional<size_t> open_input;
+  Id file, runs;
+  for (const Entry& e : kept) {
+    if (open_input != e.input) {
+      runs = Id();
+      file = open_results(in[e.input].path);
+      runs = Id(H5Gopen2(file.get(), "runs", H5P_DEFAULT), H5Gclose);
+      if (!runs.ok()) not_results(in[e.input].path, "cannot open /runs");
+      open_input = e.input;
+    }
+    writer.copy_run(runs.get(), in[e.input].run_ids[e.row]);
+    for (size_t c = 0; c < rows.size(); ++c)
+      std::visit(
+          [&](auto& into) {
+            const auto& from = std::get<std::decay_t<decltype(into)>>(in[e.input].table[c].values);
+            into.push_back(from[e.row]);
+          },
+          rows[c].values);
+  }
+  runs = Id();
+  file = Id();
+  writer.append_summary(rows);
+  for (const auto& c : rows)
+    if (c.name == "status" && c.values.index() == 2)
+      for (const auto& s : std::get<std::vector<std::string>>(c.values)) ++report.statuses[s];
+  writer.commit(provenance);
+  report.runs = kept.size();
+  return report;
+}
+
+}  // namespace clm

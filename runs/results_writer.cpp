@@ -1,0 +1,378 @@
+// ResultsWriter: runs into a results file (io/results_file.hpp), streamed sample by sample.
+#include "runs/results_writer.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+#include "io/hdf5_support.hpp"
+#include "runs/run_options.hpp"
+
+namespace clm {
+
+using namespace hdf5;
+
+namespace {
+
+// What the /summary columns mean (their `description` attributes; docs/design.md section 5).
+const std::vector<std::pair<std::string, std::string>>& summary_descriptions() {
+  static const std::vector<std::pair<std::string, std::string>> descriptions{
+             {"cpu_time_s", "s: thread CPU time integrating (sample recording excluded: run attribute output_cpu_time_s)"},
+             {"reference_source", "closed_form | reference_run | published | none: what the *_error_* columns, scd and mescd compare with"},
+             {"q_error_max", "max over samples of the Euclidean norm |q - q_ref| (units of q: m, rad, ...)"},
+             {"q_error_final", "|q - q_ref| at t_end (NaN when the run stopped before)"},
+             {"qd_error_max", "max over samples of |qd - qd_ref| (units of qd: m/s, rad/s, ...)"},
+             {"qd_error_final", "|qd - qd_ref| at t_end"},
+             {"lambda_error_max", "max over samples of |lambda - lambda_ref| (units of lambda)"},
+             {"lambda_error_final", "|lambda - lambda_ref| at t_end"},
+             {"scd", "digits: -log10 max_i |(y_i - r_i) / r_i| at t_end over y = (q, qd), r_i != 0 (Bari test set)"},
+             {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"},
+             {"energy_error_growth", "exponent p of max_{s<=t} |E(s) - E0| / |E0| ~ t^p over the last two decades of t "
+                                     "(0 bounded, 1/2 random walk, 1 linear drift; NaN for runs under two decades)"},
+             {"drift_growth", "exponent p of max_{s<=t} drift(s) ~ t^p (|h| holonomic, |A qd| otherwise), as energy_error_growth"},
+             {"reference_point_error_max", "max over samples of the distance of the benchmark's reference point (IFToMM P1, "
+                                           "P3, B0: coordinates of q) from the reference's; NaN without one"},
+             {"max_energy_balance_residual", "max over samples of |E - E0 - W| / max over samples of max(|E|, |W|), W the "
+                                             "work of the moving constraints, dV/dt and the forces; NaN for problems "
+                                             "without explicit time dependence"}};
+  return descriptions;
+}
+
+}  // namespace
+
+// The runs written into the file: the one being streamed, and the /summary rows of those finished.
+struct ResultsWriter::State : RunObserver {
+  struct SummaryRow {
+    std::string run_id, problem, formulation, integrator, status, reference;
+    double dt, N, t_end;
+    RunSummary s;
+    long samples, steps, rhs_evals;
+    double wall_time_s;
+    double rtol, atol, cpu_time_s;
+  };
+  std::vector<SummaryRow> rows;
+
+  // The run in progress.
+  Handle group, extras_group;
+  std::vector<std::unique_ptr<AppendableDataset>> datasets;  // t, q, qd, lambda, energy, [drift_position], drift_velocity
+  std::vector<std::unique_ptr<AppendableDataset>> extras;
+  // work_moving_constraints, work_explicit_time, work_generalized_forces, energy_balance_residual (time-dependent
+  // problems only, RunRecord::energy_balance).
+  std::vector<std::unique_ptr<AppendableDataset>> balance;
+  bool holonomic = false;
+  bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
+  ResultsFile* file = nullptr;
+
+  void begin(const RunRecord& header) override;
+  void sample(double t, const Observation& obs) override;
+  void finish(const RunRecord& record) override;
+
+  void open_run(const RunRecord& header);
+  void close_run(const RunRecord& record);
+};
+
+// /summary of the runs written here, one column per figure (a new column is one line here; merge copies
+// columns generically).
+static SummaryTable summary_table(const std::vector<ResultsWriter::State::SummaryRow>& rows) {
+  using Row = ResultsWriter::State::SummaryRow;
+  SummaryTable t;
+  auto column = [&](const char* name, auto field) {
+    std::vector<std::decay_t<decltype(field(std::declval<const Row&>()))>> out;
+    for (const auto& row : rows) out.push_back(field(row));
+    t.push_back({name, std::move(out)});
+  };
+  column("run_id", [](const Row& r) { return r.run_id; });
+  column("problem", [](const Row& r) { return r.problem; });
+  column("formulation", [](const Row& r) { return r.formulation; });
+  column("integrator", [](const Row& r) { return r.integrator; });
+  column("status", [](const Row& r) { return r.status; });
+  column("dt", [](const Row& r) { return r.dt; });
+  column("N", [](const Row& r) { return r.N; });
+  column("t_end", [](const Row& r) { return r.t_end; });
+  column("samples", [](const Row& r) { return r.samples; });
+  column("steps", [](const Row& r) { return r.steps; });
+  column("rhs_evals", [](const Row& r) { return r.rhs_evals; });
+  column("final_drift_position", [](const Row& r) { return r.s.final_drift_position; });
+  column("max_drift_position", [](const Row& r) { return r.s.max_drift_position; });
+  column("final_drift_velocity", [](const Row& r) { return r.s.final_drift_velocity; });
+  column("max_drift_velocity", [](const Row& r) { return r.s.max_drift_velocity; });
+  column("max_rel_energy_error", [](const Row& r) { return r.s.max_rel_energy_error; });
+  column("q_error_vs_reference", [](const Row& r) { return r.s.q_error_vs_reference; });
+  column("lambda_consistency", [](const Row& r) { return r.s.lambda_consistency; });
+  column("error_vs_reference", [](const Row& r) { return r.s.error_vs_reference; });
+  column("reference", [](const Row& r) { return r.s.reference; });
+  column("wall_time_s", [](const Row& r) { return r.wall_time_s; });
+  // Work-precision columns (issue 10 item 6): tolerances, cost, and errors against the reference.
+  column("rtol", [](const Row& r) { return r.rtol; });
+  column("atol", [](const Row& r) { return r.atol; });
+  column("cpu_time_s", [](const Row& r) { return r.cpu_time_s; });
+  column("reference_source", [](const Row& r) { return r.s.reference_source; });
+  column("q_error_max", [](const Row& r) { return r.s.q_error_max; });
+  column("q_error_final", [](const Row& r) { return r.s.q_error_final; });
+  column("qd_error_max", [](const Row& r) { return r.s.qd_error_max; });
+  column("qd_error_final", [](const Row& r) { return r.s.qd_error_final; });
+  column("lambda_error_max", [](const Row& r) { return r.s.lambda_error_max; });
+  column("lambda_error_final", [](const Row& r) { return r.s.lambda_error_final; });
+  column("scd", [](const Row& r) { return r.s.scd; });
+  column("mescd", [](const Row& r) { return r.s.mescd; });
+  column("energy_error_growth", [](const Row& r) { return r.s.energy_error_growth; });
+  column("drift_growth", [](const Row& r) { return r.s.drift_growth; });
+  column("reference_point_error_max", [](const Row& r) { return r.s.reference_point_error_max; });
+  column("max_energy_balance_residual", [](const Row& r) { return r.s.max_energy_balance_residual; });
+  for (auto& c : t)
+    for (const auto& [name, text] : summary_descriptions())
+      if (c.name == name) c.description = text;
+  return t;
+}
+
+void ResultsWriter::State::begin(const RunRecord& header) {
+  file->guarded("run '" + header.spec.run_id + "'", [&] { open_run(header); });
+}
+
+void ResultsWriter::State::sample(double t, const Observation& obs) {
+  // Buffering a sample is no HDF5 call: the lock is taken only when a chunk is full (for a short run,
+  // never before finish()), so a sweep's workers do not wait on each other's writing for every sample.
+  file->require_open();
+  bool full = datasets[0]->push(&t);
+  full = datasets[1]->push(obs.q.data()) || full;
+  full = datasets[2]->push(obs.qd.data()) || full;
+  full = datasets[3]->push(obs.lambda.data()) || full;
+  full = datasets[4]->push(&obs.energy) || full;
+  size_t next = 5;
+  if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
+  full = datasets[next++]->push(&obs.drift_velocity) || full;
+  if (actuated) {
+    full = datasets[next++]->push(obs.actuator_force.data()) || full;
+    full = datasets[next++]->push(&obs.actuator_power) || full;
+  }
+  for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
+  if (!balance.empty()) {
+    full = balance[0]->push(&obs.work_constraints) || full;
+    full = balance[1]->push(&obs.work_explicit_time) || full;
+    full = balance[2]->push(&obs.work_forces) || full;
+    full = balance[3]->push(&obs.energy_balance_residual) || full;
+  }
+  if (full) {
+    file->guarded("run samples", [&] {
+      for (auto& d : datasets)
+        if (d->full()) d->flush();
+      for (auto& d : extras)
+        if (d->full()) d->flush();
+      for (auto& d : balance)
+        if (d->full()) d->flush();
+    });
+  }
+}
+
+void ResultsWriter::State::finish(const RunRecord& record) {
+  file->guarded("run '" + record.spec.run_id + "'", [&] { close_run(record); });
+}
+
+void ResultsWriter::State::open_run(const RunRecord& r) {
+  group = make_group(file->runs_group(), r.spec.run_id);
+  holonomic = r.holonomic;
+  const hid_t g = group.get();
+  const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
+  const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
+  datasets.clear();
+  // Units and column names travel with the data (a reader needs no table of the problem's coordinates).
+  std::vector<std::string> qd_units, lambda_names;
+  for (const auto& u : r.coordinate_units) qd_units.push_back(u == "-" ? "1/s" : u + "/s");
+  for (int i = 1; i <= r.m; ++i) lambda_names.push_back("lambda" + std::to_string(i));
+  auto add = [&](const char* name, hsize_t cols, bool matrix,
+                 std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
+    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix, max_rows));
+    datasets.back()->labels = std::move(labels);
+  };
+  add("t", 0, false, {{"units", {"s"}}});
+  add("q", n, true, {{"columns", r.coordinate_names}, {"units", r.coordinate_units}});
+  add("qd", n, true, {{"columns", r.coordinate_names}, {"units", qd_units}});
+  // Multipliers are generalized forces per unit of constraint (A^T lambda enters M qdd + c = F + A^T lambda).
+  add("lambda", m, true, {{"columns", lambda_names}});
+  add("energy", 0, false, {{"units", {"J"}}});
+  if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q)|, in the constraint's units"}}});
+  add("drift_velocity", 0, false, {{"description", {"|A(q) qd|, in the constraint's units per second"}}});
+  balance.clear();
+  if (r.energy_balance) {
+    // The energy balance of a time-dependent problem (core/energy_balance.hpp); E - E0 - W is zero for the exact
+    // motion of the formulation's equations.
+    for (const auto& [name, description] : std::vector<std::pair<const char*, const char*>>{
+             {"work_moving_constraints", "work since t0 of the constraint forces A^T lambda, integral of lambda . (A qd) "
+                                         "(= -lambda . b on the constraint)"},
+             {"work_explicit_time", "work since t0 of the explicit time dependence of V(q, t), integral of dV/dt at fixed q"},
+             {"work_generalized_forces", "work since t0 of the generalized forces, integral of qd . F"},
+             {"energy_balance_residual", "E - E0 - (sum of the three works): zero for the exact motion"}}) {
+      balance.push_back(std::make_unique<AppendableDataset>(g, name, 0, false, max_rows));
+      balance.back()->labels = {{"units", {"J"}}, {"description", {description}}};
+    }
+  }
+  // Prescribed shape (prescribed_shape): the actuators' generalized forces and the power they spend.
+  actuated = !r.actuator_names.empty();
+  if (actuated) {
+    add("actuator_force", static_cast<hsize_t>(r.actuator_names.size()), true,
+        {{"columns", r.actuator_names},
+         {"description", {"generalized force F_a on each actuated coordinate (N for a length, N m for an angle)"}}});
+    add("actuator_power", 0, false, {{"units", {"W"}}, {"description", {"F_a . qd_a, the power the actuators spend"}}});
+  }
+  extras_group = make_group(g, "extras");
+  extras.clear();
+  for (const auto& name : r.extra_names)
+    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false, max_rows));
+}
+
+void ResultsWriter::State::close_run(const RunRecord& r) {
+  const hid_t g = group.get();
+  const RunSpec& s = r.spec;
+  // Every option of the table under its attribute name; the [initial] rows record the consistent data
+  // the run started from (the given data projected, or the problem's defaults).
+  for (const auto& o : run_options()) {
+    if (o.attribute.empty()) continue;
+    if (o.section == "initial") {
+      const Vec& v = o.key == "q0" ? r.q0 : r.qd0;
+      set_attr(g, o.attribute, v.data(), static_cast<size_t>(v.size()));
+      continue;
+    }
+    const auto value = o.attribute_value(s);
+    if (!value) continue;
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::vector<double>>) {
+            set_attr(g, o.attribute, v.data(), v.size());
+          } else {
+            set_attr(g, o.attribute, v);
+          }
+        },
+        *value);
+  }
+  set_attr(g, "status", r.status);
+  set_attr(g, "message", r.message);
+  for (const auto& [name, value] : r.parameters) set_attr(g, "param." + name, value);
+  // The resolved [shape]: the prescribed function of each actuated coordinate, as written (core/shape_schedule.hpp).
+  for (const auto& [name, text] : r.spec.shape) set_attr(g, "shape." + name, text);
+  set_attr(g, "initial_source", r.initial_source);
+  {
+    std::string warnings;
+    for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+    set_attr(g, "warnings", warnings);
+  }
+  set_attr(g, "initial_projection_dq", r.projection.position_distance);
+  set_attr(g, "initial_projection_dqd", r.projection.velocity_distance);
+  // n_coordinates / n_constraints, not n / m: "m" is also a common parameter (a mass), param.m.
+  set_attr(g, "n_coordinates", static_cast<long>(r.n));
+  set_attr(g, "n_constraints", static_cast<long>(r.m));
+  // Rank of A(q0) (numerical_rank): below n_constraints when the constraints are redundant (kkt, schur and
+  // nullspace then work on the rank-r row space, docs/design.md section 1).
+  set_attr(g, "constraint_rank", static_cast<long>(r.constraint_rank));
+  set_attr(g, "holonomic", static_cast<long>(r.holonomic));
+  set_attr(g, "steps", r.stats.steps);
+  set_attr(g, "rejected_steps", r.stats.rejected_steps);
+  set_attr(g, "rhs_evals", r.stats.rhs_evals);
+  set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
+  set_attr(g, "newton_iterations", r.stats.newton_iterations);
+  set_attr(g, "stiffness_detected_at", r.stats.stiffness_detected_at);
+  // Coordinate projection ([formulation] projection): steps projected, Gauss-Newton iterations, and the
+  // largest corrections |dq|_inf, |dqd|_inf (all 0 without projection).
+  set_attr(g, "projection_steps", r.projection_stats.projections);
+  set_attr(g, "projection_iterations", r.projection_stats.iterations);
+  set_attr(g, "projection_max_position_correction", r.projection_stats.max_position_correction);
+  set_attr(g, "projection_max_velocity_correction", r.projection_stats.max_velocity_correction);
+  set_attr(g, "t_reached", r.t_reached);
+  set_attr(g, "wall_time_s", r.wall_time_s);
+  set_attr(g, "cpu_time_s", r.cpu_time_s);
+  set_attr(g, "output_cpu_time_s", r.output_cpu_time_s);
+  // Errors against the reference (issue 10 item 6; units: those of q, qd, lambda; scd, mescd in digits).
+  set_attr(g, "reference_source", r.summary.reference_source);
+  set_attr(g, "reference_message", r.reference_message);
+  set_attr(g, "reference_cpu_time_s", r.reference_cpu_time_s);
+  set_attr(g, "q_error_max", r.summary.q_error_max);
+  set_attr(g, "q_error_final", r.summary.q_error_final);
+  set_attr(g, "qd_error_max", r.summary.qd_error_max);
+  set_attr(g, "qd_error_final", r.summary.qd_error_final);
+  set_attr(g, "lambda_error_max", r.summary.lambda_error_max);
+  set_attr(g, "lambda_error_final", r.summary.lambda_error_final);
+  set_attr(g, "scd", r.summary.scd);
+  set_attr(g, "mescd", r.summary.mescd);
+  set_attr(g, "energy_error_growth", r.summary.energy_error_growth);
+  set_attr(g, "drift_growth", r.summary.drift_growth);
+  set_attr(g, "reference_point_error_max", r.summary.reference_point_error_max);
+  set_attr(g, "max_energy_balance_residual", r.summary.max_energy_balance_residual);
+  if (s.sweep_index >= 0) {
+    set_attr(g, "sweep_index", s.sweep_index);
+    set_attr(g, "sweep_point", s.sweep_point);
+  }
+  for (auto& d : datasets) d->close();
+  for (auto& d : extras) d->close();
+  for (auto& d : balance) d->close();
+  datasets.clear();
+  extras.clear();
+  balance.clear();
+  extras_group.close();
+  group.close();
+  rows.push_back({s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
+                  s.t_end, r.summary, static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals,
+                  r.wall_time_s, s.rtol, s.atol, r.cpu_time_s});
+}
+
+ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
+    : file_(std::move(out_path), inputs, options), state_(std::make_unique<State>()) {
+  state_->file = &file_;
+  // A file of runs has /runs (and /summary) even when no run is written into it.
+  file_.guarded("runs", [&] { file_.runs_group(); });
+}
+
+ResultsWriter::~ResultsWriter() {
+  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  state_.reset();  // the run in progress, if any, closed (silently) before the file
+}
+
+RunObserver& ResultsWriter::run_observer() {
+  file_.require_open();
+  return *state_;
+}
+
+void ResultsWriter::write_run(const RunRecord& r) {
+  RunObserver& o = run_observer();
+  o.begin(r);
+  Observation obs;
+  const size_t n = static_cast<size_t>(r.n), m = static_cast<size_t>(r.m);
+  for (size_t k = 0; k < r.samples(); ++k) {
+    obs.q = Eigen::Map<const Vec>(&r.q[k * n], r.n);
+    obs.qd = Eigen::Map<const Vec>(&r.qd[k * n], r.n);
+    obs.lambda = Eigen::Map<const Vec>(r.lambda.data() + k * m, r.m);
+    obs.energy = r.energy[k];
+    obs.drift_position = r.holonomic ? r.drift_position[k] : 0.0;
+    obs.drift_velocity = r.drift_velocity[k];
+    obs.extras.resize(r.extras.size());
+    for (size_t j = 0; j < r.extras.size(); ++j) obs.extras[j] = r.extras[j][k];
+    if (r.energy_balance) {
+      obs.work_constraints = r.work_constraints[k];
+      obs.work_explicit_time = r.work_explicit_time[k];
+      obs.work_forces = r.work_forces[k];
+      obs.energy_balance_residual = r.energy_balance_residual[k];
+    }
+    const size_t na = r.actuator_names.size();
+    if (r.actuator_power.size() == r.samples()) {
+      obs.actuator_force = Eigen::Map<const Vec>(r.actuator_force.data() + k * na, static_cast<Eigen::Index>(na));
+      obs.actuator_power = r.actuator_power[k];
+    } else {
+      obs.actuator_force.setConstant(static_cast<Eigen::Index>(na), std::numeric_limits<double>::quiet_NaN());
+    }
+    o.sample(r.t[k], obs);
+  }
+  o.finish(r);
+}
+
+void ResultsWriter::write_group(const ResultGroup& g) { file_.write_group(g); }
+
+void ResultsWriter::copy_run(hid_t source_runs, const std::string& run_id) { file_.copy_run(source_runs, run_id); }
+
+void ResultsWriter::append_summary(const SummaryTable& rows) { file_.append_summary(rows); }
+
+void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
+  const SummaryTable own = summary_table(state_->rows);
+  file_.commit(provenance, run_configs, &own);
+}
+
+}  // namespace clm

@@ -1,0 +1,122 @@
+// The per-run numbers of /summary and `clmbench info`, accumulated sample by sample so that a run's
+// summary needs no stored trajectory (memory does not grow with the number of samples; a reference run,
+// when one is given, is the caller's and is read, not copied).
+#pragma once
+
+#include <limits>
+#include <string>
+
+#include "core/formulation.hpp"
+#include "core/model.hpp"
+#include "runs/growth_envelope.hpp"
+#include "runs/reference_trajectory.hpp"
+#include "runs/test_set_accuracy.hpp"
+
+namespace clm {
+
+// NaN where a quantity does not apply.
+struct RunSummary {
+  double final_drift_position = 0, max_drift_position = 0;  // NaN for Pfaffian problems
+  double final_drift_velocity = 0, max_drift_velocity = 0;
+  double max_rel_energy_error = 0;  // max_k |E_k - E_0| / max(|E_0|, eps)
+  double q_error_vs_reference = 0;  // max_k |q_k - q_ref(t_k)| (Model::closed_form); NaN when none
+  // The headline column, a distance from the true motion: the q error where the problem has a closed-form
+  // motion, NaN ("-") otherwise. Never a multiplier residual: that can be 0 for a run that is badly wrong.
+  double error_vs_reference = 0;
+  std::string reference = "none";  // "q" | "none": what error_vs_reference compares
+  // Multiplier consistency (not an error against the true motion): max_k |lambda_k - lambda_cf(q_k, qd_k)| /
+  // max_k |lambda_cf|, the closed-form multiplier evaluated at the computed state; kkt satisfies it by
+  // construction, penalty's estimate -N A qd does not. NaN where the problem has no closed-form multiplier.
+  double lambda_consistency = 0;
+
+  // Errors against the run's reference (work-precision, issue 10 item 6): the closed form where the problem
+  // has one for this run, else a reference run compared sample by sample on the output grid. Euclidean
+  // norms over the components (the norm of error_vs_reference and of the Kozlov studies), so with a closed
+  // form q_error_max equals error_vs_reference. _max: over every sample the run produced; _final: at
+  // t_end, NaN when the run stopped before. NaN when there is no reference or the run has no such values
+  // (lambda of `substituted`).
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::string reference_source = "none";  // "closed_form" | "reference_run" | "published" | "none"
+  std::string reference_note;  // why the errors are NaN although a reference was asked for (else empty)
+  double q_error_max = kNaN, q_error_final = kNaN;
+  double qd_error_max = kNaN, qd_error_final = kNaN;
+  double lambda_error_max = kNaN, lambda_error_final = kNaN;
+  // Bari test-set figures at t_end over the 2n components (q, qd) (runs/test_set_accuracy.hpp);
+  // lambda is left out: an algebraic variable, an estimate for penalty / added_mass, NaN for substituted.
+  double scd = kNaN, mescd = kNaN;
+  // A benchmark's reference point (Model::reference_point: IFToMM's P1, P3, B0): max over samples of the
+  // Euclidean distance of its coordinates from the reference's, the IFToMM library's accuracy measure. NaN
+  // without a reference point or a reference.
+  double reference_point_error_max = kNaN;
+  // With a published reference (reference_source "published"): the computed state at its time, for the
+  // component-by-component comparison `clmbench run` prints. Empty otherwise.
+  Vec published_q, published_qd, published_lambda;
+
+  // Long-time behaviour (issue 11 item 7): the exponent p of the envelope of the relative energy error and
+  // of the constraint drift (|h| for holonomic problems, |A qd| otherwise), max_{s<=t} e(s) ~ t^p over the
+  // run's last two decades of time (runs/growth_envelope.hpp): ~0 bounded, ~1/2 random walk, ~1 linear.
+  double energy_error_growth = kNaN, drift_growth = kNaN;
+
+  // The energy balance of a time-dependent run (core/energy_balance.hpp): max_k |E_k - E_0 - W_k| divided by
+  // the largest energy figure of the balance, max_k max(|E_k|, |W_c,k| + |W_t,k| + |W_f,k|) (never below
+  // machine epsilon): the residual's rounding and truncation parts scale with the energies it subtracts, and
+  // E_0 alone (max_rel_energy_error's scale) can be near zero while the table pumps energy in. NaN ("-") for
+  // problems without explicit time dependence, whose runs record no balance.
+  double max_energy_balance_residual = kNaN;
+};
+
+// What the errors are measured against and with which tolerances (mescd uses the run's atol / rtol).
+struct AccuracySettings {
+  double t_end = std::numeric_limits<double>::quiet_NaN();  // the final-time figures belong to t_end
+  double rtol = 1, atol = 0;
+  // A reference run on the run's output grid (ReferenceSource::kReferenceRun), or a reference that could
+  // not be computed (kNone: its description becomes the summary's reference_note). nullptr: the closed form
+  // where the problem has one for this run. Must outlive the accumulator.
+  const ReferenceTrajectory* reference = nullptr;
+};
+
+class RunSummaryAccumulator {
+ public:
+  // vakonomic_on_nonholonomic: the run follows the vakonomic motion of nonholonomic constraints, so the
+  // problem's (nonholonomic) closed forms are not its reference.
+  RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0, bool vakonomic_on_nonholonomic,
+                        const AccuracySettings& accuracy = {});
+  // No heap allocation after the first sample (fixed-size problems).
+  void add(double t, const Observation& obs);
+  RunSummary finish() const;
+
+ private:
+  void compare(double t, const Observation& obs, const Vec& q_ref, const Vec& qd_ref, const Vec* lambda_ref);
+
+  const Model& model_;
+  AccuracySettings accuracy_;
+  Vec q0_, qd0_, q_ref_, qd_ref_, q_next_, qd_next_, lambda_ref_, lambda_at_ref_;
+  Vec run_q_, run_qd_, run_lambda_;  // views of the reference run's sample k (copied: Vec, not Map)
+  double t_ref_ = 0;  // the time q_ref_, qd_ref_ belong to
+  bool holonomic_;
+  long samples_ = 0;
+  double max_dp_ = 0, last_dp_ = 0, max_dv_ = 0, last_dv_ = 0;
+  double energy0_ = 0, max_rel_energy_ = 0;
+  double t0_ = 0;
+  GrowthEnvelope energy_growth_, drift_growth_;
+  bool balance_recorded_ = false;  // a sample carried the energy balance (time-dependent problems)
+  double max_balance_residual_ = 0, balance_scale_ = 0;
+  bool q_reference_ = false, lambda_reference_ = false;
+  double q_err_ = 0, lambda_err_ = 0, lambda_scale_ = 0;
+
+  // Errors against the reference of the work-precision figures.
+  ReferenceSource source_ = ReferenceSource::kNone;
+  std::string note_;
+  bool lambda_known_ = false;  // the reference has multipliers
+  double e_q_max_ = 0, e_qd_max_ = 0, e_lambda_max_ = 0, e_point_max_ = 0;
+  const ReferencePoint* point_ = nullptr;  // the model's reference point, if any
+  Vec point_run_, point_ref_;              // its position in the run and in the reference (sized once)
+  double e_q_last_ = RunSummary::kNaN, e_qd_last_ = RunSummary::kNaN, e_lambda_last_ = RunSummary::kNaN;
+  double t_last_ = RunSummary::kNaN;
+  double scd_last_ = RunSummary::kNaN, mescd_last_ = RunSummary::kNaN;
+  const PublishedReference* published_ = nullptr;  // source_ == kPublished
+  bool published_compared_ = false;                // a sample at the published time was compared
+  Vec published_q_, published_qd_, published_lambda_;
+};
+
+}  // namespace clm

@@ -1,0 +1,328 @@
+#include "runs/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <ostream>
+
+#include "core/energy_balance.hpp"
+#include "core/problem_registry.hpp"
+#include "core/simulate.hpp"
+#include "runs/reference_cache.hpp"
+#include "runs/run_options.hpp"
+#include "runs/thread_cpu_time.hpp"
+#include "integrators/implicit_integrator.hpp"
+#include "core/value_parsing.hpp"
+#include "formulations/servo_direction.hpp"
+
+namespace clm {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kStrictInitialTolerance = 1e-12;
+
+Vec to_vec(const std::vector<double>& v) { return Eigen::Map<const Vec>(v.data(), static_cast<Eigen::Index>(v.size())); }
+
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+
+}  // namespace
+
+bool follows_servo_motion(const RunSpec& spec) {
+  return spec.formulation == "servo" && spec.options.servo_direction != kServoConstraintDirection;
+}
+
+PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused) {
+  PreparedRun run;
+  run.spec = spec;
+  run.model = make_model(spec.problem, spec.params);
+  const Model& model = *run.model;
+  const std::string label = "run " + spec.run_id;
+
+  run.model->default_initial(run.q0, run.qd0);
+  run.initial_source = "default";
+  const ShapeSchedule& shape = spec.options.shape;
+  if (spec.q0 || spec.qd0 || !shape.empty()) {
+    if (spec.q0 || spec.qd0) run.initial_source = "given";
+    if (spec.q0) run.q0 = to_vec(*spec.q0);
+    if (spec.qd0) run.qd0 = to_vec(*spec.qd0);
+    // A prescribed shape fixes the actuated coordinates at t = 0: q_a(0), qd_a(0) from the schedule, and the
+    // projection onto the constraints moves only the other coordinates.
+    if (!shape.empty()) {
+      const Eigen::Index k = static_cast<Eigen::Index>(shape.coordinates.size());
+      Vec qa(k), qda(k), qdda(k);
+      shape.evaluate(0.0, qa, qda, qdda);
+      for (Eigen::Index j = 0; j < k; ++j) {
+        run.q0[shape.coordinates[j]] = qa[j];
+        run.qd0[shape.coordinates[j]] = qda[j];
+      }
+    }
+    run.projection = project_onto_constraints(model, run.q0, run.qd0, 1e-13, 50, 0.0, shape.coordinates);
+    if (spec.strict_initial && (run.projection.position_distance > kStrictInitialTolerance ||
+                                run.projection.velocity_distance > kStrictInitialTolerance)) {
+      throw InputError(label + ": given initial data are off the constraints (|dq| = " +
+                       short_number(run.projection.position_distance) + ", |dqd| = " +
+                       short_number(run.projection.velocity_distance) + " > 1e-12) and strict_initial is set");
+    }
+    log << label << ": projected initial data onto the constraints: |dq| = "
+        << short_number(run.projection.position_distance)
+        << ", |dqd| = " << short_number(run.projection.velocity_distance) << "\n";
+  }
+
+  const FormulationEntry& fe = formulation_registry().get(spec.formulation);
+  if (fe.refuses) {
+    const std::string reason = fe.refuses(model);
+    if (!reason.empty())
+      throw InputError("formulation " + spec.formulation + " cannot run problem " + spec.problem + ": " + reason);
+  }
+  run.formulation = fe.make(run.model, spec.options);
+  if (const std::string why = projection_refusal(*run.formulation, projection_mode(spec.options.projection));
+      !why.empty()) {
+    throw InputError(label + ": " + why);
+  }
+  // The samples' size, estimated before anything runs (output_every = 0 samples every step: unknown).
+  if (spec.output_every > 0 && spec.max_output_gb > 0) {
+    const double samples = sample_bound(spec);
+    const double columns = 3 + 2.0 * model.n() + model.m() + (model.holonomic() ? 1 : 0) +
+                           static_cast<double>(run.formulation->extra_names().size());
+    const double gb = samples * columns * sizeof(double) / 1e9;
+    if (gb > spec.max_output_gb) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%.3g GB (%.3g samples of %.0f numbers)", gb, samples, columns);
+      throw InputError(label + ": its samples would take about " + std::string(buf) + ", above run.max_output_gb = " +
+                       format_number(spec.max_output_gb) + " (raise output_every, or max_output_gb; 0 = no limit)");
+    }
+  }
+  run.integrator = integrator_registry().get(spec.integrator).make();
+  if (const std::string why = run.integrator->refuses(spec.integrator_settings()); !why.empty())
+    throw InputError(label + ": " + why);
+  if (const std::string why = run.integrator->refuses_formulation(*run.formulation); !why.empty())
+    throw InputError(label + ": " + why);
+  if (run.integrator->integrates_constrained_system() && projection_mode(spec.options.projection) != ProjectionMode::kNone)
+    throw InputError(label + ": integrator " + spec.integrator + " keeps the constraints itself; formulation.projection = " +
+                     spec.options.projection + " does not apply to it (use projection = none)");
+  // An integrator that keeps h(q) = 0 itself (rattle, ALI3-P, ida's GGL form, dla) passes singular positions
+  // on the constraint set, as coordinate projection does: the formulation's singular-position guard
+  // (core/formulation.hpp) is for methods that follow h = drift.
+  if (run.integrator->integrates_constrained_system() && model.holonomic()) run.formulation->set_positions_projected(true);
+  if (spec.jacobian == "autodiff" && run.integrator->uses_jacobian(spec.integrator_settings()) &&
+      !run.formulation->has_jacobian()) {
+    throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +
+                     spec.problem + " provides no Jacobian of its own (use finite_difference)");
+  }
+  if (warn_unused) {
+    const RunSpec defaults;
+    for (const auto& o : run_options()) {
+      if (!o.no_effect) continue;
+      const auto value = o.text(spec);
+      if (!value || value == o.text(defaults)) continue;
+      const std::string why = o.no_effect(spec, model, *run.integrator);
+      if (why.empty()) continue;
+      run.warnings.push_back(o.qualified() + " = " + *value + " has no effect: " + why);
+      log << "clmbench: warning: " << label << ": " << run.warnings.back() << "\n";
+    }
+  }
+  run.formulation->initial_state(run.q0, run.qd0, run.y0);
+  if (model.m() > 0) {
+    auto ws = model.make_workspace();
+    ModelTerms terms = model.make_terms();
+    model.evaluate(0.0, run.q0, run.qd0, kConstraintJacobian, *ws, terms);
+    run.constraint_rank = numerical_rank(terms.A);
+    // Coordinate projection factors A M^-1 A^T, singular for redundant constraints: refused before the run
+    // rather than failing at its first projected step.
+    if (run.constraint_rank < model.m() && projection_mode(spec.options.projection) != ProjectionMode::kNone)
+      throw InputError(label + ": formulation.projection = " + spec.options.projection + " needs independent "
+                       "constraints, but A(q0) of problem " + spec.problem + " has rank " +
+                       std::to_string(run.constraint_rank) + " < " + std::to_string(model.m()) +
+                       " rows (redundant constraints; use projection = none)");
+  }
+  return run;
+}
+
+double sample_bound(const RunSpec& spec) {
+  return spec.output_every > 0 ? std::floor(spec.t_end / spec.output_every) + 2 : 0.0;
+}
+
+RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples, ProgressLine* progress,
+                      const ReferenceTrajectory* reference) {
+  RunRecord r;
+  r.spec = run.spec;
+  const Model& model = *run.model;
+  r.n = model.n();
+  r.m = model.m();
+  r.constraint_rank = run.constraint_rank;
+  r.holonomic = model.holonomic();
+  r.coordinate_names = model.coordinate_names();
+  r.coordinate_units = model.coordinate_units();
+  r.parameters = model.parameters();
+  r.q0 = run.q0;
+  r.qd0 = run.qd0;
+  r.initial_source = run.initial_source;
+  r.warnings = run.warnings;
+  r.projection = run.projection;
+  r.extra_names = run.formulation->extra_names();
+  if (run.formulation->records_actuator_forces())
+    for (int i : model.actuated_coordinates()) r.actuator_names.push_back(r.coordinate_names[i]);
+  r.extras.resize(r.extra_names.size());
+  // A time-dependent problem's energy is not conserved: the run records its balance instead (nothing is made,
+  // and nothing costs, for the others).
+  r.energy_balance = model.time_dependent();
+  if (observer) observer->begin(r);
+
+  const SimulationSettings sim = run.spec.simulation_settings();
+  const IntegratorSettings settings = run.spec.integrator_settings();
+
+  Observation obs;
+  Formulation& f = *run.formulation;
+  double last_sample_t = 0;
+  const AccuracySettings accuracy{
+      .t_end = run.spec.t_end, .rtol = run.spec.rtol, .atol = run.spec.atol, .reference = reference};
+  RunSummaryAccumulator summary(model, r.q0, r.qd0,
+                                (f.vakonomic_motion() && !model.holonomic()) || follows_servo_motion(run.spec) ||
+                                    !closed_form_follows_shape(model, r.q0, r.qd0, run.spec.options.shape,
+                                                               run.spec.t_end),
+                                accuracy);
+  double output_cpu = 0;  // thread CPU time spent in record_sample
+  std::optional<EnergyBalance> balance;
+  if (r.energy_balance) balance.emplace(f, *run.integrator);
+  double energy0 = 0;
+  auto record_sample = [&](double t, const Vec& y) {
+    // Timed apart from the integration: observation, summary and writing are not the method's work.
+    struct Timer {
+      double& total;
+      double start = thread_cpu_seconds();
+      ~Timer() { total += thread_cpu_seconds() - start; }
+    } timer{output_cpu};
+    f.observe(t, y, obs);  // may throw: then nothing of this sample is recorded
+    // The method's own multipliers (rattle, dla, ida) replace the formulation's, on every sample of the step.
+    if (const Vec* own = run.integrator->multipliers_at(t); own && own->size() == r.m) obs.lambda = *own;
+    if (obs.lambda.size() != r.m) obs.lambda.setConstant(r.m, kNaN);
+    obs.extras.resize(r.extra_names.size(), kNaN);
+    if (balance) {
+      if (r.sample_count == 0) {
+        balance->start(t, y);
+        energy0 = obs.energy;
+      }
+      const EnergyBalance::Work w = balance->at(t);
+      obs.work_constraints = w.constraints;
+      obs.work_explicit_time = w.explicit_time;
+      obs.work_forces = w.forces;
+      obs.energy_balance_residual = obs.energy - energy0 - w.total();
+    }
+    if (obs.actuator_force.size() != static_cast<Eigen::Index>(r.actuator_names.size()))
+      obs.actuator_force.setConstant(static_cast<Eigen::Index>(r.actuator_names.size()), kNaN);
+    ++r.sample_count;
+    last_sample_t = t;
+    summary.add(t, obs);
+    if (keep_samples) {
+      r.t.push_back(t);
+      r.q.insert(r.q.end(), obs.q.data(), obs.q.data() + r.n);
+      r.qd.insert(r.qd.end(), obs.qd.data(), obs.qd.data() + r.n);
+      r.lambda.insert(r.lambda.end(), obs.lambda.data(), obs.lambda.data() + r.m);
+      r.energy.push_back(obs.energy);
+      if (r.holonomic) r.drift_position.push_back(obs.drift_position);
+      r.drift_velocity.push_back(obs.drift_velocity);
+      for (size_t j = 0; j < r.extras.size(); ++j) r.extras[j].push_back(obs.extras[j]);
+      if (balance) {
+        r.work_constraints.push_back(obs.work_constraints);
+        r.work_explicit_time.push_back(obs.work_explicit_time);
+        r.work_forces.push_back(obs.work_forces);
+        r.energy_balance_residual.push_back(obs.energy_balance_residual);
+      }
+      if (!r.actuator_names.empty()) {
+        r.actuator_force.insert(r.actuator_force.end(), obs.actuator_force.data(),
+                                obs.actuator_force.data() + obs.actuator_force.size());
+        r.actuator_power.push_back(obs.actuator_power);
+      }
+    }
+    if (observer) observer->sample(t, obs);
+  };
+
+  // t reached, of t_end, and the stepping rate: a run that crawls (stiff under an explicit method, a
+  // tiny fixed step) shows it while it runs.
+  ProgressCallback on_progress;
+  long final_steps = 0;
+  double final_fraction = 0;
+  if (progress) {
+    on_progress = [&](const SimulationProgress& p) {
+      final_steps = p.steps;
+      final_fraction = p.fraction();
+      if (p.finished) return;
+      progress->update(p.fraction(), [&] {
+        const double rate = p.steps / std::max(progress->elapsed(), 1e-9);
+        return "t = " + ProgressLine::number(p.t) + " of " + ProgressLine::number(p.t_end) + ", " +
+               ProgressLine::number(rate) + " steps/s";
+      });
+    };
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  try {
+    // Projection wraps the formulation: the driver sees it as the system's after_step.
+    const ProjectionMode projection = projection_mode(run.spec.options.projection);
+    std::optional<ProjectedSystem> projected;
+    if (projection != ProjectionMode::kNone) projected.emplace(f, projection);
+    OdeSystem& system = projected ? static_cast<OdeSystem&>(*projected) : static_cast<OdeSystem&>(f);
+    // The balance's quadrature runs on every accepted step, on the integrator's interpolant of that step;
+    // its CPU time counts as output (not the method's work), like the samples'.
+    StepCallback on_step;
+    if (balance) {
+      on_step = [&](double t0, double t1) {
+        const double start = thread_cpu_seconds();
+        balance->step(t0, t1);
+        output_cpu += thread_cpu_seconds() - start;
+      };
+    }
+    const SimulationResult result =
+        simulate(system, *run.integrator, run.y0, sim, settings, record_sample, on_progress, on_step);
+    if (projected) r.projection_stats = projected->statistics();
+    r.status = result.status;
+    r.message = result.message;
+    r.t_reached = result.t_reached;
+    r.stats = result.stats;
+    r.wall_time_s = result.wall_time_s;
+  } catch (const AbortRun&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Anything simulate() did not turn into a status still must not lose the samples computed so far.
+    r.status = "failed";
+    r.message = e.what();
+    r.t_reached = last_sample_t;
+    r.stats = run.integrator->statistics();
+    r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  }
+  r.output_cpu_time_s = output_cpu;
+  r.cpu_time_s = std::max(0.0, thread_cpu_seconds() - cpu_start - output_cpu);
+  if (r.stats.stiffness_detected_at >= 0) {
+    r.warnings.push_back("the problem became stiff at t = " + format_number(r.stats.stiffness_detected_at) + ": " +
+                         r.spec.integrator + "'s step is limited by stability, not accuracy (Hairer's test); an "
+                         "implicit integrator (radau5) takes far fewer steps");
+  }
+  if (progress) progress->finish(final_fraction, std::to_string(final_steps) + " steps, " + r.status);
+  r.summary = summary.finish();
+  if (r.summary.reference_source == "reference_run" && reference) {
+    r.reference_message = reference->description;
+    r.reference_cpu_time_s = reference->cpu_time_s;
+  } else if (r.summary.reference_source == "closed_form") {
+    r.reference_message = "closed-form motion of " + r.spec.problem;
+  } else if (const PublishedReference* pub = model.published_reference();
+             r.summary.reference_source == "published" && pub) {
+    r.reference_message = "published values at t = " + format_number(pub->t) + " [" + pub->source + "]: " + pub->description;
+  }
+  if (!r.summary.reference_note.empty()) {
+    r.reference_message = r.summary.reference_note;
+    r.warnings.push_back("no error figures against the reference (NaN): " + r.summary.reference_note);
+  }
+  if (observer) observer->finish(r);
+  return r;
+}
+
+}  // namespace clm

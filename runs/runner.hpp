@@ -1,0 +1,121 @@
+// Executes RunSpecs: model, consistent initial data, formulation and integrator from their registries,
+// clm::simulate, and a record of every sample plus a summary. Two phases, so that every run of a config
+// is checked (names, refusals, initial data) before the first one starts.
+#pragma once
+
+#include <iosfwd>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/consistency.hpp"
+#include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "formulations/coordinate_projection.hpp"
+#include "runs/progress_line.hpp"
+#include "runs/reference_trajectory.hpp"
+#include "runs/run_config.hpp"
+#include "runs/run_summary.hpp"
+
+namespace clm {
+
+// Everything one run produced. The samples (row-major, K x n, K x m) are kept only when asked for
+// (studies that compare runs); a results file gets them streamed through a RunObserver instead.
+struct RunRecord {
+  RunSpec spec;
+  std::string status = "ok";  // "ok" | "diverged" | "failed"
+  std::string message;
+  int n = 0, m = 0;
+  // numerical_rank of A(q0) (core/formulation.hpp): m unless the constraints are redundant (bricard: m - 1).
+  int constraint_rank = 0;
+  std::vector<std::string> coordinate_names, coordinate_units;  // of q (Model::coordinate_names)
+  bool holonomic = false;
+  std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
+  Vec q0, qd0;                    // the consistent initial data the run started from
+  std::string initial_source;     // "default" | "given"
+  std::vector<std::string> warnings;  // PreparedRun::warnings
+  ProjectionReport projection;    // zero for default initial data
+  StepStatistics stats;
+  ProjectionStatistics projection_stats;  // [formulation] projection (zero when none)
+  double t_reached = 0, wall_time_s = 0;
+  // CPU time of the thread that ran it: integrating (cpu_time_s, the work of work-precision diagrams) and
+  // recording the samples (output_cpu_time_s: observation, error accumulation, HDF5 writing), measured
+  // apart so that the output grid and compression do not blur the cost of a method.
+  double cpu_time_s = 0, output_cpu_time_s = 0;
+  // What the errors of `summary` were measured against: the reference run's settings and step count, the
+  // closed form, or why there is no reference (then the error figures are NaN). reference_cpu_time_s: the
+  // reference run's own integration CPU time (NaN without one).
+  std::string reference_message;
+  double reference_cpu_time_s = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> t, energy, drift_position, drift_velocity;
+  // The energy balance (core/energy_balance.hpp), recorded for time-dependent problems only (energy_balance):
+  // the work since t0 of the constraint forces, of dV/dt and of the generalized forces, and E - E0 - W, per sample.
+  bool energy_balance = false;
+  std::vector<double> work_constraints, work_explicit_time, work_forces, energy_balance_residual;
+  std::vector<double> q, qd, lambda;
+  std::vector<std::string> extra_names;
+  std::vector<std::vector<double>> extras;  // extras[j][k]: extra_names[j] at sample k
+  // Runs whose formulation computes actuator forces (Formulation::records_actuator_forces): the names of the
+  // actuated coordinates (empty otherwise), and with keep_samples F_a (row-major, K x n_a) and its power [K].
+  std::vector<std::string> actuator_names;
+  std::vector<double> actuator_force, actuator_power;
+  RunSummary summary;
+  size_t sample_count = 0;
+
+  size_t samples() const { return sample_count; }
+};
+
+// Receives a run as it is computed: begin() with the header (spec, n, m, holonomic, extra names, initial
+// data), sample() per output time, finish() with status, statistics and summary. Throwing an AbortRun
+// (e.g. OutputError) stops the run and reaches execute_run's caller.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void begin(const RunRecord& header) = 0;
+  virtual void sample(double t, const Observation& obs) = 0;
+  virtual void finish(const RunRecord& record) = 0;
+};
+
+// A run ready to start: everything that can be wrong with the input has been checked.
+struct PreparedRun {
+  RunSpec spec;
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Formulation> formulation;
+  std::unique_ptr<Integrator> integrator;
+  Vec q0, qd0, y0;
+  int constraint_rank = 0;  // numerical_rank of A(q0)
+  std::string initial_source;
+  ProjectionReport projection;
+  std::vector<std::string> warnings;  // options set for this run that it does not read
+};
+
+// An upper bound of the number of samples a run records: floor(t_end / output_every) + 2 (the output
+// grid below t_end, then t_end); 0 when output_every = 0 (a sample per accepted step: unknown).
+double sample_bound(const RunSpec& spec);
+
+// Builds the model, projects given initial data (reporting the distance on `log`; InputError under
+// strict_initial when it exceeds 1e-12), checks FormulationEntry::refuses, makes formulation and integrator.
+// With warn_unused, every option set away from its default that this run's formulation or integrator does
+// not read is named once on `log` ("clmbench: warning: ...") and kept in PreparedRun::warnings.
+PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused = true);
+
+// A servo run whose field B is not A (formulation.servo_direction != constraint) follows a motion of its own
+// (formulations/servo_formulation.hpp): the problem's closed form (a nonholonomic motion) is not its
+// reference, a servo run with the same field is (runs/reference_cache.cpp).
+bool follows_servo_motion(const RunSpec& spec);
+
+// Integrates, feeds `observer` (may be null) and summarizes; keeps the samples in the record when
+// keep_samples. Divergence and numerical failure become the record's status; never throws for them
+// (an AbortRun from the observer propagates).
+// `progress` (may be null) is updated while the run integrates (fraction of t_end, steps/s) and finished
+// with the steps taken.
+// `reference` (may be null; must outlive the call): what the run's error figures (q/qd/lambda errors,
+// scd, mescd) are measured against (runs/reference_cache.hpp makes it): a reference run on the
+// same output grid, or a reference that could not be computed (the figures are NaN and the reason is a
+// warning). Null: the problem's closed form where it has one for this run, else NaN figures.
+RunRecord execute_run(PreparedRun& run, RunObserver* observer = nullptr, bool keep_samples = true,
+                      ProgressLine* progress = nullptr, const ReferenceTrajectory* reference = nullptr);
+
+}  // namespace clm

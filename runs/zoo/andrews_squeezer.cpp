@@ -1,0 +1,6 @@
+// Registers andrews_squeezer (problems/andrews_squeezer.hpp) with every capability it supports, in a translation unit of its own:
+// editing or adding a problem recompiles its file alone (README.md, "Extending").
+#include "problems/andrews_squeezer.hpp"
+#include "runs/zoo/registration.hpp"
+
+CLM_ZOO_ENTRY(andrews_squeezer, AndrewsSqueezer)

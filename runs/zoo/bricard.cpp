@@ -1,0 +1,6 @@
+// Registers bricard (problems/bricard.hpp) with every capability it supports, in a translation unit of its own:
+// editing or adding a problem recompiles its file alone (README.md, "Extending").
+#include "problems/bricard.hpp"
+#include "runs/zoo/registration.hpp"
+
+CLM_ZOO_ENTRY(bricard, Bricard)

@@ -1,0 +1,6 @@
+// Registers chaplygin_sleigh (problems/chaplygin_sleigh.hpp) with every capability it supports, in a translation unit of its own:
+// editing or adding a problem recompiles its file alone (README.md, "Extending").
+#include "problems/chaplygin_sleigh.hpp"
+#include "runs/zoo/registration.hpp"
+
+CLM_ZOO_ENTRY(chaplygin_sleigh, ChaplyginSleigh)

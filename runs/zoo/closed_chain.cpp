@@ -1,0 +1,6 @@
+// Registers closed_chain (problems/closed_chain.hpp) with every capability it supports, in a translation unit of its own:
+// editing or adding a problem recompiles its file alone (README.md, "Extending").
+#include "problems/closed_chain.hpp"
+#include "runs/zoo/registration.hpp"
+
+CLM_ZOO_ENTRY(closed_chain, ClosedChain)

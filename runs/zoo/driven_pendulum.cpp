@@ -1,0 +1,6 @@
+// Registers driven_pendulum (problems/driven_pendulum.hpp) with every capability it supports, in a translation unit of its own:
+// editing or adding a problem recompiles its file alone (README.md, "Extending").
+#include "problems/driven_pendulum.hpp"
+#include "runs/zoo/registration.hpp"
+
+CLM_ZOO_ENTRY(driven_pendulum, DrivenPendulum)

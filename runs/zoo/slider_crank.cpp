@@ -1,0 +1,6 @@
+// Registers slider_crank (problems/slider_crank.hpp) with every capability it supports, in a translation unit of its own:
+// editing or adding a problem recompiles its file alone (README.md, "Extending").
+#include "problems/slider_crank.hpp"
+#include "runs/zoo/registration.hpp"
+
+CLM_ZOO_ENTRY(slider_crank, SliderCrank)

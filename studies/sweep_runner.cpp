@@ -1,0 +1,411 @@
+#include "studies/sweep_runner.hpp"
+
+#include "runs/reference_cache.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/types.hpp"
+#include "runs/results_writer.hpp"
+#include "studies/process_group.hpp"
+#include "io/results_merge.hpp"
+#include "runs/runner.hpp"
+#include "runs/thread_cpu_time.hpp"
+#include "core/value_parsing.hpp"
+
+namespace clm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// At most this many runs in one part: its root attribute run_configs (a reference per run) stays small,
+// as HDF5 keeps attributes in the object header.
+constexpr size_t kMaxRunsPerPart = 256;
+
+// The part writer's share of a run, timed apart from the run: begin (the run's group and datasets) and
+// finish (its data and attributes). sample() only buffers, except for a long run's full chunks, and is
+// not timed (a clock read per sample would cost more than the buffering).
+class TimedObserver : public RunObserver {
+ public:
+  explicit TimedObserver(RunObserver& inner) : inner_(inner) {}
+  void begin(const RunRecord& header) override { timed([&] { inner_.begin(header); }); }
+  void sample(double t, const Observation& obs) override { inner_.sample(t, obs); }
+  void finish(const RunRecord& record) override { timed([&] { inner_.finish(record); }); }
+  double wall = 0, cpu = 0;
+
+ private:
+  template <class F>
+  void timed(F&& f) {
+    const double w0 = now_seconds(), c0 = thread_cpu_seconds();
+    struct Add {  // also when f throws
+      TimedObserver& o;
+      double w0, c0;
+      ~Add() {
+        o.wall += now_seconds() - w0;
+        o.cpu += thread_cpu_seconds() - c0;
+      }
+    } add{*this, w0, c0};
+    f();
+  }
+  RunObserver& inner_;
+};
+
+// A part file is named after the first run it holds.
+std::string part_path(const SweepPlan& plan, const PlannedRun& run) {
+  return (fs::path(parts_directory(plan.out)) / (run.spec.run_id + ".h5")).string();
+}
+
+// The first line where two configuration texts differ, for the error message.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream x(a), y(b);
+  std::string lx, ly;
+  while (true) {
+    const bool gx = static_cast<bool>(std::getline(x, lx)), gy = static_cast<bool>(std::getline(y, ly));
+    if (!gx && !gy) return "";
+    if (!gx) lx = "(nothing)";
+    if (!gy) ly = "(nothing)";
+    if (lx != ly || !gx || !gy) return "it has '" + lx + "', the sweep now plans '" + ly + "'";
+  }
+}
+
+// Which selected runs have a complete part from the same configuration. Without --resume any part is an
+// error (never silently mixed into a new sweep); with --resume a part of another configuration, or a file
+// that is no part of this grid, is an error naming it (the user decides: remove it, or restore the config).
+std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& selection, bool resume,
+                             bool remove_stale, std::ostream& err) {
+  const std::string dir = parts_directory(plan.out);
+  std::vector<bool> done(selection.size(), false);
+  std::error_code ec;
+  const auto status = fs::status(dir, ec);
+  if (!fs::exists(status)) return done;
+  if (!fs::is_directory(status))
+    throw OutputError("'" + dir + "' (where a sweep into " + plan.out + " keeps its part files) is not a directory");
+  std::map<std::string, size_t> position;  // run id -> position in the selection
+  for (size_t j = 0; j < selection.size(); ++j) position[plan.runs[selection[j]].spec.run_id] = j;
+  size_t parts = 0, stale = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // A temporary of a writer that was killed: its run is not done. Removed here, once, when its process
+    // no longer exists (by rank 0 alone: no part is written before every rank has scanned).
+    if (const auto at = name.find(".h5.tmp-"); at != std::string::npos) {
+      const std::string digits = name.substr(at + 8);
+      const bool numeric = !digits.empty() && digits.size() <= 9 &&
+                           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (remove_stale && numeric && ::kill(static_cast<pid_t>(std::stol(digits)), 0) != 0 && errno == ESRCH) {
+        std::error_code rm;
+        stale += fs::remove(entry.path(), rm);
+      }
+      continue;
+    }
+    ++parts;
+    if (!resume) continue;
+    // A part is named after the first of its runs (OUT.parts/<run_id>.h5) and holds the runs listed in
+    // its /summary, each with the configuration it was computed from.
+    const std::string stem = name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 ? name.substr(0, name.size() - 3) : "";
+    if (!position.count(stem))
+      throw InputError("'" + entry.path().string() + "' is no part of this sweep (no planned run has that id): " + dir +
+                       " holds parts of a different sweep into " + plan.out + "; remove it, or choose another --out");
+    const auto stored = stored_part_runs(entry.path().string());
+    if (!stored)
+      throw InputError("part file '" + entry.path().string() + "' is not a readable results file of runs of this sweep" +
+                       "; remove it and --resume again");
+    for (const PartRun& part_run : *stored) {
+      const auto it = position.find(part_run.run_id);
+      if (it == position.end())
+        throw InputError("part file '" + entry.path().string() + "' holds run " + part_run.run_id +
+                         ", which this sweep does not plan: " + dir + " holds parts of a different sweep into " +
+                         plan.out + "; remove it, or choose another --out");
+      const PlannedRun& run = plan.runs[selection[it->second]];
+      const std::string a = comparable_config(part_run.config), b = comparable_config(part_config(plan, run.spec));
+      if (a != b)
+        throw InputError("part file '" + entry.path().string() + "' was computed with a different configuration (" +
+                         first_difference(a, b) + "); remove it (or " + dir + ") to recompute, or restore the config");
+      done[it->second] = true;
+    }
+  }
+  if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
+  if (stale)
+    err << "clmbench: note: removed " << stale << " temporary file" << (stale == 1 ? "" : "s") << " of killed runs from "
+        << dir << "\n";
+  if (!resume && parts > 0)
+    throw InputError("'" + dir + "' holds " + std::to_string(parts) + " part file" + (parts == 1 ? "" : "s") +
+                     " of an interrupted sweep into " + plan.out +
+                     "; pass --resume to continue it, or remove the directory to start over");
+  return done;
+}
+
+}  // namespace
+
+std::string parts_directory(const std::string& out) { return out + ".parts"; }
+
+void validate_runs(const SweepPlan& plan, const std::vector<size_t>& selection, std::ostream& err) {
+  // Warnings are summarized over the grid: "run.rtol = 1e-3 has no effect: ..." for each rk4 run of a
+  // tolerance axis would be one line per value, so they are grouped by key and reason, counting the runs
+  // and the distinct values.
+  struct Group {
+    std::string key, why;
+    size_t runs = 0;
+    std::vector<std::string> values;
+  };
+  std::vector<Group> groups;  // in order of first appearance
+  for (size_t k : selection) {
+    const RunSpec& spec = plan.runs[k].spec;
+    std::ostringstream log;  // per-run notes (projection distances) are in each run's attributes
+    try {
+      const PreparedRun prepared = prepare_run(spec, log, true);
+      if (spec.reference.compute) check_reference(prepared);  // bad [reference] settings: before any run
+      for (const auto& w : prepared.warnings) {
+        const size_t eq = w.find(" = "), why = w.find(" has no effect");
+        Group g;
+        std::string value;
+        if (eq != std::string::npos && why != std::string::npos && eq < why) {
+          g.key = w.substr(0, eq);
+          value = w.substr(eq + 3, why - eq - 3);
+          g.why = w.substr(why);
+        } else {
+          g.why = w;
+        }
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const Group& x) { return x.key == g.key && x.why == g.why; });
+        if (it == groups.end()) it = groups.insert(groups.end(), g);
+        ++it->runs;
+        if (!value.empty() && std::find(it->values.begin(), it->values.end(), value) == it->values.end())
+          it->values.push_back(value);
+      }
+    } catch (const InputError& e) {
+      throw InputError("[sweep] run " + spec.run_id + " (" + spec.sweep_point + "): " + e.what());
+    }
+  }
+  for (const auto& g : groups) {
+    err << "clmbench: warning: sweep: ";
+    if (g.key.empty()) {
+      err << g.why;
+    } else {
+      err << g.key << (g.values.size() == 1 ? " = " + g.values.front() : "") << g.why;
+      if (g.values.size() > 1) err << " (" << g.values.size() << " values)";
+    }
+    err << " (" << g.runs << " of " << selection.size() << " runs)\n";
+  }
+}
+
+SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selection, const SweepOptions& options,
+                      ProcessGroup& group, std::ostream& out, std::ostream& err) {
+  const double start = now_seconds();
+  SweepReport report;
+  report.selected = selection.size();
+  const std::string dir = parts_directory(plan.out);
+
+  // Every process checks the same directory before any of them writes into it, then they agree.
+  std::vector<bool> done;
+  {
+    std::exception_ptr mine;
+    try {
+      check_output_path(plan.out, {plan.source});
+      done = scan_parts(plan, selection, options.resume, group.rank() == 0, err);
+      if (group.rank() == 0) {
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) throw OutputError("cannot create the parts directory '" + dir + "': " + ec.message());
+      }
+    } catch (...) {
+      mine = std::current_exception();
+    }
+    const int first = group.first_failure(static_cast<bool>(mine));
+    if (first == group.rank()) std::rethrow_exception(mine);
+    if (first >= 0) throw PeerFailure("process " + std::to_string(first) + " of the sweep failed");
+  }
+  for (bool d : done) report.resumed += d;
+
+  // This process's share, in grid order: the runs not done whose position is this rank's.
+  std::vector<size_t> todo;
+  for (size_t j = 0; j < selection.size(); ++j)
+    if (!done[j] && static_cast<int>(j % static_cast<size_t>(group.size())) == group.rank()) todo.push_back(selection[j]);
+  if (group.rank() == 0 && report.resumed > 0)
+    out << "sweep: " << report.resumed << " of " << selection.size() << " runs already complete in " << dir
+        << " (resumed)\n";
+
+  ProgressLine progress(err, group.rank() == 0 ? options.progress : ProgressMode::kNever,
+                        group.size() > 1 ? "sweep (" + group.description() + ")" : std::string("sweep"));
+  // One reference per (problem, parameters, initial data, grid, [reference] settings), computed once by
+  // whichever worker asks first and shared (thread-safe); every rank computes its own, deterministically.
+  // Each is released after the last of this process's runs that needs it, so a sweep over parameters or
+  // initial data holds the references of the keys in progress, not one per grid point.
+  ReferenceCache references;
+  std::map<std::string, long> reference_uses;  // reference key -> this process's runs still to finish
+  std::vector<std::string> reference_keys(todo.size());  // "" for runs measured against a closed form
+  for (size_t k = 0; k < todo.size(); ++k) {
+    const RunSpec& spec = plan.runs[todo[k]].spec;
+    if (!spec.reference.compute) continue;
+    std::ostringstream quiet;
+    const PreparedRun p = prepare_run(spec, quiet, /*warn_unused=*/false);
+    if (has_closed_form_reference(p)) continue;
+    reference_keys[k] = reference_key(reference_spec(p));
+    ++reference_uses[reference_keys[k]];
+  }
+  std::mutex mutex;  // out, progress, report
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr error;
+  auto worker = [&] {
+    // This worker's open part file: the runs it finished since its last commit, committed together (one
+    // file, one fsync) once the part is commit_interval_s old, so a short run does not pay a file of its
+    // own: a kill loses at most that much finished work, which --resume computes again.
+    std::unique_ptr<ResultsWriter> part;
+    std::vector<std::string> part_configs;
+    double part_opened = 0;
+    auto commit_part = [&] {
+      if (!part) return;
+      const double c0 = now_seconds(), cpu0 = thread_cpu_seconds();
+      part->commit({options.command_line, plan.sweep_config, plan.sweep_config}, part_configs);
+      part.reset();
+      part_configs.clear();
+      std::lock_guard<std::mutex> lock(mutex);
+      ++report.parts;
+      report.commit_seconds += now_seconds() - c0;
+      report.commit_cpu_seconds += thread_cpu_seconds() - cpu0;
+    };
+    size_t k = 0;
+    try {
+      while (!stop) {
+        k = next++;
+        if (k >= todo.size()) break;
+        const PlannedRun& run = plan.runs[todo[k]];
+        const double t0 = now_seconds(), cpu0 = thread_cpu_seconds();
+        std::ostringstream log;
+        PreparedRun prepared = prepare_run(run.spec, log, /*warn_unused=*/false);
+        const double t1 = now_seconds(), cpu1 = thread_cpu_seconds();
+        if (!part) {
+          part = std::make_unique<ResultsWriter>(part_path(plan, run), std::vector<std::string>{},
+                                                 WriterOptions{/*remove_stale_temporaries=*/false,
+                                                               /*sync_directory=*/false, /*compress_summary=*/false});
+          part_opened = t1;
+        }
+        const double t2 = now_seconds(), cpu2 = thread_cpu_seconds();
+        std::shared_ptr<const ReferenceTrajectory> reference;
+        if (prepared.spec.reference.compute) reference = references.get(prepared);
+        TimedObserver writing(part->run_observer());
+        const RunRecord record = execute_run(prepared, &writing, /*keep_samples=*/false, nullptr, reference.get());
+        if (!reference_keys[k].empty()) {
+          reference.reset();
+          std::lock_guard<std::mutex> lock(mutex);
+          if (--reference_uses[reference_keys[k]] == 0) references.release(reference_spec(prepared));
+        }
+        prepared.formulation.reset();
+        part_configs.push_back(part_config(plan, run.spec));
+        const double t3 = now_seconds(), cpu3 = thread_cpu_seconds();
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++report.computed;
+          if (record.status != "ok") ++report.failures;
+          report.run_seconds += (t1 - t0) + (t3 - t2) - writing.wall;
+          report.run_cpu_seconds += (cpu1 - cpu0) + (cpu3 - cpu2) - writing.cpu;
+          report.commit_seconds += (t2 - t1) + writing.wall;
+          report.commit_cpu_seconds += (cpu2 - cpu1) + writing.cpu;
+          if (options.print_runs) {
+            out << "run " << record.spec.run_id << ": " << record.status;
+            if (!record.message.empty()) out << " (" << record.message << ")";
+            out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
+                << format_number(record.wall_time_s) << " s" << std::endl;
+          }
+          progress.update(static_cast<double>(report.computed) / static_cast<double>(todo.size()), [&] {
+            std::string d = "runs " + std::to_string(report.resumed + report.computed) + "/" +
+                            std::to_string(selection.size());
+            if (group.size() > 1) d += " (this rank: " + std::to_string(report.computed) + "/" + std::to_string(todo.size()) + ")";
+            if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
+            return d;
+          });
+        }
+        if (now_seconds() - part_opened >= options.commit_interval_s || part_configs.size() >= kMaxRunsPerPart)
+          commit_part();
+      }
+      // The last part, also when another worker failed: its runs are complete and a --resume keeps them.
+      commit_part();
+    } catch (const InputError& e) {
+      // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
+      // (the command aborts on anything but an InputError, which it takes for the agreed kind).
+      std::lock_guard<std::mutex> lock(mutex);
+      const std::string id = k < todo.size() ? plan.runs[todo[k]].spec.run_id : std::string("?");
+      if (!error) error = std::make_exception_ptr(std::logic_error("run " + id + ": " + e.what()));
+      stop = true;
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+  };
+  const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(options.jobs, 1)), std::max<size_t>(todo.size(), 1)));
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  progress.finish(todo.empty() ? 1.0 : static_cast<double>(report.computed) / static_cast<double>(todo.size()),
+                  "runs " + std::to_string(report.resumed + report.computed) + "/" + std::to_string(selection.size()) +
+                      (report.failures ? ", " + std::to_string(report.failures) + " failed" : std::string()));
+  if (error) std::rethrow_exception(error);
+
+  // Every part exists once every process is here; rank 0 joins them.
+  group.barrier();
+  if (group.rank() == 0) {
+    const double m0 = now_seconds();
+    const double merge_cpu0 = thread_cpu_seconds();
+    // The parts of every process (resumed ones too): the files OUT.parts/*.h5; a part holds several runs,
+    // and the merge puts the runs in grid order whatever the files.
+    std::vector<std::string> parts;
+    if (!selection.empty()) {
+      std::error_code ec;
+      for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find(".h5.tmp-") == std::string::npos && name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0)
+          parts.push_back(entry.path().string());
+      }
+      if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
+      std::sort(parts.begin(), parts.end());
+    }
+    if (selection.empty()) {
+      // A shard without runs (more shards than runs): a complete results file with no runs.
+      ResultsWriter empty(plan.out, {plan.source});
+      empty.commit({options.command_line, plan.sweep_config, plan.sweep_config});
+    } else {
+      try {
+        if (parts.empty()) throw OutputError("no part file in " + dir);
+        // The parts were checked against the plan when scanned, or written by this sweep: fewer runs than
+        // planned is a part lost on the way (a file system the ranks do not share), and OUT is not written.
+        report.statuses = merge_results(parts, plan.out, options.command_line, selection.size()).statuses;
+      } catch (const OutputError& e) {
+        throw OutputError(std::string(e.what()) + "; every run is kept in " + dir +
+                          ": fix the cause and run the sweep again with --resume to merge them");
+      }
+    }
+    report.merge_seconds = now_seconds() - m0;
+    report.merge_cpu_seconds = thread_cpu_seconds() - merge_cpu0;
+    report.merged = true;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) err << "clmbench: warning: cannot remove the parts directory '" << dir << "': " << ec.message() << "\n";
+  }
+  report.wall_seconds = now_seconds() - start;
+  return report;
+}
+
+}  // namespace clm

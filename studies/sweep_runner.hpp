@@ -1,0 +1,80 @@
+// Carries out a planned sweep: K runs at a time on worker threads, each worker writing the runs it finishes
+// into its part file OUT.parts/<first run_id>.h5 (a complete results file, written by ResultsWriter:
+// temporary name, fsync, rename), committed once it is SweepOptions::commit_interval_s old (a run longer
+// than that is a part of its own; short runs share one file, one fsync, and one open in the merge), then
+// the parts merged into OUT in grid order and the parts directory removed. A killed sweep keeps every
+// committed part; --resume skips the runs of the parts whose stored configurations (root attribute
+// run_configs, one per run) equal the planned ones. Under MPI the ranks share the parts directory, take
+// runs by index (index % size == rank) and rank 0 merges.
+//
+// Determinism: each run is computed by one thread from its own resolved spec, and OUT is assembled from the
+// parts in grid order, so the numbers in OUT do not depend on K, on the ranks or on completion order.
+// Thread safety: every HDF5 call holds hdf5_mutex() (the writer takes it); prepare_run / execute_run share
+// nothing mutable between runs.
+//
+// Hook for work-precision metrics: a run's reference trajectory (a [reference] section: formulation,
+// integrator, rtol) belongs where the worker calls execute_run in sweep_runner.cpp (computed per grid point,
+// or once per distinct reference configuration and shared read-only between the workers); the /summary
+// columns it adds (scd, mescd, ...) travel through the part files and the merge without any change here.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runs/progress_line.hpp"
+#include "studies/sweep_plan.hpp"
+
+namespace clm {
+
+class ProcessGroup;
+
+struct SweepOptions {
+  int jobs = 1;
+  bool resume = false;
+  ProgressMode progress = ProgressMode::kNever;
+  std::string command_line;  // provenance of the part files and of OUT
+  bool print_runs = true;    // one line per finished run on `out`
+  // A worker commits its part file once it is this old (seconds since its first run started): what a
+  // kill -9 may lose, and how often a part file is paid for (create, fsync, rename, merge open).
+  double commit_interval_s = 0.2;
+};
+
+struct SweepReport {
+  size_t selected = 0;  // runs of this invocation (its shard)
+  size_t resumed = 0;   // of those, found complete in the parts directory
+  size_t computed = 0;  // computed by this process
+  size_t failures = 0;  // computed here with status other than "ok"
+  size_t parts = 0;     // part files committed here
+  // Wall time, summed over the workers of this process, and the same as thread CPU time (*_cpu_*, which
+  // other load on the machine does not inflate):
+  double run_seconds = 0, run_cpu_seconds = 0;        // the runs themselves: prepare + integrate
+  double commit_seconds = 0, commit_cpu_seconds = 0;  // part files: create, write a run (the writer's
+                                                      // begin / finish; a long run's chunks written while
+                                                      // it integrates count as the run's), commit
+  double merge_seconds = 0, merge_cpu_seconds = 0;    // the final merge (rank 0)
+  double wall_seconds = 0;    // the whole sweep
+  std::map<std::string, size_t> statuses;  // of OUT's runs (rank 0)
+  bool merged = false;        // this process wrote OUT
+};
+
+// Another process of an MPI sweep failed (the lowest failing rank says why, in one line); this one ends
+// with exit code 1 and no message of its own.
+struct PeerFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The parts directory of an output: OUT.parts.
+std::string parts_directory(const std::string& out);
+
+// Validates every selected run (prepare_run, discarded: formulation refusals, strict_initial, sizes)
+// before anything is written; warnings are printed once per distinct text on `err`.
+void validate_runs(const SweepPlan& plan, const std::vector<size_t>& selection, std::ostream& err);
+
+// Runs the runs plan.runs[selection[j]] (selection in grid order) and merges them into plan.out.
+// InputError: parts of another sweep, or parts without --resume; OutputError: a file cannot be written.
+SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selection, const SweepOptions& options,
+                      ProcessGroup& group, std::ostream& out, std::ostream& err);
+
+}  // namespace clm
