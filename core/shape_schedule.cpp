@@ -12,7 +12,8 @@ namespace clm {
 
 namespace {
 
-// A finite number written in full (the config's own rule; core cannot use experiments/value_parsing).
+// A finite number written in full: the config's rule, as parse_number (core/value_parsing.hpp) applies it, but
+// answering false instead of throwing its InputError (an expression is not a config value).
 bool read_number(const std::string& text, double& out) {
   if (text.empty()) return false;
   char* end = nullptr;

@@ -10,6 +10,13 @@
 
 namespace clm {
 
+std::string format_figure(double v, const char* format, const char* nan_text) {
+  if (std::isnan(v)) return nan_text;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
 std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return {};

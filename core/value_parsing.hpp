@@ -20,6 +20,10 @@ bool parse_bool(const std::string& text, const std::string& what);
 // Shortest text that reads back to exactly the same double (round-trip through parse_number).
 std::string format_number(double value);
 
+// A figure of a printed table: `v` in printf's `format` (one floating conversion, e.g. "%.3g"), or
+// `nan_text` when v is NaN (a figure that cannot be computed).
+std::string format_figure(double v, const char* format, const char* nan_text);
+
 std::string trim(const std::string& s);
 
 // A value as echoed in an error message: control characters (NUL included) as \xNN, and at most about

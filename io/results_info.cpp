@@ -144,12 +144,7 @@ hid_t open_results(const Reader& r) {
   return file;
 }
 
-std::string number(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2e", v);
-  return buf;
-}
+std::string number(double v) { return format_figure(v, "%.2e", "-"); }
 
 // An attribute as config text: numbers round-trip exactly, integer attributes of bool options as true/false.
 std::string attribute_text(const Reader& r, hid_t obj, const std::string& name, bool boolean = false) {
@@ -160,7 +155,7 @@ std::string attribute_text(const Reader& r, hid_t obj, const std::string& name, 
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls == H5T_STRING) return r.text_attribute(obj, name);
   const H5S_class_t shape = H5Sget_simple_extent_type(space.get());
-  if (shape == H5S_NULL) return "";
+  if (shape == H5S_NULL) return "(unset)";  // an empty list (formulation.lambda0 left at its default)
   const hssize_t count = H5Sget_simple_extent_npoints(space.get());
   if (H5Sget_simple_extent_ndims(space.get()) > 1 || count < 0 || count > (1 << 20))
     r.refuse("attribute '" + name + "' has an unexpected shape");

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/types.hpp"
+#include "io/config_identity.hpp"
 #include "io/results_file.hpp"
 
 namespace clm {
@@ -289,7 +290,7 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
   const bool one_sweep = std::all_of(in.begin(), in.end(), [](const Input& x) { return x.sweep_config.has_value(); });
   if (one_sweep) {
     for (const auto& x : in)
-      if (*x.sweep_config != *in.front().sweep_config)
+      if (comparable_config(*x.sweep_config) != comparable_config(*in.front().sweep_config))
         throw InputError("'" + x.path + "' and '" + in.front().path +
                          "' come from different sweeps (their sweep_config attributes differ); merge the outputs of one sweep");
   }

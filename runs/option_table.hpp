@@ -192,10 +192,11 @@ Option<Target> number_list(std::string section, std::string key, Field field, st
     for (double x : *v) s += (s.empty() ? "" : " ") + format_number(x);
     return s;
   };
+  // Recorded even when unset (an empty list: a null dataspace, which `info --run` shows as "(unset)"), so that
+  // every key of the table is an attribute of the run.
   o.attribute_value = [values](const Target& t) -> std::optional<AttributeValue> {
     const auto* v = values(t);
-    if (!v) return std::nullopt;
-    return *v;
+    return v ? *v : std::vector<double>{};
   };
   return o;
 }

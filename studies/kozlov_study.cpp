@@ -40,12 +40,7 @@ std::string n_label(double N) {
   return s;
 }
 
-std::string short_number(double v) {
-  if (std::isnan(v)) return "nan";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string short_number(double v) { return format_figure(v, "%.3g", "nan"); }
 
 }  // namespace
 

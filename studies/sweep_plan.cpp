@@ -1,5 +1,7 @@
 #include "studies/sweep_plan.hpp"
 
+#include "io/config_identity.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -33,15 +35,6 @@ constexpr size_t kMaxIdLength = 200;
 
 }  // namespace
 
-std::string comparable_config(const std::string& config_text) {
-  std::istringstream in(config_text);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("#", 0) == 0 || line.rfind("out = ", 0) == 0) continue;
-    out += line + "\n";
-  }
-  return out;
-}
 
 std::string part_config(const SweepPlan& plan, const RunSpec& spec) {
   RunConfig alone;
@@ -53,7 +46,11 @@ std::string part_config(const SweepPlan& plan, const RunSpec& spec) {
 SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const std::optional<std::string>& out_flag) {
   SweepPlan plan;
   plan.source = source;
-  plan.sweep_config = config_layer_text(file);
+  // The sweep's identity: its config without the output path (shards of copies that each name their own
+  // `out` are one sweep, issue 20).
+  ConfigLayer identity = file;
+  if (auto run = identity.find("run"); run != identity.end()) run->second.erase("out");
+  plan.sweep_config = config_layer_text(identity);
   std::vector<SweepAxis> lists = read_sweep_axes(file);
   std::stable_sort(lists.begin(), lists.end(), [](const SweepAxis& a, const SweepAxis& b) { return a.order < b.order; });
 

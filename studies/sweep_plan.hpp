@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "io/config_identity.hpp"
 #include "runs/run_config.hpp"
 
 namespace clm {
@@ -38,9 +39,5 @@ SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const s
 // The resolved configuration of one run alone (to_config_text): what its part file records as `config`
 // and what --resume compares. Made on demand (a plan of many runs does not hold every text).
 std::string part_config(const SweepPlan& plan, const RunSpec& spec);
-
-// The part_config texts compared for --resume: without comment lines and the out line (a resumed sweep
-// may name its config or output by another relative path).
-std::string comparable_config(const std::string& config_text);
 
 }  // namespace clm

@@ -163,6 +163,7 @@ TEST(EquilibriumCli, PrintsVerdictAndWritesAnalysis) {
   EXPECT_NE(fwd.out.find("group coordinates  x, y, theta"), std::string::npos) << fwd.out;
   // beta = m b / (m b^2 + Ic) = 0.5 / 0.75; u1 = 1.
   H5::H5File file(dir / "eq.h5", H5F_ACC_RDONLY);
+  ASSERT_EQ(file.getNumObjs(), 1u);  // /analysis alone (issue 20, debt 3)
   H5::Group g = file.openGroup("/analysis");
   H5::DataSet re = g.openDataSet("equilibrium_eigenvalues_real");
   double values[2] = {1, 1};

@@ -137,6 +137,7 @@ TEST(KinematicAnalysis, CliPrintsTheBracketAndWritesItWithOut) {
   EXPECT_NE(r.out.find("controllability    rank 3 of n = 5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("5 with iterated brackets to depth 3: controllable"), std::string::npos) << r.out;
   H5::H5File f(dir / "car.h5", H5F_ACC_RDONLY);
+  ASSERT_EQ(f.getNumObjs(), 1u);  // /analysis alone (issue 20, debt 3)
   H5::DataSet ds = f.openDataSet("/analysis/brackets");
   hsize_t dims[2];
   ds.getSpace().getSimpleExtentDims(dims);

@@ -99,6 +99,27 @@ TEST(OptionTable, EveryRowRoundTripsThroughRunAttributesAndInfo) {
   EXPECT_EQ(shown.at("param.b"), "0.3");
 }
 
+// A run that sets nothing records every row of the table too (issue 20, debt 1: formulation.lambda0, unset,
+// was missing): each key is an attribute of the run, shown by `info --run` with a value, never "-".
+TEST(OptionTable, EveryRowIsRecordedWhenLeftAtItsDefault) {
+  ScratchDir dir("options_default");
+  const auto run = dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator rk4 --t-end 0.01 --dt 0.005 "
+                           "--out d.h5");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto info = dir.run("info d.h5 --run chaplygin_sleigh_kkt_rk4");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  for (const auto& o : run_options()) {
+    if (o.attribute.empty()) continue;
+    const std::string prefix = o.qualified() + " = ";
+    const size_t at = info.out.find("\n" + prefix);
+    ASSERT_NE(at, std::string::npos) << o.qualified() << " not shown by info --run:\n" << info.out;
+    const size_t from = at + 1 + prefix.size();
+    const std::string value = info.out.substr(from, info.out.find('\n', from) - from);
+    EXPECT_NE(value, "-") << o.qualified() << " is not recorded in the run's attributes";
+  }
+  EXPECT_NE(info.out.find("\nformulation.lambda0 = (unset)\n"), std::string::npos) << info.out;
+}
+
 TEST(OptionTable, DocsOptionsPageIsGeneratedFromTheTable) {
   ScratchDir dir("docs");
   const auto r = dir.run("options --markdown");

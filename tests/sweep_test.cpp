@@ -441,3 +441,30 @@ dt = 1e-2 5e-3 2.5e-3
   // The rtol 1e-8 dopri5 run is accurate to about 8 digits against the reference (scd near 8).
   EXPECT_NE(info.out.find("reference_run"), std::string::npos) << info.out;
 }
+
+// The output path is not part of a sweep's identity (issue 20, debt 2): shards run from copies of one config
+// that each name their own `out` merge, into the same data as the whole sweep.
+TEST(Merge, ShardsOfCopiesThatNameTheirOwnOutMerge) {
+  ScratchDir dir("sweep_out_copies");
+  write_text(dir.path() / "g.ini", kGrid);
+  std::string copy0 = kGrid, copy1 = kGrid;
+  copy0.replace(copy0.find("out = grid.h5"), 13, "out = part0.h5");
+  copy1.replace(copy1.find("out = grid.h5"), 13, "out = elsewhere/part1.h5");
+  write_text(dir.path() / "g0.ini", copy0);
+  write_text(dir.path() / "g1.ini", copy1);
+  ASSERT_EQ(dir.run("sweep g.ini --jobs 2 --progress never").exit_code, 0);
+  const ProcessResult s0 = dir.run("sweep g0.ini --shard 0/2 --progress never");
+  const ProcessResult s1 = dir.run("sweep g1.ini --shard 1/2 --progress never");
+  ASSERT_EQ(s0.exit_code, 0) << s0.err;
+  ASSERT_EQ(s1.exit_code, 0) << s1.err;
+  const ProcessResult m = dir.run("merge merged.h5 part0.shard-0-of-2.h5 elsewhere/part1.shard-1-of-2.h5");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("wrote merged.h5 (18 runs from 2 files)"), std::string::npos) << m.out;
+  expect_identical(dir, "grid.h5", "merged.h5");
+  // A sweep that differs in anything else is still another sweep.
+  std::string other = kGrid;
+  other.replace(other.find("t_end = 0.5"), 11, "t_end = 0.4");
+  write_text(dir.path() / "other.ini", other);
+  ASSERT_EQ(dir.run("sweep other.ini --shard 1/2 --out other.h5 --progress never").exit_code, 0);
+  expect_one_line_error(dir.run("merge mixed.h5 part0.shard-0-of-2.h5 other.h5"), 1, {"different sweeps"});
+}
