@@ -25,6 +25,30 @@ namespace {
 
 using namespace clm;
 
+// One attempt per benchmark iteration: step() runs `attempt` (a step() towards the run's end, and what the
+// driver does after it), re-initializing `integrator` on `sys` from (0, y0) once its time reaches t_restart
+// (untimed, and its allocations uncounted). Returns the heap allocations per attempt.
+template <class Attempt>
+double allocations_per_attempt(benchmark::State& state, Integrator& integrator, OdeSystem& sys, const Vec& y0,
+                               const IntegratorSettings& s, double t_restart, Attempt attempt) {
+  long attempts = 0;
+  clm::testing::start_counting_allocations();
+  std::size_t allocations = 0;
+  for (auto _ : state) {
+    if (integrator.time() >= t_restart) {
+      state.PauseTiming();
+      allocations += clm::testing::stop_counting_allocations();
+      integrator.initialize(sys, 0.0, y0, s);
+      clm::testing::start_counting_allocations();
+      state.ResumeTiming();
+    }
+    attempt();
+    ++attempts;
+  }
+  allocations += clm::testing::stop_counting_allocations();
+  return double(allocations) / double(attempts);
+}
+
 void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator_name, bool fixed,
                           const std::string& jacobian) {
   auto model = make_model("chaplygin_sleigh");
@@ -43,23 +67,9 @@ void BM_PenaltySleighStep(benchmark::State& state, const std::string& integrator
   s.jacobian = jacobian;
   const double t_end = 5;
   integrator->initialize(*f, 0.0, y0, s);
-  long attempts = 0;
-  clm::testing::start_counting_allocations();
-  std::size_t allocations = 0;
-  for (auto _ : state) {
-    if (integrator->time() >= t_end) {
-      state.PauseTiming();
-      allocations += clm::testing::stop_counting_allocations();
-      integrator->initialize(*f, 0.0, y0, s);
-      clm::testing::start_counting_allocations();
-      state.ResumeTiming();
-    }
-    integrator->step(t_end);
-    ++attempts;
-  }
-  allocations += clm::testing::stop_counting_allocations();
+  const double allocs = allocations_per_attempt(state, *integrator, *f, y0, s, t_end, [&] { integrator->step(t_end); });
   const auto& st = integrator->statistics();
-  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
+  state.counters["allocs_per_step"] = benchmark::Counter(allocs);
   state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / double(st.steps + st.rejected_steps));
 }
 
@@ -133,24 +143,10 @@ void BM_MechanismStep(benchmark::State& state, const std::string& problem, doubl
   s.atol = 1e-10;
   const double t_end = 10;
   integrator->initialize(*f, 0.0, y0, s);
-  long attempts = 0;
-  clm::testing::start_counting_allocations();
-  std::size_t allocations = 0;
-  for (auto _ : state) {
-    if (integrator->time() >= t_end) {
-      state.PauseTiming();
-      allocations += clm::testing::stop_counting_allocations();
-      integrator->initialize(*f, 0.0, y0, s);
-      clm::testing::start_counting_allocations();
-      state.ResumeTiming();
-    }
-    integrator->step(t_end);
-    ++attempts;
-  }
-  allocations += clm::testing::stop_counting_allocations();
+  const double allocs = allocations_per_attempt(state, *integrator, *f, y0, s, t_end, [&] { integrator->step(t_end); });
   const auto& st = integrator->statistics();
   const double steps = double(std::max(1L, st.steps + st.rejected_steps));
-  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(attempts));
+  state.counters["allocs_per_step"] = benchmark::Counter(allocs);
   state.counters["rhs_per_step"] = benchmark::Counter(double(st.rhs_evals) / steps);
   state.counters["newton_per_step"] = benchmark::Counter(double(st.newton_iterations) / steps);
 }
@@ -182,25 +178,13 @@ void BM_A02Step(benchmark::State& state, const std::string& method, const std::s
   const double t_end = 0.5;
   integrator->initialize(sys, 0.0, y0, s);
   Vec y;
-  long steps = 0;
-  clm::testing::start_counting_allocations();
-  std::size_t allocations = 0;
-  for (auto _ : state) {
-    if (integrator->time() >= t_end - 1e-12) {
-      state.PauseTiming();
-      allocations += clm::testing::stop_counting_allocations();
-      integrator->initialize(sys, 0.0, y0, s);
-      clm::testing::start_counting_allocations();
-      state.ResumeTiming();
-    }
+  const double allocs = allocations_per_attempt(state, *integrator, sys, y0, s, t_end - 1e-12, [&] {
     if (integrator->step(t_end)) {
       y = integrator->state();
       if (sys.after_step(integrator->time(), y)) integrator->reset_state(y);
     }
-    ++steps;
-  }
-  allocations += clm::testing::stop_counting_allocations();
-  state.counters["allocs_per_step"] = benchmark::Counter(double(allocations) / double(steps));
+  });
+  state.counters["allocs_per_step"] = benchmark::Counter(allocs);
 }
 
 const int registered = [] {

@@ -39,6 +39,7 @@
 #include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/hyperdual.hpp"
+#include "core/jet_passes.hpp"
 #include "core/sparse_joint_terms.hpp"
 #include "core/taylor2.hpp"
 
@@ -416,56 +417,39 @@ class AutoDiffModel final : public Model {
       out.M = ws.M;
       return;
     }
-    for (int i = 0; i < n; ++i) {
-      ws.q1[i] = Jet1(ws.q[i]);
-      ws.q1[i].v[0] = ws.qd[i];
-    }
+    seed_along(ws.q1, ws.q, ws.qd, n);
     p_.template mass_matrix<Jet1>(ws.q1, ws.M1);
-    for (int i = 0; i < n; ++i) {
-      double mdot_qd = 0;
-      for (int j = 0; j < n; ++j) {
-        out.M(i, j) = ws.M1(i, j).a;
-        mdot_qd += ws.M1(i, j).v[0] * ws.qd[j];
-      }
-      out.c[i] = mdot_qd;
-    }
+    split_along(ws.M1, ws.qd, n, n, out.M, out.c);  // M and Mdot qd
     if constexpr (HasGyroscopic<P>) {  // + Da qd = d/dt a along qd
       p_.template gyroscopic<Jet1>(ws.q1, ws.a1);
       for (int i = 0; i < n; ++i) out.c[i] += ws.a1[i].v[0];
     }
-    for (int start = 0; start < n; start += K) {
-      seed_chunk(ws, start);
-      p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
-      JetK T(0.0);
-      for (int i = 0; i < n; ++i) {
-        JetK row(0.0);
-        for (int j = 0; j < n; ++j) row += ws.Mk(i, j) * ws.qd[j];
-        T += row * ws.qd[i];
-      }
-      const JetK V = potential_at<JetK>(ws.qk, ws.t);
-      const JetK G = gyroscopic_pairing(ws);  // qd . a(q): its gradient is Da^T qd
-      const int width = std::min(K, n - start);
+    for_each_lagrangian_chunk(ws, [&](int start, int width, const JetK& T, const JetK& V, const JetK& G) {
       for (int k = 0; k < width; ++k) out.c[start + k] += -0.5 * T.v[k] + V.v[k] - G.v[k];
-    }
+    });
   }
 
   // dL/dq = 1/2 d/dq(qd^T M qd) - dV/dq + Da^T qd by the Jet<K> pass of mass_and_bias (kept apart: problems
   // with analytic_terms skip that pass, and c is Mdot qd - dL/dq only without a gyroscopic term).
   void lagrangian_gradient(Workspace& ws, ModelTerms& out) const {
+    for_each_lagrangian_chunk(ws, [&](int start, int width, const JetK& T, const JetK& V, const JetK& G) {
+      for (int k = 0; k < width; ++k) out.dL_dq[start + k] = 0.5 * T.v[k] - V.v[k] + G.v[k];
+    });
+  }
+
+  // The Jet<K> pass both of the above make: per chunk of K coordinates from `start` (`width` of them in the
+  // last), qd^T M(q) qd (= 2 T), V(q, t) and qd . a(q) (whose gradient is Da^T qd; zero without a gyroscopic
+  // term), each seeded with the chunk's directions; `use(start, width, T, V, G)` takes their gradients.
+  template <class Use>
+  void for_each_lagrangian_chunk(Workspace& ws, Use&& use) const {
     const int n = n_;
     for (int start = 0; start < n; start += K) {
       seed_chunk(ws, start);
       p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
-      JetK T(0.0);
-      for (int i = 0; i < n; ++i) {
-        JetK row(0.0);
-        for (int j = 0; j < n; ++j) row += ws.Mk(i, j) * ws.qd[j];
-        T += row * ws.qd[i];
-      }
+      const JetK T = quadratic_form<JetK>(ws.Mk, ws.qd, n);
       const JetK V = potential_at<JetK>(ws.qk, ws.t);
       const JetK G = gyroscopic_pairing(ws);
-      const int width = std::min(K, n - start);
-      for (int k = 0; k < width; ++k) out.dL_dq[start + k] = 0.5 * T.v[k] - V.v[k] + G.v[k];
+      use(start, std::min(K, n - start), T, V, G);
     }
   }
 
@@ -481,13 +465,7 @@ class AutoDiffModel final : public Model {
     return G;
   }
 
-  void seed_chunk(Workspace& ws, int start) const {
-    for (int i = 0; i < n_; ++i) {
-      ws.qk[i] = JetK(ws.q[i]);
-      const int k = i - start;
-      if (k >= 0 && k < K) ws.qk[i].v[k] = 1.0;
-    }
-  }
+  void seed_chunk(Workspace& ws, int start) const { clm::seed_chunk<K>(ws.qk, ws.q, n_, start); }
 
   void constraint_terms(Workspace& ws, unsigned what, ModelTerms& out) const {
     const int n = n_, m = m_;
@@ -527,19 +505,9 @@ class AutoDiffModel final : public Model {
       }
     } else {
       if (what & kConstraintBias) {
-        for (int i = 0; i < n; ++i) {
-          ws.q1[i] = Jet1(ws.q[i]);
-          ws.q1[i].v[0] = ws.qd[i];
-        }
+        seed_along(ws.q1, ws.q, ws.qd, n);
         p_.template pfaffian<Jet1>(ws.q1, ws.A1);
-        for (int r = 0; r < m; ++r) {
-          double acc = 0;
-          for (int j = 0; j < n; ++j) {
-            out.A(r, j) = ws.A1(r, j).a;
-            acc += ws.A1(r, j).v[0] * ws.qd[j];
-          }
-          out.Adot_qd[r] = acc;
-        }
+        split_along(ws.A1, ws.qd, m, n, out.A, out.Adot_qd);  // A and Adot qd
         if constexpr (HasAffineTerm<P>) {  // + d/ds b(q + s qd, t + s) = db/dq qd + db/dt; b itself
           Jet1 t1(ws.t);
           t1.v[0] = 1.0;

@@ -10,7 +10,8 @@
 //   - the substituted Lagrangian of [seed-002] (G = S^T M S, w = qd_I, qd = S w; formulations/substitution.hpp).
 // AutoDiffModel's own M and c (the hot path of every formulation) keep the same two passes fused with its
 // workspace: routed through this class they measured 53 -> 75 ns for the sleigh's model terms and
-// 196 -> 230 ns for the slider-crank's (same machine, same build), a cost not worth one shared loop.
+// 196 -> 230 ns for the slider-crank's (same machine, same build). The two share the passes' loops instead
+// (core/jet_passes.hpp, inline templates over each one's own buffers).
 //
 //   Pass 1, Jet<1> at q + eps qd: G and Gdot w.
 //   Pass 2, Jet<K> seeded with K coordinate directions at a time: d/dq of 1/2 w^T G w and of V. K = n for
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 
+#include "core/jet_passes.hpp"
 #include "core/types.hpp"
 
 namespace clm {
@@ -47,32 +49,13 @@ class QuadraticLagrangianDerivatives {
   template <class FormFn, class PotentialFn, class GOut, class GdotOut, class GradOut>
   void evaluate(const VecN<double, N>& q, const VecN<double, N>& qd, const VecN<double, K>& w, FormFn&& form,
                 PotentialFn&& potential, GOut& G, GdotOut& Gdot_w, GradOut& grad) {
-    for (int i = 0; i < n_; ++i) {
-      q1_[i] = Jet1(q[i]);
-      q1_[i].v[0] = qd[i];
-    }
+    seed_along(q1_, q, qd, n_);
     form(q1_, G1_);
-    for (int i = 0; i < k_; ++i) {
-      double acc = 0;
-      for (int j = 0; j < k_; ++j) {
-        G(i, j) = G1_(i, j).a;
-        acc += G1_(i, j).v[0] * w[j];
-      }
-      Gdot_w[i] = acc;
-    }
+    split_along(G1_, w, k_, k_, G, Gdot_w);
     for (int start = 0; start < n_; start += kChunk) {
-      for (int i = 0; i < n_; ++i) {
-        qc_[i] = JetC(q[i]);
-        const int d = i - start;
-        if (d >= 0 && d < kChunk) qc_[i].v[d] = 1.0;
-      }
+      seed_chunk<kChunk>(qc_, q, n_, start);
       form(qc_, Gc_);
-      JetC twice_t(0.0);
-      for (int i = 0; i < k_; ++i) {
-        JetC row(0.0);
-        for (int j = 0; j < k_; ++j) row += Gc_(i, j) * w[j];
-        twice_t += row * w[i];
-      }
+      const JetC twice_t = quadratic_form<JetC>(Gc_, w, k_);
       const JetC V = potential(qc_);
       const int width = std::min(kChunk, n_ - start);
       for (int d = 0; d < width; ++d) grad[start + d] = -0.5 * twice_t.v[d] + V.v[d];

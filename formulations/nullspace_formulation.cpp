@@ -36,32 +36,22 @@ NullspaceFormulation::NullspaceFormulation(std::shared_ptr<const Model> model, F
   // The suite's one rank tolerance (core/formulation.hpp), on the QR's pivots |R_ii| / max |R_ii|.
   qr_.setThreshold(double(std::max(n_, m_)) * kRankTolerance);
   if (basis_) basis_ws_ = basis_->make_workspace();
-  q_ = Vec::Zero(n_);
-  v_ = Vec::Zero(k_);
-  qd_ = Vec::Zero(n_);
-  qdd_ = Vec::Zero(n_);
-  vd_ = Vec::Zero(k_);
-  w_ = Vec::Zero(n_);
-  S_ = Mat::Zero(n_, k_);
-  MS_ = Mat::Zero(n_, k_);
-  reduced_M_ = Mat::Zero(k_, k_);
-  force_ = Vec::Zero(n_);
-  reduced_f_ = Vec::Zero(k_);
-  A_D_ = Mat::Zero(m_, m_);
-  A_I_ = Mat::Zero(m_, k_);
-  S_D_ = Mat::Zero(m_, k_);
-  A_D_inverse_ = Mat::Zero(m_, m_);
-  identity_m_ = Mat::Identity(m_, m_);
-  w_D_ = Vec::Zero(m_);
-  u_D_ = Vec::Zero(m_);
-  E_ = Mat::Zero(m_, k_);
-  M_ID_ = Mat::Zero(k_, m_);
-  M_DD_ = Mat::Zero(m_, m_);
-  MIDE_ = Mat::Zero(k_, k_);
-  MDDE_ = Mat::Zero(m_, k_);
-  force_D_ = Vec::Zero(m_);
-  dependent_.reserve(m_);
-  old_dependent_.reserve(m_);
+  for (Vec* v : {&q_, &qd_, &qdd_, &w_, &force_}) v->setZero(n_);
+  size_partition(m_);
+}
+
+// The buffers of a partition with r independent constraint rows and k_ = n - r velocities, zeroed.
+void NullspaceFormulation::size_partition(int r) {
+  for (Vec* v : {&v_, &vd_, &reduced_f_}) v->setZero(k_);
+  for (Vec* v : {&w_D_, &u_D_, &force_D_}) v->setZero(r);
+  for (Mat* a : {&S_, &MS_}) a->setZero(n_, k_);
+  for (Mat* a : {&reduced_M_, &MIDE_}) a->setZero(k_, k_);
+  for (Mat* a : {&A_I_, &S_D_, &E_, &MDDE_}) a->setZero(r, k_);
+  for (Mat* a : {&A_D_, &A_D_inverse_, &M_DD_}) a->setZero(r, r);
+  M_ID_.setZero(k_, r);
+  identity_m_ = Mat::Identity(r, r);
+  dependent_.reserve(r);
+  old_dependent_.reserve(r);
   independent_.reserve(k_);
 }
 
@@ -76,25 +66,7 @@ void NullspaceFormulation::size_for_rank(int r) {
   lu_D_ = Eigen::PartialPivLU<Mat>(r);
   qr_ = Eigen::ColPivHouseholderQR<Mat>(r, n_);
   qr_.setThreshold(double(std::max(n_, r)) * kRankTolerance);
-  v_ = Vec::Zero(k_);
-  vd_ = Vec::Zero(k_);
-  S_ = Mat::Zero(n_, k_);
-  MS_ = Mat::Zero(n_, k_);
-  reduced_M_ = Mat::Zero(k_, k_);
-  reduced_f_ = Vec::Zero(k_);
-  A_D_ = Mat::Zero(r, r);
-  A_I_ = Mat::Zero(r, k_);
-  S_D_ = Mat::Zero(r, k_);
-  A_D_inverse_ = Mat::Zero(r, r);
-  identity_m_ = Mat::Identity(r, r);
-  w_D_ = Vec::Zero(r);
-  u_D_ = Vec::Zero(r);
-  E_ = Mat::Zero(r, k_);
-  M_ID_ = Mat::Zero(k_, r);
-  M_DD_ = Mat::Zero(r, r);
-  MIDE_ = Mat::Zero(k_, k_);
-  MDDE_ = Mat::Zero(r, k_);
-  force_D_ = Vec::Zero(r);
+  size_partition(r);
   A_R_ = Mat::Zero(r, n_);
   Adot_R_ = Vec::Zero(r);
   b_R_ = Vec::Zero(r);
@@ -102,9 +74,6 @@ void NullspaceFormulation::size_for_rank(int r) {
   row_qr_.setThreshold(double(std::max(n_, m_)) * kRankTolerance);
   rows_.clear();
   rows_.reserve(r);
-  dependent_.reserve(r);
-  old_dependent_.reserve(r);
-  independent_.reserve(k_);
 }
 
 void NullspaceFormulation::choose_rows() {

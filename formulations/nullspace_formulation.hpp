@@ -74,6 +74,8 @@ class NullspaceFormulation final : public Formulation {
   // rows of A (column-pivoted QR of A^T); constraint_rows / constraint_bias_rows return A and Adot qd, or
   // their rows R when r < m.
   void size_for_rank(int r);
+  // The partition's buffers for r rows and k_ velocities, zeroed (the constructor's r = m, and size_for_rank).
+  void size_partition(int r);
   void choose_rows();
   const Mat& constraint_rows();
   const Vec& constraint_bias_rows();

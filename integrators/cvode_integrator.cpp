@@ -1,6 +1,7 @@
 #include "integrators/cvode_integrator.hpp"
 
 #include "integrators/finite_difference_jacobian.hpp"
+#include "integrators/sundials_glue.hpp"
 
 #include <cvode/cvode.h>
 #include <cvode/cvode_proj.h>
@@ -18,7 +19,7 @@
 
 namespace clm {
 
-struct CvodeIntegrator::Sundials {
+struct CvodeIntegrator::Sundials : SundialsCallbackState {
   SUNContext ctx = nullptr;
   void* mem = nullptr;
   N_Vector y = nullptr;     // wraps Sundials::y_data
@@ -34,8 +35,6 @@ struct CvodeIntegrator::Sundials {
   bool autodiff = false;     // jacobian = autodiff: the system's own Jacobian
   long jacobian_rhs_evals = 0;
   OdeSystem* sys = nullptr;
-  std::exception_ptr error;  // an exception from the system, rethrown after CVODE returns
-  std::string message;       // CVODE's last error message
   double last_t = 0;         // time of the last step (CVODE's tcur)
 
   ~Sundials() { release(); }
@@ -55,42 +54,32 @@ namespace {
 
 using Sundials = CvodeIntegrator::Sundials;
 
-// f(t, y) for CVODE: copies into the system's Vec arguments (no allocation) and keeps any exception (a
-// singular matrix: NumericalFailure) for do_step to rethrow; -1 tells CVODE the failure is unrecoverable.
+// f(t, y) for CVODE: copies into the system's Vec arguments (no allocation); an exception is kept for do_step
+// (integrators/sundials_glue.hpp).
 int rhs_callback(double t, N_Vector y, N_Vector ydot, void* user) {
-  auto* s = static_cast<Sundials*>(user);
-  try {
-    const Eigen::Index n = s->y_in.size();
-    s->y_in = Eigen::Map<const Vec>(N_VGetArrayPointer(y), n);
-    s->sys->rhs(t, s->y_in, s->dy_out);
-    Eigen::Map<Vec>(N_VGetArrayPointer(ydot), n) = s->dy_out;
-    return 0;
-  } catch (...) {
-    s->error = std::current_exception();
-    return -1;
-  }
+  return guarded_callback<Sundials>(user, [&](Sundials& s) {
+    const Eigen::Index n = s.y_in.size();
+    s.y_in = Eigen::Map<const Vec>(N_VGetArrayPointer(y), n);
+    s.sys->rhs(t, s.y_in, s.dy_out);
+    Eigen::Map<Vec>(N_VGetArrayPointer(ydot), n) = s.dy_out;
+  });
 }
 
 // J = df/dy: the system's own (jacobian = autodiff) or the suite's forward differences (the same as
 // radau5's). Not CVODE's internal difference quotient, which allocates a vector per Jacobian. SUNDIALS'
 // dense matrix is column-major like Eigen's.
 int jacobian_callback(double t, N_Vector y, N_Vector fy, SUNMatrix J, void* user, N_Vector, N_Vector, N_Vector) {
-  auto* s = static_cast<Sundials*>(user);
-  try {
-    const Eigen::Index n = s->y_in.size();
-    s->y_in = Eigen::Map<const Vec>(N_VGetArrayPointer(y), n);
-    if (s->autodiff) {
-      s->sys->jacobian(t, s->y_in, s->J);
+  return guarded_callback<Sundials>(user, [&](Sundials& s) {
+    const Eigen::Index n = s.y_in.size();
+    s.y_in = Eigen::Map<const Vec>(N_VGetArrayPointer(y), n);
+    if (s.autodiff) {
+      s.sys->jacobian(t, s.y_in, s.J);
     } else {
-      s->f_in = Eigen::Map<const Vec>(N_VGetArrayPointer(fy), n);
-      s->jacobian_rhs_evals += finite_difference_jacobian(*s->sys, t, s->y_in, s->f_in, s->y_work, s->f_work, s->J);
+      s.f_in = Eigen::Map<const Vec>(N_VGetArrayPointer(fy), n);
+      s.jacobian_rhs_evals += finite_difference_jacobian(*s.sys, t, s.y_in, s.f_in, s.y_work, s.f_work, s.J);
     }
-    Eigen::Map<Mat>(SUNDenseMatrix_Data(J), n, n) = s->J;
-    return 0;
-  } catch (...) {
-    s->error = std::current_exception();
-    return -1;
-  }
+    Eigen::Map<Mat>(SUNDenseMatrix_Data(J), n, n) = s.J;
+  });
 }
 
 // The system's projection inside CVODE's step (CVodeSetProjFn): CVODE passes its corrected solution and
@@ -98,35 +87,18 @@ int jacobian_callback(double t, N_Vector y, N_Vector fy, SUNMatrix J, void* user
 // (so that the error test measures only what the projection keeps). CVODE's epsProj (the tolerance of an
 // inexact projection) is not needed: Gauss-Newton runs to round-off (formulations/coordinate_projection.hpp).
 int projection_callback(double t, N_Vector ycur, N_Vector corr, double, N_Vector err, void* user) {
-  auto* s = static_cast<Sundials*>(user);
-  try {
-    const Eigen::Index n = s->y_proj.size();
+  return guarded_callback<Sundials>(user, [&](Sundials& s) {
+    const Eigen::Index n = s.y_proj.size();
     const Eigen::Map<const Vec> y(N_VGetArrayPointer(ycur), n);
-    s->y_proj = y;
-    if (err) s->err_proj = Eigen::Map<const Vec>(N_VGetArrayPointer(err), n);
-    s->sys->project_in_step(t, s->y_proj, err ? &s->err_proj : nullptr);
-    Eigen::Map<Vec>(N_VGetArrayPointer(corr), n) = s->y_proj - y;
-    if (err) Eigen::Map<Vec>(N_VGetArrayPointer(err), n) = s->err_proj;
-    return 0;
-  } catch (...) {
-    s->error = std::current_exception();
-    return -1;
-  }
+    s.y_proj = y;
+    if (err) s.err_proj = Eigen::Map<const Vec>(N_VGetArrayPointer(err), n);
+    s.sys->project_in_step(t, s.y_proj, err ? &s.err_proj : nullptr);
+    Eigen::Map<Vec>(N_VGetArrayPointer(corr), n) = s.y_proj - y;
+    if (err) Eigen::Map<Vec>(N_VGetArrayPointer(err), n) = s.err_proj;
+  });
 }
 
-// CVODE's messages go into the run's failure message, not to stderr.
-void error_handler(int, const char*, const char* function, char* msg, void* user) {
-  auto* s = static_cast<Sundials*>(user);
-  s->message = std::string(function) + ": " + msg;
-}
-
-// SUNDIALS 6 returns the flag's name in a malloc'ed string.
-std::string flag_name(int flag) {
-  char* name = CVodeGetReturnFlagName(flag);
-  std::string s = name ? name : "CVODE flag " + std::to_string(flag);
-  std::free(name);
-  return s;
-}
+std::string flag_name(int flag) { return sundials_flag_name(CVodeGetReturnFlagName, "CVODE", flag); }
 
 void check(int flag, const char* call) {
   if (flag < 0)
@@ -161,11 +133,11 @@ void CvodeIntegrator::do_initialize(const IntegratorSettings& settings) {
   s.y_in.resize(y_.size());
   s.dy_out.resize(y_.size());
   if (SUNContext_Create(nullptr, &s.ctx) != 0) throw NumericalFailure("cvode: SUNContext_Create failed");
-  s.y = N_VMake_Serial(n, s.y_data.data(), s.ctx);
-  s.dky = N_VMake_Serial(n, s.dky_data.data(), s.ctx);
+  s.y = wrap_serial(s.y_data, s.ctx);
+  s.dky = wrap_serial(s.dky_data, s.ctx);
   s.mem = CVodeCreate(bdf ? CV_BDF : CV_ADAMS, s.ctx);
   if (!s.y || !s.dky || !s.mem) throw NumericalFailure("cvode: could not allocate its memory");
-  check(CVodeSetErrHandlerFn(s.mem, error_handler, &s), "CVodeSetErrHandlerFn");
+  check(CVodeSetErrHandlerFn(s.mem, keep_error_message<Sundials>, &s), "CVodeSetErrHandlerFn");
   check(CVodeInit(s.mem, rhs_callback, t_, s.y), "CVodeInit");
   check(CVodeSetUserData(s.mem, &s), "CVodeSetUserData");
   check(CVodeSStolerances(s.mem, settings.rtol, settings.atol), "CVodeSStolerances");
@@ -208,11 +180,7 @@ bool CvodeIntegrator::do_step(double) {
   double t_reached = t_;
   const int flag = CVode(s.mem, step_end(), s.y, &t_reached, CV_ONE_STEP);
   update_statistics();
-  if (s.error) {
-    const std::exception_ptr e = s.error;
-    s.error = nullptr;
-    std::rethrow_exception(e);
-  }
+  s.rethrow_error();
   if (flag < 0) {
     throw NumericalFailure(std::string("cvode: CVode failed with ") + flag_name(flag) +
                            (s.message.empty() ? "" : " (" + s.message + ")"));

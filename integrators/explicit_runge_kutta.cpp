@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "integrators/hermite.hpp"
 
 namespace clm {
 
@@ -17,9 +16,7 @@ void ExplicitRungeKutta::do_initialize(const IntegratorSettings& s) {
   const long n = y_.size();
   k_.assign(tab_.b.size(), Vec::Zero(n));
   tmp_.resize(n);
-  y_prev_ = y_;
-  f_prev_ = f_;
-  t_prev_ = t_;
+  prev_.keep(t_, y_, f_);
 }
 
 bool ExplicitRungeKutta::do_step(double h) {
@@ -31,16 +28,10 @@ bool ExplicitRungeKutta::do_step(double h) {
       if (tab_.a[i][j] != 0.0) tmp_.noalias() += (h * tab_.a[i][j]) * k_[j];
     eval_rhs(t_ + tab_.c[i] * h, tmp_, k_[i]);
   }
-  y_prev_ = y_;
-  f_prev_ = f_;
-  t_prev_ = t_;
+  prev_.keep(t_, y_, f_);
   for (size_t i = 0; i < s; ++i) y_.noalias() += (h * tab_.b[i]) * k_[i];
   eval_rhs(step_end(), y_, f_);
   return true;
-}
-
-void ExplicitRungeKutta::interpolate(double t, Vec& y) const {
-  hermite_interpolate(t_prev_, y_prev_, f_prev_, t_, y_, f_, t, y);
 }
 
 }  // namespace clm

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/integrator.hpp"
+#include "integrators/hermite.hpp"
 
 namespace clm {
 
@@ -24,15 +25,15 @@ class ExplicitRungeKutta final : public Integrator {
   int order() const override { return tab_.order; }
   bool adaptive() const override { return false; }
 
-  void interpolate(double t, Vec& y) const override;
+  void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
 
  private:
   void do_initialize(const IntegratorSettings& s) override;
   bool do_step(double h) override;
 
   ButcherTableau tab_;
-  double t_prev_ = 0;
-  Vec y_prev_, f_prev_, tmp_;
+  StepStart prev_;  // the last step's start (dense output)
+  Vec tmp_;
   std::vector<Vec> k_;
 };
 

@@ -1,6 +1,7 @@
 #include "integrators/ida_integrator.hpp"
 
 #include "integrators/mechanical_system.hpp"
+#include "integrators/sundials_glue.hpp"
 
 #include <ida/ida.h>
 #include <nvector/nvector_serial.h>
@@ -17,7 +18,7 @@
 
 namespace clm {
 
-struct IdaIntegrator::Sundials {
+struct IdaIntegrator::Sundials : SundialsCallbackState {
   SUNContext ctx = nullptr;
   void* mem = nullptr;
   N_Vector yy = nullptr, yp = nullptr;  // wrap yy_data, yp_data: Y and Y'
@@ -46,8 +47,6 @@ struct IdaIntegrator::Sundials {
   long jacobian_evals = 0;
   long ic_newton_iterations = 0;  // IDACalcIC's, before IDAReInit resets IDA's counters
   long ic_failures = 0;
-  std::exception_ptr error;    // an exception from the model, rethrown after IDA returns
-  std::string message;         // IDA's last error message
   double last_t = 0;           // time of the last step (IDA's tcur)
 
   ~Sundials() { release(); }
@@ -99,13 +98,7 @@ namespace {
 
 using Sundials = IdaIntegrator::Sundials;
 
-// SUNDIALS 6 returns the flag's name in a malloc'ed string.
-std::string flag_name(int flag) {
-  char* name = IDAGetReturnFlagName(flag);
-  std::string s = name ? name : "IDA flag " + std::to_string(flag);
-  std::free(name);
-  return s;
-}
+std::string flag_name(int flag) { return sundials_flag_name(IDAGetReturnFlagName, "IDA", flag); }
 
 // What the codes a run can end with mean (IDA's guide, "IDASolve" and "IDACalcIC" return values).
 const char* flag_meaning(int flag) {
@@ -138,17 +131,11 @@ void check(int flag, const char* call, const Sundials& s) {
   if (flag < 0) fail(call, flag, s.message);
 }
 
-// F(t, Y, Y') for IDA; a model exception (NumericalFailure) is kept for do_step to rethrow and -1 tells IDA
-// the failure is unrecoverable.
+// F(t, Y, Y') for IDA; a model exception is kept for do_step (integrators/sundials_glue.hpp).
 int residual_callback(double t, N_Vector yy, N_Vector yp, N_Vector rr, void* user) {
-  auto* s = static_cast<Sundials*>(user);
-  try {
-    s->residual(t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yp), N_VGetArrayPointer(rr));
-    return 0;
-  } catch (...) {
-    s->error = std::current_exception();
-    return -1;
-  }
+  return guarded_callback<Sundials>(user, [&](Sundials& s) {
+    s.residual(t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yp), N_VGetArrayPointer(rr));
+  });
 }
 
 // The iteration matrix dF/dY + cj dF/dY' by forward differences, one residual per column, with the
@@ -156,49 +143,30 @@ int residual_callback(double t, N_Vector yy, N_Vector yp, N_Vector rr, void* use
 // (inc, cj inc), inc = max(sqrt(eps) max(|Y_j|, |h Y'_j|), 1 / ewt_j) with the sign of h Y'_j.
 int jacobian_callback(double t, double cj, N_Vector yy, N_Vector yp, N_Vector rr, SUNMatrix J, void* user, N_Vector,
                       N_Vector, N_Vector) {
-  auto* s = static_cast<Sundials*>(user);
-  try {
-    const int N = s->size;
+  return guarded_callback<Sundials>(user, [&](Sundials& s) {
+    const int N = s.size;
     double h = 0;
-    IDAGetCurrentStep(s->mem, &h);
-    IDAGetErrWeights(s->mem, s->ewt);
+    IDAGetCurrentStep(s.mem, &h);
+    IDAGetErrWeights(s.mem, s.ewt);
     const double srur = std::sqrt(std::numeric_limits<double>::epsilon());
-    s->y_work = Eigen::Map<const Vec>(N_VGetArrayPointer(yy), N);
-    s->yp_work = Eigen::Map<const Vec>(N_VGetArrayPointer(yp), N);
-    s->r_base = Eigen::Map<const Vec>(N_VGetArrayPointer(rr), N);
+    s.y_work = Eigen::Map<const Vec>(N_VGetArrayPointer(yy), N);
+    s.yp_work = Eigen::Map<const Vec>(N_VGetArrayPointer(yp), N);
+    s.r_base = Eigen::Map<const Vec>(N_VGetArrayPointer(rr), N);
     for (int j = 0; j < N; ++j) {
-      const double yj = s->y_work[j], ypj = s->yp_work[j];
-      double inc = std::max(srur * std::max(std::abs(yj), std::abs(h * ypj)), 1.0 / s->ewt_data[j]);
+      const double yj = s.y_work[j], ypj = s.yp_work[j];
+      double inc = std::max(srur * std::max(std::abs(yj), std::abs(h * ypj)), 1.0 / s.ewt_data[j]);
       if (h * ypj < 0) inc = -inc;
       inc = (yj + inc) - yj;  // the increment represented in floating point
-      s->y_work[j] = yj + inc;
-      s->yp_work[j] = ypj + cj * inc;
-      s->residual(t, s->y_work.data(), s->yp_work.data(), s->r_work.data());
-      s->Jd.col(j) = (s->r_work - s->r_base) / inc;
-      s->y_work[j] = yj;
-      s->yp_work[j] = ypj;
+      s.y_work[j] = yj + inc;
+      s.yp_work[j] = ypj + cj * inc;
+      s.residual(t, s.y_work.data(), s.yp_work.data(), s.r_work.data());
+      s.Jd.col(j) = (s.r_work - s.r_base) / inc;
+      s.y_work[j] = yj;
+      s.yp_work[j] = ypj;
     }
-    Eigen::Map<Mat>(SUNDenseMatrix_Data(J), N, N) = s->Jd;
-    ++s->jacobian_evals;
-    return 0;
-  } catch (...) {
-    s->error = std::current_exception();
-    return -1;
-  }
-}
-
-// IDA's messages go into the run's failure message, not to stderr.
-void error_handler(int, const char*, const char* function, char* msg, void* user) {
-  auto* s = static_cast<Sundials*>(user);
-  s->message = std::string(function) + ": " + msg;
-}
-
-void rethrow_model_error(Sundials& s) {
-  if (s.error) {
-    const std::exception_ptr e = s.error;
-    s.error = nullptr;
-    std::rethrow_exception(e);
-  }
+    Eigen::Map<Mat>(SUNDenseMatrix_Data(J), N, N) = s.Jd;
+    ++s.jacobian_evals;
+  });
 }
 
 }  // namespace
@@ -261,16 +229,16 @@ void IdaIntegrator::do_initialize(const IntegratorSettings& settings) {
   s.atol_data.tail(N - 2 * n).setConstant(std::max(settings.atol, settings.rtol));
 
   if (SUNContext_Create(nullptr, &s.ctx) != 0) throw NumericalFailure("ida: SUNContext_Create failed");
-  s.yy = N_VMake_Serial(N, s.yy_data.data(), s.ctx);
-  s.yp = N_VMake_Serial(N, s.yp_data.data(), s.ctx);
-  s.dky = N_VMake_Serial(N, s.dky_data.data(), s.ctx);
-  s.id = N_VMake_Serial(N, s.id_data.data(), s.ctx);
-  s.atol = N_VMake_Serial(N, s.atol_data.data(), s.ctx);
-  s.ewt = N_VMake_Serial(N, s.ewt_data.data(), s.ctx);
+  s.yy = wrap_serial(s.yy_data, s.ctx);
+  s.yp = wrap_serial(s.yp_data, s.ctx);
+  s.dky = wrap_serial(s.dky_data, s.ctx);
+  s.id = wrap_serial(s.id_data, s.ctx);
+  s.atol = wrap_serial(s.atol_data, s.ctx);
+  s.ewt = wrap_serial(s.ewt_data, s.ctx);
   s.mem = IDACreate(s.ctx);
   if (!s.yy || !s.yp || !s.dky || !s.id || !s.atol || !s.ewt || !s.mem)
     throw NumericalFailure("ida: could not allocate its memory");
-  check(IDASetErrHandlerFn(s.mem, error_handler, &s), "IDASetErrHandlerFn", s);
+  check(IDASetErrHandlerFn(s.mem, keep_error_message<Sundials>, &s), "IDASetErrHandlerFn", s);
   check(IDAInit(s.mem, residual_callback, t_, s.yy, s.yp), "IDAInit", s);
   check(IDASetUserData(s.mem, &s), "IDASetUserData", s);
   check(IDASVtolerances(s.mem, settings.rtol, s.atol), "IDASVtolerances", s);
@@ -287,7 +255,7 @@ void IdaIntegrator::do_initialize(const IntegratorSettings& settings) {
   const double tout1 = t_ + (settings.dt > 0 ? settings.dt : 1e-3);
   const int ic = IDACalcIC(s.mem, IDA_YA_YDP_INIT, tout1);
   s.initializing = false;
-  rethrow_model_error(s);
+  s.rethrow_error();
   if (ic < 0) fail("IDACalcIC", ic, s.message);
   check(IDAGetConsistentIC(s.mem, s.yy, s.yp), "IDAGetConsistentIC", s);
   IDAGetNumNonlinSolvIters(s.mem, &s.ic_newton_iterations);
@@ -311,7 +279,7 @@ bool IdaIntegrator::do_step(double) {
   double t_reached = t_;
   const int flag = IDASolve(s.mem, step_end(), &t_reached, s.yy, s.yp, IDA_ONE_STEP);
   update_statistics();
-  rethrow_model_error(s);
+  s.rethrow_error();
   if (flag < 0) fail("IDASolve", flag, s.message);
   s.last_t = t_reached;
   const int n = s.n;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "integrators/implicit_integrator.hpp"
+#include "integrators/hermite.hpp"
 
 namespace clm {
 
@@ -25,7 +26,7 @@ class ImplicitMidpoint final : public ImplicitIntegrator {
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
 
-  void interpolate(double t, Vec& y) const override;
+  void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
 
  private:
   void do_initialize(const IntegratorSettings& s) override;
@@ -36,9 +37,8 @@ class ImplicitMidpoint final : public ImplicitIntegrator {
   bool solve_stage(double h);
 
   double rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0;
-  double t_prev_ = 0;
+  StepStart prev_;  // the last step's start (dense output)
   double theta_ = 1.0;        // last contraction rate
-  Vec y_prev_, f_prev_;
   Vec z_, dz_, ym_, fm_, res_, scale_;
   Mat newton_matrix_;
   Eigen::PartialPivLU<Mat> lu_;

@@ -5,14 +5,14 @@
 #include <cstdio>
 #include <limits>
 
-#include "integrators/hermite.hpp"
 #include "integrators/mechanical_system.hpp"
+#include "integrators/newton_iteration.hpp"
 
 namespace clm {
 
 namespace {
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+constexpr double kEps = kNewtonEps;
 constexpr int kMaxNewtonIterations = 12;
 // Keep the Jacobian (and its LU) for the next step while Newton contracted at least this fast (a
 // Jacobian costs n model evaluations against one per iteration; at this rate Newton still reaches
@@ -93,9 +93,7 @@ void MidpointDiscreteMechanics::do_initialize(const IntegratorSettings& s) {
   max_velocity_residual_ = max_abs(terms_.A * qd_);
   max_discrete_residual_ = 0;
 
-  t_prev_ = t_;
-  y_prev_ = y_;
-  f_prev_ = f_;
+  prev_.keep(t_, y_, f_);
 }
 
 void MidpointDiscreteMechanics::do_reset_state() {
@@ -262,9 +260,7 @@ bool MidpointDiscreteMechanics::do_step(double h) {
   p_minus_ = terms_.p + (0.5 * h) * (terms_.dL_dq + terms_.F);
   if (nz_ > n_) lambda_kick_ = z_.tail(m_);
 
-  y_prev_ = y_;
-  f_prev_ = f_;
-  t_prev_ = t_;
+  prev_.keep(t_, y_, f_);
   q_ += dq_;
   legendre_onto_constraint(q_, p_minus_, h, qd_, lambda_end_);
   p_k_ = p_minus_;
@@ -272,17 +268,13 @@ bool MidpointDiscreteMechanics::do_step(double h) {
   A_k_ = terms_.A;
   res_m_.noalias() = A_k_ * qd_;
   max_velocity_residual_ = std::max(max_velocity_residual_, max_abs(res_m_));
-  written_multiplier(t_prev_, step_end(), lambda_out_);
+  written_multiplier(prev_.t, step_end(), lambda_out_);
 
   y_.head(n_) = q_;
   y_.tail(n_) = qd_;
   eval_rhs(step_end(), y_, f_);
-  if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
+  h_ = recovered_step(h_, dt_);  // recover from a halving
   return true;
-}
-
-void MidpointDiscreteMechanics::interpolate(double t, Vec& y) const {
-  hermite_interpolate(t_prev_, y_prev_, f_prev_, t_, y_, f_, t, y);
 }
 
 }  // namespace clm

@@ -40,6 +40,7 @@
 
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
+#include "integrators/hermite.hpp"
 
 namespace clm {
 
@@ -53,7 +54,7 @@ class MidpointDiscreteMechanics : public Integrator {
     return "formulation kkt without Baumgarte gains; Pfaffian and holonomic problems";
   }
   const Vec* step_multipliers() const override { return &lambda_out_; }
-  void interpolate(double t, Vec& y) const override;
+  void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
 
   // Largest |A(q_k) qd_k|_inf over the run's states (the initial one included).
   double max_velocity_residual() const { return max_velocity_residual_; }
@@ -100,8 +101,7 @@ class MidpointDiscreteMechanics : public Integrator {
   double h_jac_ = 0;
   double max_velocity_residual_ = 0, max_discrete_residual_ = 0;
 
-  double t_prev_ = 0;
-  Vec y_prev_, f_prev_;
+  StepStart prev_;  // the last step's start (dense output)
   Vec q_, qd_, p_k_, kick_, zero_;  // q_k, qd_k, p_k, p_k + h/2 A_k^T lambda_k (without the unknown part)
   Mat A_k_, A_jac_;  // A(q_k); A(q_m) where the constraint rows of J_ were last brought up to date
   Vec z_, dz_, r_, r_work_, z_work_, qm_, vm_, dq_, res_m_, lambda_out_, p_minus_, rhs_kkt_, sol_kkt_;

@@ -1,4 +1,5 @@
 #include "integrators/radau5.hpp"
+#include "integrators/newton_iteration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -291,7 +292,7 @@ bool Radau5::do_step(double h) {
   if (theta_ > kThet) jac_valid_ = false;  // Newton was slow: new Jacobian for the next step
 
   if (fixed_step_) {
-    if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
+    h_ = recovered_step(h_, dt_);  // recover from a halving
   } else {
     h_new = std::min({h_new, dt_max_, h_cap_});
     h_cap_ *= kCapGrowth;

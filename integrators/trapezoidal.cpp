@@ -5,20 +5,17 @@
 #include <limits>
 #include <sstream>
 
-#include "integrators/hermite.hpp"
+#include "integrators/newton_iteration.hpp"
 #include "integrators/constraint_hessian.hpp"
 
 namespace clm {
 
 namespace {
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
 // The iteration is linear (an approximate tangent, and the multiplier update converges at
 // 1/(1 + alpha h^2/4 sigma)), so it gets more iterations than the full-Newton methods' 10; each costs one
 // model evaluation and one Cholesky of an n x n matrix.
 constexpr int kMaxNewtonIterations = 30;
-// Newton stops when the estimated remaining error is below this fraction of atol + rtol |q|.
-constexpr double kNewtonFraction = 0.01;
 // Steps below dt / kMaxHalvings that still fail end the run (see do_step).
 constexpr double kMaxHalvings = 16;
 
@@ -75,8 +72,7 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   rtol_ = s.rtol;
   atol_ = s.atol;
   dt_ = h_ = s.dt;
-  // 1% of the tolerance, never below what round-off in q allows (|dq_i| ~ 10 eps |q_i|).
-  newton_tol_ = std::max(kNewtonFraction, rtol_ > 0 ? 10 * kEps / rtol_ : 0.0);
+  newton_tol_ = newton_tolerance(rtol_);
   for (Vec* v : {&q0_, &qd0_, &qdd0_, &qdh_, &qddh_, &q1_, &qd1_, &qdd1_, &dq_, &res_, &sc_, &tmp_}) v->setZero(n_);
   for (Vec* v : {&lambda_star_, &lambda_star_prev_, &lambda_, &lambda_eff_}) v->setZero(m_);
   // The dense path's matrices (n x n) only when it is taken.
@@ -99,9 +95,7 @@ void Trapezoidal::start_from_state() {
   q0_ = y_.head(n_);
   qd0_ = y_.tail(n_);
   qdd0_ = f_.tail(n_);
-  t_prev_ = t_;
-  y_prev_ = y_;
-  f_prev_ = f_;
+  prev_.keep(t_, y_, f_);
 }
 
 void Trapezoidal::do_reset_state() { start_from_state(); }
@@ -201,9 +195,7 @@ bool Trapezoidal::do_step(double h) {
   if (!q1_.allFinite() || !qd1_.allFinite() || !qdd1_.allFinite())
     throw NumericalFailure("trapezoidal: non-finite state at t = " + std::to_string(step_end()));
 
-  y_prev_ = y_;
-  f_prev_ = f_;
-  t_prev_ = t_;
+  prev_.keep(t_, y_, f_);
   y_.head(n_) = q1_;
   y_.tail(n_) = qd1_;
   f_.head(n_) = qd1_;
@@ -212,7 +204,7 @@ bool Trapezoidal::do_step(double h) {
   qd0_ = qd1_;
   qdd0_ = qdd1_;
   lambda_ = -lambda_star_;
-  if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
+  h_ = recovered_step(h_, dt_);  // recover from a halving
   return true;
 }
 
@@ -280,10 +272,6 @@ void Trapezoidal::subtract_At_times(double s, const Vec& v, Vec& y) const {
     y.noalias() -= s * (sterms_.A.transpose() * v);
   else
     y.noalias() -= s * (terms_.A.transpose() * v);
-}
-
-void Trapezoidal::interpolate(double t, Vec& y) const {
-  hermite_interpolate(t_prev_, y_prev_, f_prev_, t_, y_, f_, t, y);
 }
 
 }  // namespace clm

@@ -53,6 +53,7 @@
 #include "core/model.hpp"
 #include "core/sparse_augmented_mass.hpp"
 #include "integrators/constraint_hessian.hpp"
+#include "integrators/hermite.hpp"
 
 namespace clm {
 
@@ -67,7 +68,7 @@ class Trapezoidal final : public Integrator {
     return "formulation augmented_lagrangian; holonomic problems (moving constraints h(q, t) included)";
   }
   const Vec* step_multipliers() const override { return &lambda_; }
-  void interpolate(double t, Vec& y) const override;
+  void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
 
  private:
   void do_initialize(const IntegratorSettings& s) override;
@@ -107,8 +108,7 @@ class Trapezoidal final : public Integrator {
   std::vector<int> hessian_slot_;  // slot in sparse_tangent_ of each of the Hessian's entries
   const ConstraintHessian* hessian_ = nullptr;  // al_tangent = full
   std::unique_ptr<ConstraintHessian::Workspace> hessian_ws_;
-  double t_prev_ = 0;
-  Vec y_prev_, f_prev_;
+  StepStart prev_;  // the last step's start (dense output)
 };
 
 }  // namespace clm

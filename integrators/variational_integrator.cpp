@@ -5,19 +5,17 @@
 #include <limits>
 #include <string>
 
-#include "integrators/hermite.hpp"
+#include "integrators/newton_iteration.hpp"
 
 namespace clm {
 
 namespace {
 
-constexpr double kEps = std::numeric_limits<double>::epsilon();
+constexpr double kEps = kNewtonEps;
 constexpr int kMaxNewtonIterations = 10;
 // Keep the difference matrix for the next step while Newton contracted at least this fast (as
 // implicit_midpoint: a matrix costs n residual evaluations against one per iteration).
 constexpr double kReuseTheta = 0.1;
-// Newton stops when the estimated remaining error is below this fraction of atol + rtol |q|.
-constexpr double kNewtonFraction = 0.01;
 
 }  // namespace
 
@@ -40,9 +38,7 @@ void VariationalIntegrator::bind(const Formulation& f, const Forcing& forcing, c
   rtol_ = s.rtol;
   atol_ = s.atol;
   dt_ = h_ = s.dt;
-  // The Newton tolerance in the weighted norm: 1% of the tolerance, but never below what round-off in q
-  // allows (|dq_i| ~ 10 eps |q_i|).
-  newton_tol_ = std::max(kNewtonFraction, rtol_ > 0 ? 10 * kEps / rtol_ : 0.0);
+  newton_tol_ = newton_tolerance(rtol_);  // in the weighted norm of q
   const int k = n_ + mc_;
   for (Vec* v : {&q0_, &p0_, &qm_, &v_, &g_, &zero_}) v->setZero(n_);
   for (Vec* v : {&x_, &dx_, &R_, &Rp_, &xp_, &s_rhs_, &s_sol_, &sc_}) v->setZero(k);
@@ -58,9 +54,7 @@ void VariationalIntegrator::bind(const Formulation& f, const Forcing& forcing, c
   jq_valid_ = jq_fresh_ = false;
   h_jq_ = 0;
   theta_ = 1;
-  t_prev_ = t_;
-  y_prev_ = y_;
-  f_prev_ = f_;
+  prev_.keep(t_, y_, f_);
   start_from_state();
 }
 
@@ -160,24 +154,15 @@ bool VariationalIntegrator::solve(double h) {
   const double nu_scale = std::max(1.0, dt_ / h);
   for (int i = 0; i < n_ + mc_; ++i)
     sc_[i] = i < n_ ? atol_ + rtol_ * std::abs(q0_[i]) : (atol_ + rtol_ * std::abs(x_[i])) * nu_scale;
-  double dn_old = 0, eta = 1;
+  NewtonRateTest test(kMaxNewtonIterations, newton_tol_);
   for (int k = 0; k < kMaxNewtonIterations; ++k) {
     residual(h, x_, R_);
     ++stats_.newton_iterations;
     R_ = -R_;
     dx_ = lu_.solve(R_);
     x_ += dx_;
-    const double dn = weighted_rms_norm(dx_, sc_);
-    if (!std::isfinite(dn)) return false;
-    if (k > 0) {
-      theta_ = dn / dn_old;
-      if (!(theta_ < 0.99)) return false;
-      eta = theta_ / (1 - theta_);
-      // The remaining iterations cannot reach the tolerance at this rate.
-      if (eta * dn * std::pow(theta_, kMaxNewtonIterations - 1 - k) > newton_tol_) return false;
-    }
-    if (k >= 1 && eta * dn <= newton_tol_) return true;
-    dn_old = std::max(dn, kEps);
+    const auto verdict = test.after(k, weighted_rms_norm(dx_, sc_), theta_);
+    if (verdict != NewtonRateTest::kIterate) return verdict == NewtonRateTest::kConverged;
   }
   return false;
 }
@@ -187,10 +172,10 @@ bool VariationalIntegrator::do_step(double h) {
   // Predictor: the Taylor polynomial from the formulation's (qd, qdd) at the start, with the third
   // derivative from the change of qdd over the last step (error O(h^4): fewer Newton iterations), and the
   // last nu.
-  const double h_prev = t_ - t_prev_;
+  const double h_prev = t_ - prev_.t;
   auto predict = [&] {
     x_.head(n_) = q0_ + h * f_.head(n_) + (0.5 * h * h) * f_.tail(n_);
-    if (h_prev > 0) x_.head(n_) += (h * h * h / (6 * h_prev)) * (f_.tail(n_) - f_prev_.tail(n_));
+    if (h_prev > 0) x_.head(n_) += (h * h * h / (6 * h_prev)) * (f_.tail(n_) - prev_.f.tail(n_));
     if (mc_ > 0) x_.tail(mc_) = (0.5 * h) * lambda_start_;
   };
   predict();
@@ -242,9 +227,7 @@ bool VariationalIntegrator::do_step(double h) {
     lambda_start_ = (2.0 / h) * x_.tail(mc_);
     lambda_end_ = (2.0 / h) * s_sol_.tail(mc_);
   }
-  y_prev_ = y_;
-  f_prev_ = f_;
-  t_prev_ = t_;
+  prev_.keep(t_, y_, f_);
   y_.head(n_) = q1;
   y_.tail(n_) = s_sol_.head(n_);
   // The next step starts from the momentum of the state written: p = M1 qd1 + a(q1).
@@ -253,12 +236,8 @@ bool VariationalIntegrator::do_step(double h) {
   p0_.noalias() += point_.M * s_sol_.head(n_);
   if (point_terms_ & kConstraintJacobian) A0_ = point_.A;
   eval_rhs(step_end(), y_, f_);
-  if (h_ < dt_) h_ = std::min(dt_, 2 * h_);  // recover from a halving
+  h_ = recovered_step(h_, dt_);  // recover from a halving
   return true;
-}
-
-void VariationalIntegrator::interpolate(double t, Vec& y) const {
-  hermite_interpolate(t_prev_, y_prev_, f_prev_, t_, y_, f_, t, y);
 }
 
 }  // namespace clm

@@ -49,6 +49,7 @@
 
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
+#include "integrators/hermite.hpp"
 
 namespace clm {
 
@@ -56,7 +57,7 @@ class VariationalIntegrator : public Integrator {
  public:
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
-  void interpolate(double t, Vec& y) const override;
+  void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
 
  protected:
   // What the subclass asks of the engine; set by bind() in its do_initialize.
@@ -118,8 +119,7 @@ class VariationalIntegrator : public Integrator {
   double h_jq_ = 0;
   double theta_ = 1;
 
-  double t_prev_ = 0;
-  Vec y_prev_, f_prev_;
+  StepStart prev_;  // the last step's start (dense output)
 };
 
 }  // namespace clm

@@ -11,6 +11,8 @@
 #include <cmath>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
+#include "problems/rolling_contact.hpp"
 
 namespace clm {
 
@@ -48,10 +50,7 @@ struct ChaplyginSleigh {
 
   template <class T>
   void mass_matrix(const VecN<T, 3>&, MatN<T, 3, 3>& M) const {
-    M.setZero();
-    M(0, 0) = T(m);
-    M(1, 1) = T(m);
-    M(2, 2) = T(Ic);
+    diagonal_mass_matrix<T>(M, m, m, Ic);
   }
   template <class T>
   T potential(const VecN<T, 3>&) const {
@@ -59,10 +58,7 @@ struct ChaplyginSleigh {
   }
   template <class T>
   void pfaffian(const VecN<T, 3>& q, MatN<T, 1, 3>& A) const {
-    using std::cos;
-    using std::sin;
-    A(0, 0) = -sin(q[2]);
-    A(0, 1) = cos(q[2]);
+    blade_normal(q[2], A.row(0));
     A(0, 2) = T(-b);
   }
   // Servo directions (formulations/servo_direction.hpp; [seed-004], Beghin): "lateral_com", a sideways force
@@ -73,28 +69,21 @@ struct ChaplyginSleigh {
   static constexpr std::array<const char*, 1> kServoDirections = {"lateral_com"};
   template <class T>
   void servo_direction(const VecN<T, 3>& q, MatN<T, 1, 3>& B, int /*which*/) const {
-    using std::cos;
-    using std::sin;
-    B(0, 0) = -sin(q[2]);
-    B(0, 1) = cos(q[2]);
+    blade_normal(q[2], B.row(0));
     B(0, 2) = T(0.0);
   }
   // Translation along the blade and rotation about the blade point [seed-000, after eq. 2.18].
   // Transversal frame for fernandez_bloch: the sideways direction of the blade, (-sin, cos, 0), A X = 1.
   template <class T>
   void transversal_frame(const VecN<T, 3>& q, MatN<T, 3, 1>& X) const {
-    using std::cos;
-    using std::sin;
-    X(0, 0) = -sin(q[2]);
-    X(1, 0) = cos(q[2]);
+    blade_normal(q[2], X.col(0));
     X(2, 0) = T(0.0);
   }
   template <class T>
   void velocity_basis(const VecN<T, 3>& q, MatN<T, 3, Eigen::Dynamic>& S) const {
     using std::cos;
     using std::sin;
-    S(0, 0) = cos(q[2]);
-    S(1, 0) = sin(q[2]);
+    blade_direction(q[2], S.col(0));
     S(2, 0) = T(0.0);
     S(0, 1) = -b * sin(q[2]);
     S(1, 1) = b * cos(q[2]);

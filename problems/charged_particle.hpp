@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
 
 namespace clm {
 
@@ -41,17 +42,13 @@ struct ChargedParticle {
   int dof() const { return 2; }
   int constraints() const { return 0; }
   void validate() const {
-    if (!(m > 0) || !std::isfinite(m)) throw InputError("charged_particle: parameter m must be > 0");
-    if (!std::isfinite(e)) throw InputError("charged_particle: parameter e must be finite");
-    if (!std::isfinite(B)) throw InputError("charged_particle: parameter B must be finite");
+    require_positive(kName, {{m, "m"}});
+    require_finite(kName, {{e, "e"}, {B, "B"}});
   }
 
   template <class T>
   void mass_matrix(const VecN<T, 2>&, MatN<T, 2, 2>& M) const {
-    M(0, 0) = T(m);
-    M(0, 1) = T(0.0);
-    M(1, 0) = T(0.0);
-    M(1, 1) = T(m);
+    diagonal_mass_matrix<T>(M, m, m);
   }
   template <class T>
   T potential(const VecN<T, 2>&) const {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
 
 namespace clm {
 
@@ -73,10 +74,7 @@ struct ContactOscillator {
 
   template <class T>
   void mass_matrix(const VecN<T, 3>&, MatN<T, 3, 3>& M) const {
-    M.setZero();
-    M(0, 0) = T(1.0);
-    M(1, 1) = T(1.0);
-    M(2, 2) = T(1.0);
+    diagonal_mass_matrix<T>(M, 1.0, 1.0, 1.0);
   }
   template <class T>
   static T potential(const VecN<T, 3>& q, double eps) {

@@ -31,6 +31,7 @@
 #include <cmath>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
 #include "problems/contact_oscillator.hpp"
 
 namespace clm {
@@ -67,10 +68,7 @@ struct ContactOscillatorNr {
 
   template <class T>
   void mass_matrix(const VecN<T, 3>&, MatN<T, 3, 3>& M) const {
-    M.setZero();
-    M(0, 0) = T(1.0);
-    M(1, 1) = T(1.0);
-    M(2, 2) = T(1.0);
+    diagonal_mass_matrix<T>(M, 1.0, 1.0, 1.0);
   }
   template <class T>
   T potential(const VecN<T, 3>& q) const {

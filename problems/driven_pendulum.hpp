@@ -16,6 +16,8 @@
 #include <cmath>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
+#include "problems/planar_bob.hpp"
 
 namespace clm {
 
@@ -49,8 +51,7 @@ struct DrivenPendulum {
   int dof() const { return 2; }
   int constraints() const { return 1; }
   void validate() const {
-    if (!(m > 0) || !std::isfinite(m)) throw InputError("driven_pendulum: parameter m must be > 0");
-    if (!(L > 0) || !std::isfinite(L)) throw InputError("driven_pendulum: parameter L must be > 0");
+    require_positive(kName, {{m, "m"}, {L, "L"}});
     for (const auto& p : kParameters)
       if (!std::isfinite(this->*(p.member)))
         throw InputError("driven_pendulum: parameter " + std::string(p.name) + " must be finite");
@@ -58,21 +59,18 @@ struct DrivenPendulum {
 
   template <class T>
   void mass_matrix(const VecN<T, 2>&, MatN<T, 2, 2>& M) const {
-    M(0, 0) = T(m);
-    M(0, 1) = T(0.0);
-    M(1, 0) = T(0.0);
-    M(1, 1) = T(m);
+    diagonal_mass_matrix<T>(M, m, m);
   }
   template <class T>
   T potential(const VecN<T, 2>& q) const {
-    return m * g * q[1];
+    return bob_potential(m, g, q);
   }
   template <class T>
   void constraint(const VecN<T, 2>& q, const T& t, VecN<T, 1>& h) const {
     using std::cos;
     using std::sin;
     const T dx = q[0] - a * sin(w * t), dy = q[1] - b * cos(w * t);
-    h[0] = 0.5 * (dx * dx + dy * dy - T(L * L));
+    h[0] = rod_constraint(dx, dy, L);
   }
 
   // The pivot's position, velocity and acceleration at t (the minimal-coordinate reference, default_initial).

@@ -11,6 +11,8 @@
 #include <cmath>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
+#include "problems/planar_bob.hpp"
 
 namespace clm {
 
@@ -37,25 +39,21 @@ struct PendulumCartesian {
   int dof() const { return 2; }
   int constraints() const { return 1; }
   void validate() const {
-    if (!(m > 0) || !std::isfinite(m)) throw InputError("pendulum_cartesian: parameter m must be > 0");
-    if (!(L > 0) || !std::isfinite(L)) throw InputError("pendulum_cartesian: parameter L must be > 0");
-    if (!std::isfinite(g)) throw InputError("pendulum_cartesian: parameter g must be finite");
+    require_positive(kName, {{m, "m"}, {L, "L"}});
+    require_finite(kName, {{g, "g"}});
   }
 
   template <class T>
   void mass_matrix(const VecN<T, 2>&, MatN<T, 2, 2>& M) const {
-    M(0, 0) = T(m);
-    M(0, 1) = T(0.0);
-    M(1, 0) = T(0.0);
-    M(1, 1) = T(m);
+    diagonal_mass_matrix<T>(M, m, m);
   }
   template <class T>
   T potential(const VecN<T, 2>& q) const {
-    return m * g * q[1];
+    return bob_potential(m, g, q);
   }
   template <class T>
   void constraint(const VecN<T, 2>& q, VecN<T, 1>& h) const {
-    h[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] - T(L * L));
+    h[0] = rod_constraint(q[0], q[1], L);
   }
   // x^2 + y^2 rather than L^2: equal on the constraint, and this is what the KKT solve gives off it too.
   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {

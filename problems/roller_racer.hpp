@@ -21,6 +21,7 @@
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/rolling_contact.hpp"
 
 namespace clm {
 
@@ -100,8 +101,7 @@ struct RollerRacer {
     using std::cos;
     using std::sin;
     // n(theta) . r1' = 0
-    A(0, 0) = -sin(q[2]);
-    A(0, 1) = cos(q[2]);
+    blade_normal(q[2], A.row(0));
     A(0, 2) = T(0.0);
     A(0, 3) = T(0.0);
     // n(psi) . r2' = n(psi)^T J2 qd = 0

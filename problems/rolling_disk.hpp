@@ -13,6 +13,8 @@
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
+#include "problems/rolling_contact.hpp"
 
 namespace clm {
 
@@ -42,24 +44,11 @@ struct RollingDisk {
 
   int dof() const { return 4; }
   int constraints() const { return 2; }
-  void validate() const {
-    auto positive = [](double v, const char* name) {
-      if (!(v > 0) || !std::isfinite(v))
-        throw InputError(std::string("rolling_disk: parameter ") + name + " must be > 0");
-    };
-    positive(M, "M");
-    positive(R, "R");
-    positive(I, "I");
-    positive(J, "J");
-  }
+  void validate() const { require_positive(kName, {{M, "M"}, {R, "R"}, {I, "I"}, {J, "J"}}); }
 
   template <class T>
   void mass_matrix(const VecN<T, 4>&, MatN<T, 4, 4>& Mq) const {
-    Mq.setZero();
-    Mq(0, 0) = T(M);
-    Mq(1, 1) = T(M);
-    Mq(2, 2) = T(I);
-    Mq(3, 3) = T(J);
+    diagonal_mass_matrix<T>(Mq, M, M, I, J);
   }
   template <class T>
   T potential(const VecN<T, 4>&) const {
@@ -67,16 +56,7 @@ struct RollingDisk {
   }
   template <class T>
   void pfaffian(const VecN<T, 4>& q, MatN<T, 2, 4>& A) const {
-    using std::cos;
-    using std::sin;
-    A(0, 0) = T(1.0);
-    A(0, 1) = T(0.0);
-    A(0, 2) = -R * cos(q[3]);
-    A(0, 3) = T(0.0);
-    A(1, 0) = T(0.0);
-    A(1, 1) = T(1.0);
-    A(1, 2) = -R * sin(q[3]);
-    A(1, 3) = T(0.0);
+    rolling_wheel_rows(q[3], R, 2, A);  // heading phi, wheel angle theta
   }
   // Rolling (qd = (R cos phi, R sin phi, 1, 0) thetad) and turning (qd = (0, 0, 0, 1) phid).
   // Transversal frame for fernandez_bloch [seed-003, section 5]: X_a = d/dx, d/dy, so Phi_a = dL/dxd, dL/dyd.
@@ -106,7 +86,7 @@ struct RollingDisk {
   bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
     const double thd = qd0[2], w = qd0[3], v = R * thd;
     const double phi0 = q0[3], phi = phi0 + w * t, half = 0.5 * w * t;
-    const double chord = v * t * (half == 0 ? 1.0 : std::sin(half) / half);  // signed chord length
+    const double chord = turning_chord(v, t, half);
     q[0] = q0[0] + chord * std::cos(phi0 + half);
     q[1] = q0[1] + chord * std::sin(phi0 + half);
     q[2] = q0[2] + thd * t;

@@ -19,6 +19,8 @@
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
+#include "problems/rolling_contact.hpp"
 
 namespace clm {
 
@@ -47,17 +49,13 @@ struct SkateIncline {
   int dof() const { return 3; }
   int constraints() const { return 1; }
   void validate() const {
-    if (!(m > 0) || !std::isfinite(m)) throw InputError("skate_incline: parameter m must be > 0");
-    if (!(J > 0) || !std::isfinite(J)) throw InputError("skate_incline: parameter J must be > 0");
-    if (!std::isfinite(g)) throw InputError("skate_incline: parameter g must be finite");
+    require_positive(kName, {{m, "m"}, {J, "J"}});
+    require_finite(kName, {{g, "g"}});
   }
 
   template <class T>
   void mass_matrix(const VecN<T, 3>&, MatN<T, 3, 3>& M) const {
-    M.setZero();
-    M(0, 0) = T(m);
-    M(1, 1) = T(m);
-    M(2, 2) = T(J);
+    diagonal_mass_matrix<T>(M, m, m, J);
   }
   template <class T>
   T potential(const VecN<T, 3>& q) const {
@@ -75,18 +73,13 @@ struct SkateIncline {
   // Transversal frame for fernandez_bloch: the sideways direction of the blade, (sin, -cos, 0), A X = 1.
   template <class T>
   void transversal_frame(const VecN<T, 3>& q, MatN<T, 3, 1>& X) const {
-    using std::cos;
-    using std::sin;
-    X(0, 0) = sin(q[2]);
-    X(1, 0) = -cos(q[2]);
-    X(2, 0) = T(0.0);
+    MatN<T, 1, 3> A;
+    pfaffian(q, A);
+    X = A.transpose();
   }
   template <class T>
   void velocity_basis(const VecN<T, 3>& q, MatN<T, 3, Eigen::Dynamic>& S) const {
-    using std::cos;
-    using std::sin;
-    S(0, 0) = cos(q[2]);
-    S(1, 0) = sin(q[2]);
+    blade_direction(q[2], S.col(0));
     S(2, 0) = T(0.0);
     S(0, 1) = T(0.0);
     S(1, 1) = T(0.0);

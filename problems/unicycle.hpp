@@ -18,6 +18,8 @@
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/parameter_checks.hpp"
+#include "problems/rolling_contact.hpp"
 
 namespace clm {
 
@@ -46,24 +48,11 @@ struct Unicycle {
 
   int dof() const { return 4; }
   int constraints() const { return 2; }
-  void validate() const {
-    auto positive = [](double v, const char* name) {
-      if (!(v > 0) || !std::isfinite(v))
-        throw InputError(std::string("unicycle: parameter ") + name + " must be > 0");
-    };
-    positive(r, "r");
-    positive(m, "m");
-    positive(I, "I");
-    positive(J, "J");
-  }
+  void validate() const { require_positive(kName, {{r, "r"}, {m, "m"}, {I, "I"}, {J, "J"}}); }
 
   template <class T>
   void mass_matrix(const VecN<T, 4>&, MatN<T, 4, 4>& M) const {
-    M.setZero();
-    M(0, 0) = T(m);
-    M(1, 1) = T(m);
-    M(2, 2) = T(I);
-    M(3, 3) = T(J);
+    diagonal_mass_matrix<T>(M, m, m, I, J);
   }
   template <class T>
   T potential(const VecN<T, 4>&) const {
@@ -71,13 +60,7 @@ struct Unicycle {
   }
   template <class T>
   void pfaffian(const VecN<T, 4>& q, MatN<T, 2, 4>& A) const {
-    using std::cos;
-    using std::sin;
-    A.setZero();
-    A(0, 0) = T(1.0);
-    A(0, 3) = -r * cos(q[2]);
-    A(1, 1) = T(1.0);
-    A(1, 3) = -r * sin(q[2]);
+    rolling_wheel_rows(q[2], r, 3, A);  // heading theta, wheel angle phi
   }
 
   // thetad = w and phid constant: speed v = r phid on a circle of radius v / w, a line for w = 0 (chord form
@@ -85,7 +68,7 @@ struct Unicycle {
   bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
     const double w = qd0[2], wheel = qd0[3], v = r * wheel;
     const double half = 0.5 * w * t, th = q0[2] + w * t;
-    const double chord = v * t * (half == 0 ? 1.0 : std::sin(half) / half);
+    const double chord = turning_chord(v, t, half);
     q << q0[0] + chord * std::cos(q0[2] + half), q0[1] + chord * std::sin(q0[2] + half), th, q0[3] + wheel * t;
     qd << v * std::cos(th), v * std::sin(th), w, wheel;
     return true;

@@ -109,6 +109,11 @@ def png_link(results, name, label):
     return f"[{label}]({name})" if os.path.exists(os.path.join(results, name)) else f"{label} (not drawn)"
 
 
+def plots_line(results, prefix, kinds):
+    """'Plots: a, b.' linking results/<prefix><kind>.png for each kind, labelled with the kind."""
+    return "Plots: " + ", ".join(png_link(results, f"{prefix}{k}.png", k) for k in kinds) + "."
+
+
 CURRENT_FILE = [""]  # the file a section is reading, for the note when it turns out to be damaged
 
 
@@ -136,6 +141,27 @@ def opened(results, names):
         yield name, f, missing
 
 
+def open_section_file(results, name, out):
+    """results/<name> opened for a section, or None with the note why not added to out."""
+    f, missing = open_results(results, name)
+    if f is None:
+        out += ["", missing]
+    return f
+
+
+def opened_family(results, prefix, out):
+    """(name, file) of each results/<prefix>*.h5 that opens; the note for one that does not, or for there being
+    none, goes into out."""
+    files = family(results, prefix)
+    if not files:
+        out += ["", f"*No results/{prefix}*.h5: run `tools/report.py --run`.*"]
+    for name, f, missing in opened(results, files):
+        if f is None:
+            out += ["", missing]
+            continue
+        yield name, f
+
+
 def provenance(f):
     return f"clmbench {text(f.attrs.get('clmbench_version', '?'))}, commit {text(f.attrs.get('git_commit', '?'))[:12]}"
 
@@ -146,9 +172,9 @@ def section_quickstart(results):
     out = ["## Quick start", "",
            "`build/clmbench run experiments/quickstart.ini` (results/quickstart.h5). error vs reference is the "
            "max distance in q from the closed-form motion where the problem has one, else \"-\"."]
-    f, missing = open_results(results, "quickstart.h5")
+    f = open_section_file(results, "quickstart.h5", out)
     if f is None:
-        return out + ["", missing]
+        return out
     rows = []
     for r in summary_rows(f):
         rows.append([r["run_id"], r["problem"], r["formulation"], r["integrator"], r["status"],
@@ -158,8 +184,7 @@ def section_quickstart(results):
     out += ["", f"From {provenance(f)}:", "",
             table(["run", "problem", "formulation", "integrator", "status", "max drift h", "max drift A qd",
                    "max rel. energy error", "error vs reference", "steps", "wall s"], rows),
-            "", "Plots: " + ", ".join(png_link(results, f"quickstart_{k}.png", k)
-                                       for k in ["q", "trajectory", "drift", "energy", "lambda", "difference"]) + "."]
+            "", plots_line(results, "quickstart_", ["q", "trajectory", "drift", "energy", "lambda", "difference"])]
     return out
 
 
@@ -237,9 +262,9 @@ def section_published(results):
             "`build/clmbench analyze --problem bicycle --speed 0:10:0.1 --out results/bicycle_speeds.h5`: the "
             "speeds where an eigenvalue of the linearized lean / steer equations crosses the imaginary axis, "
             "bisected, beside the values [Meijaard-2007] publishes."]
-    f, missing = open_results(results, "bicycle_speeds.h5")
+    f = open_section_file(results, "bicycle_speeds.h5", out)
     if f is None:
-        return out + ["", missing]
+        return out
     a = f["analysis"].attrs
     speed_rows = []
     for key in sorted(k for k in a if k.endswith("_speed") and not k.startswith("published_")):
@@ -252,6 +277,16 @@ def section_published(results):
     out += ["", table(["stability change", "computed (m/s)", "published (m/s)", "digits matched"], speed_rows),
             "", "Plot: " + png_link(results, "bicycle_speeds_eigenvalues.png", "eigenvalues against speed") + "."]
     return out
+
+
+def run_pairs(f, suffix, partner_suffix):
+    """(run id, run, partner run) for each run of f whose id ends in suffix and has a partner: the same id with
+    partner_suffix instead."""
+    runs = f["runs"]
+    for rid in runs:
+        partner = rid[:-len(suffix)] + partner_suffix
+        if rid.endswith(suffix) and partner in runs:
+            yield rid, runs[rid], runs[partner]
 
 
 def max_norm_diff(a, b):
@@ -271,15 +306,11 @@ def section_vakonomic(results):
            "`build/clmbench run experiments/vakonomic_vs_nonholonomic.ini`: the same initial data under kkt "
            "(nonholonomic) and vakonomic; |dq| is the Euclidean norm of q_vak - q_kkt over the coordinates (metres and "
            "radians together), its maximum over the samples."]
-    f, missing = open_results(results, "vakonomic_vs_nonholonomic.h5")
+    f = open_section_file(results, "vakonomic_vs_nonholonomic.h5", out)
     if f is None:
-        return out + ["", missing]
+        return out
     rows = []
-    runs = f["runs"]
-    for rid in runs:
-        if not rid.endswith("_kkt") or rid[:-4] + "_vakonomic" not in runs:
-            continue
-        a, b = runs[rid], runs[rid[:-4] + "_vakonomic"]
+    for rid, a, b in run_pairs(f, "_kkt", "_vakonomic"):
         dq = two_norm_diff(a["q"][()], b["q"][()])
         dqd = two_norm_diff(a["qd"][()], b["qd"][()])
         t = a["t"][()][:len(dq)]
@@ -296,15 +327,12 @@ def section_fernandez_bloch(results):
            "`build/clmbench run experiments/fernandez_bloch.ini`: the restricted flow (fernandez_bloch) against "
            "kkt from the same data, the condition residuals of [seed-003] (extras fb_condition_1, fb_condition_2) "
            "and the constraint drift |A qd|, also started 1e-6 off the constraint (*_off runs)."]
-    f, missing = open_results(results, "fernandez_bloch.h5")
+    f = open_section_file(results, "fernandez_bloch.h5", out)
     if f is None:
-        return out + ["", missing]
+        return out
     runs = f["runs"]
     rows = []
-    for rid in runs:
-        if not rid.endswith("_fb") or rid[:-3] + "_kkt" not in runs:
-            continue
-        fb, kkt = runs[rid], runs[rid[:-3] + "_kkt"]
+    for rid, fb, kkt in run_pairs(f, "_fb", "_kkt"):
         t = fb["t"][()]
         dq = max_norm_diff(fb["q"][()], kkt["q"][()])
         at = []
@@ -356,13 +384,7 @@ def section_work_precision(results):
            "tolerances (fixed-step methods: step sizes), every run's error against the reference (closed form, or "
            "a reference run at tight tolerance) and its cost. For each accuracy target the cheapest combination "
            "whose error reaches it (CPU time of the run), and the runner-up."]
-    files = family(results, "wp_")
-    if not files:
-        return out + ["", "*No results/wp_*.h5: run `tools/report.py --run`.*"]
-    for name, f, missing in opened(results, files):
-        if f is None:
-            out += ["", missing]
-            continue
+    for name, f in opened_family(results, "wp_", out):
         points, err_key, cpu_key = wp_points(f)
         stem = name[:-3]
         for problem, curves in points.items():
@@ -388,8 +410,7 @@ def section_work_precision(results):
                 rows.append([f"{target:.0e}", f"**{combo}** ({p['knob']})", f"{cpu * 1e3:.3g} ms",
                              fmt(p["error"]), second])
             out.append(table(["error target", "cheapest", "cost", "its error", "runner-up (cost ratio)"], rows))
-            out += ["", "Plots: " + ", ".join(png_link(results, f"{stem}_work_precision_{k}.png", k)
-                                              for k in ("cpu", "rhs")) + "."]
+            out += ["", plots_line(results, f"{stem}_work_precision_", ("cpu", "rhs"))]
     return out
 
 
@@ -414,13 +435,7 @@ def section_long_time(results):
            "the constraint drift (p_drift: |h| for holonomic problems, |A qd| otherwise) against time on log-log axes "
            "over the run's last two decades (/summary energy_error_growth, drift_growth): about 0 bounded, 1/2 a "
            "random walk, 1 linear drift."]
-    files = family(results, "long_time_")
-    if not files:
-        return out + ["", "*No results/long_time_*.h5: run `tools/report.py --run`.*"]
-    for name, f, missing in opened(results, files):
-        if f is None:
-            out += ["", missing]
-            continue
+    for name, f in opened_family(results, "long_time_", out):
         rows_in = summary_rows(f)
         if not rows_in:
             out += ["", f"*{name} has no runs.*"]
@@ -444,8 +459,7 @@ def section_long_time(results):
         out.append(table(["run", "integrator", "status", "max rel. energy error", "p_E", "max drift", "p_drift",
                           "error vs reference", "steps", "cpu s"], rows))
         stem = name[:-3]
-        out += ["", "Plots: " + ", ".join(png_link(results, f"{stem}_{k}.png", k)
-                                          for k in ("growth", "energy", "drift")) + "."]
+        out += ["", plots_line(results, f"{stem}_", ("growth", "energy", "drift"))]
     return out
 
 
