@@ -1314,10 +1314,12 @@ def build_figures(path, all_runs=False):
     stem = os.path.splitext(path)[0]
     name = os.path.basename(stem)
     with h5py.File(path, "r") as f:
-        if "analysis" in f and "speed" in f["analysis"] and ("runs" not in f or len(f["runs"]) == 0):
+        # An `analyze --out` file holds /analysis alone (no /runs, no /summary).
+        analysis_only = "analysis" in f and ("runs" not in f or len(f["runs"]) == 0)
+        if analysis_only and "speed" in f["analysis"]:
             return plot_speed_analysis(path, stem)
     sweep = is_sweep_file(path) and not all_runs
-    runs = [] if sweep else load_runs(path)
+    runs = [] if sweep or analysis_only else load_runs(path)
     if sweep:
         note(f"{name}: a sweep file: work-precision diagrams only (tools/plot.py --all FILE draws every run's "
              "time series too)")
