@@ -87,10 +87,13 @@ struct SparseModelTerms {
 // First derivatives of the dynamics terms with respect to the state (q, qd), for the Jacobians of
 // formulations (IntegratorSettings::jacobian = "autodiff"): dM[l] = dM/dq_l (n x n), dA[l] = dA/dq_l (m x n),
 // column l of dc_dq / dc_dqd = dc/dq_l / dc/dqd_l. F is constant for the models that provide them.
-// Sized once by Model::make_derivatives().
+// dbias_dq / dbias_dqd (m x n): the derivatives of the acceleration-level bias Adot qd (ModelTerms::Adot_qd),
+// column l for q_l / qd_l; only the saddle-point formulations (kkt, schur) need them, so they are filled only
+// when sized (make_derivatives(true)): penalty pays nothing for them. Sized once by Model::make_derivatives().
 struct DynamicsDerivatives {
   std::vector<Mat> dM, dA;
   Mat dc_dq, dc_dqd;
+  Mat dbias_dq, dbias_dqd;  // empty unless requested
 };
 
 // Per-run scratch space of a Model (autodiff buffers); opaque to callers.
@@ -164,12 +167,16 @@ class Model {
                                     DynamicsDerivatives& /*out*/) const {
     throw InputError("problem " + name() + " provides no derivatives of its dynamics terms");
   }
-  DynamicsDerivatives make_derivatives() const {
+  DynamicsDerivatives make_derivatives(bool constraint_bias = false) const {
     DynamicsDerivatives d;
     d.dM.assign(n(), Mat::Zero(n(), n()));
     d.dA.assign(n(), Mat::Zero(m(), n()));
     d.dc_dq = Mat::Zero(n(), n());
     d.dc_dqd = Mat::Zero(n(), n());
+    if (constraint_bias) {
+      d.dbias_dq = Mat::Zero(m(), n());
+      d.dbias_dqd = Mat::Zero(m(), n());
+    }
     return d;
   }
 
