@@ -53,8 +53,8 @@ class AccelerationFormulation : public Formulation {
   bool saddle_jacobian_available() const;
   void saddle_jacobian(double t, const Vec& y, Mat& J);
   // jacobian = auto (OdeSystem::own_jacobian_is_cheaper) for a formulation with an exact Jacobian: measured once
-  // per formulation, at the state of the last rhs() (the integrator's y0), in thread CPU time: the best of 3
-  // own Jacobians against the best of 3 times dimension() rhs evaluations (what one forward-difference Jacobian
+  // per formulation, at the state of the last rhs() (the integrator's y0), in thread CPU time: the best of 7
+  // own Jacobians against the best of 7 times dimension() rhs evaluations (what one forward-difference Jacobian
   // costs). A run takes the same steps and Newton iterations with either Jacobian (bench_integrators'
   // JacobianRun), so the cheaper Jacobian is the cheaper run. The own one must win by a margin
   // (kOwnJacobianMargin): near parity the choice stays with finite differences, stable from run to run.
