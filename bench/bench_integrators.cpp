@@ -20,6 +20,7 @@
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "formulations/coordinate_projection.hpp"
+#include "integrators/finite_difference_jacobian.hpp"
 
 namespace {
 
@@ -187,7 +188,100 @@ void BM_A02Step(benchmark::State& state, const std::string& method, const std::s
   state.counters["allocs_per_step"] = benchmark::Counter(allocs);
 }
 
+// Issue 20: the implicit integrators with the formulation's exact Jacobian (jacobian = autodiff: penalty through
+// the model's dynamics derivatives, kkt / schur by implicit differentiation of the KKT system) against forward
+// differences, CPU per whole run. radau5 at rtol 1e-8, atol 1e-10 (first step 1e-4), implicit_midpoint at
+// dt = 1e-3; from the problem's default state to t_end. Counters: the last run's steps, rhs evaluations,
+// Jacobians and Newton iterations.
+void BM_JacobianRun(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
+                    const std::string& integrator_name, const std::string& jacobian, double t_end) {
+  std::map<std::string, double> params;
+  if (bars > 0) params["n"] = bars;
+  auto model = make_model(problem, params);
+  FormulationOptions options;
+  options.N = 1e6;
+  auto f = formulation_registry().get(formulation).make(model, options);
+  Vec q0, qd0, y0;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y0);
+  auto integrator = integrator_registry().get(integrator_name).make();
+  IntegratorSettings s;
+  s.rtol = 1e-8;
+  s.atol = 1e-10;
+  s.dt = integrator->adaptive() ? 1e-4 : 1e-3;
+  s.jacobian = jacobian;
+  for (auto _ : state) {
+    integrator->initialize(*f, 0.0, y0, s);
+    while (integrator->time() < t_end) integrator->step(t_end);
+  }
+  const auto& st = integrator->statistics();
+  state.counters["steps"] = benchmark::Counter(double(st.steps));
+  state.counters["rejected"] = benchmark::Counter(double(st.rejected_steps));
+  state.counters["rhs"] = benchmark::Counter(double(st.rhs_evals));
+  state.counters["jac"] = benchmark::Counter(double(st.jacobian_evals));
+  state.counters["newton"] = benchmark::Counter(double(st.newton_iterations));
+}
+
+// One Jacobian at the default state: the formulation's own (autodiff) or n forward differences, plus the rhs
+// evaluation both start from. The per-Jacobian price behind the per-run numbers above.
+void BM_JacobianCall(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
+                     const std::string& jacobian) {
+  std::map<std::string, double> params;
+  if (bars > 0) params["n"] = bars;
+  auto model = make_model(problem, params);
+  FormulationOptions options;
+  options.N = 1e6;
+  auto f = formulation_registry().get(formulation).make(model, options);
+  Vec q0, qd0, y;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y);
+  const int dim = f->dimension();
+  Mat J(dim, dim);
+  Vec fy(dim), y_work(dim), f_work(dim);
+  const bool own = jacobian == "autodiff";
+  for (auto _ : state) {
+    if (own) {
+      f->jacobian(0.0, y, J);
+    } else {
+      f->rhs(0.0, y, fy);
+      finite_difference_jacobian(*f, 0.0, y, fy, y_work, f_work, J);
+    }
+    benchmark::DoNotOptimize(J.data());
+  }
+}
+
 const int registered = [] {
+  {
+    struct JacobianCase {
+      const char* label;
+      const char* problem;
+      double bars;
+      const char* formulation;
+      double t_end;
+    };
+    for (const JacobianCase& c :
+         {JacobianCase{"penalty/chaplygin_sleigh", "chaplygin_sleigh", 0, "penalty", 5},
+          JacobianCase{"kkt/chaplygin_sleigh", "chaplygin_sleigh", 0, "kkt", 5},
+          JacobianCase{"kkt/rolling_disk", "rolling_disk", 0, "kkt", 5},
+          JacobianCase{"kkt/pendulum_cartesian", "pendulum_cartesian", 0, "kkt", 5},
+          JacobianCase{"kkt/four_bar", "four_bar", 0, "kkt", 1},
+          JacobianCase{"schur/four_bar", "four_bar", 0, "schur", 1},
+          JacobianCase{"kkt/closed_chain8", "closed_chain", 8, "kkt", 1},
+          JacobianCase{"schur/closed_chain8", "closed_chain", 8, "schur", 1},
+          JacobianCase{"kkt/closed_chain16", "closed_chain", 16, "kkt", 1},
+          JacobianCase{"schur/closed_chain16", "closed_chain", 16, "schur", 1}}) {
+      for (const char* jacobian : {"finite_difference", "autodiff"}) {
+        for (const char* name : {"radau5", "implicit_midpoint"})
+          benchmark::RegisterBenchmark((std::string("JacobianRun/") + c.label + "/" + name + "/" + jacobian).c_str(),
+                                       BM_JacobianRun, std::string(c.problem), c.bars, std::string(c.formulation),
+                                       std::string(name), std::string(jacobian), c.t_end)
+              ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark((std::string("JacobianCall/") + c.label + "/" + jacobian).c_str(), BM_JacobianCall,
+                                     std::string(c.problem), c.bars, std::string(c.formulation), std::string(jacobian))
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
   for (const char* method : {"ali3p", "kkt_projected"})
     for (const char* linear_algebra : {"sparse", "dense"})
       for (int loops : {5, 10, 20, 40})

@@ -42,6 +42,7 @@
 #include "core/jet_passes.hpp"
 #include "core/sparse_joint_terms.hpp"
 #include "core/taylor2.hpp"
+#include "core/taylor2_dual.hpp"
 
 namespace clm {
 
@@ -148,6 +149,7 @@ class AutoDiffModel final : public Model {
       q2.resize(n); h2.resize(m);
       Ak.resize(m, n);
       qh.resize(n); Mh.resize(n, n); hh.resize(m);
+      Ah.resize(m, n); qt.resize(n); ht.resize(m);
       a.resize(n); a1.resize(n); ak.resize(n); ah.resize(n);
       c1.resize(m);
     }
@@ -169,6 +171,9 @@ class AutoDiffModel final : public Model {
     VecN<HyperDual, N> qh;  // second derivatives (dynamics_derivatives)
     MatN<HyperDual, N, N> Mh;
     VecN<HyperDual, C> hh;
+    MatN<HyperDual, C, N> Ah;   // Pfaffian A(q) over hyper-duals (bias derivatives)
+    VecN<Taylor2Dual, N> qt;    // holonomic bias derivatives (bias_derivatives)
+    VecN<Taylor2Dual, C> ht;
     VecN<double, N> a;  // gyroscopic a(q) in each scalar (problems without one leave them unused)
     VecN<Jet1, N> a1;
     VecN<JetK, N> ak;
@@ -231,6 +236,9 @@ class AutoDiffModel final : public Model {
   // differences. A gyroscopic term is included (see dynamics_derivatives).
   // Nor may the problem depend on t explicitly (dynamics_derivatives has no time argument).
   bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P> && !kTimeDependent; }
+  bool uses_analytic_terms() const override {
+    return use_analytic_ && (HasAnalyticTerms<P> || HasAnalyticConstraintTerms<P>);
+  }
 
   // dM/dq and, for Pfaffian problems, dA/dq by one Jet<K> pass each (per K coordinates); dc/dqd from dM/dq
   // (c is quadratic in qd); dc/dq from hyper-dual passes: q + e1 qd + e2 e_l over M (n passes) gives
@@ -329,6 +337,7 @@ class AutoDiffModel final : public Model {
               for (int j = 0; j < n; ++j) out.dA[start + k](r, j) = ws.Ak(r, j).v[k];
         }
       }
+      if (m > 0 && out.dbias_dq.rows() == m) bias_derivatives(ws, out);
     }
   }
 
@@ -463,6 +472,40 @@ class AutoDiffModel final : public Model {
       (void)ws;
     }
     return G;
+  }
+
+  // The derivatives of the bias Adot qd (kkt / schur Jacobians; DynamicsDerivatives::dbias_dq, dbias_dqd), after
+  // dA is filled. For both kinds bias_r = sum_jk dA_rj/dq_k qd_j qd_k (holonomic: qd^T h_r,qq qd), so
+  //   d bias / d qd_l = sum_k dA[k](:, l) qd_k + dA[l] qd      (from dA, no extra pass);
+  //   d bias / d q_l  = a third derivative: holonomic, 2 x the s^2 e part of h(q + s qd + e e_l) (Taylor2Dual,
+  //                     one pass per l); Pfaffian, d^2 A [qd, e_l] qd by a hyper-dual pass over A per l.
+  void bias_derivatives(Workspace& ws, DynamicsDerivatives& out) const {
+    if constexpr (!HasGeneralizedForce<P> && !kTimeDependent) {
+      const int n = n_, m = m_;
+      const auto& qd = ws.qd;
+      for (int l = 0; l < n; ++l) {
+        auto col = out.dbias_dqd.col(l);
+        col.noalias() = out.dA[l] * qd;
+        for (int k = 0; k < n; ++k) col += qd[k] * out.dA[k].col(l);
+      }
+      if constexpr (kHolonomic) {
+        for (int l = 0; l < n; ++l) {
+          for (int i = 0; i < n; ++i) ws.qt[i] = Taylor2Dual(ws.q[i], qd[i], 0.0, i == l ? 1.0 : 0.0, 0.0, 0.0);
+          constraint_at<Taylor2Dual>(ws.qt, 0.0, ws.ht);
+          for (int r = 0; r < m; ++r) out.dbias_dq(r, l) = 2 * ws.ht[r].d2;
+        }
+      } else {
+        for (int l = 0; l < n; ++l) {
+          for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(ws.q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
+          p_.template pfaffian<HyperDual>(ws.qh, ws.Ah);
+          for (int r = 0; r < m; ++r) {
+            double acc = 0;
+            for (int j = 0; j < n; ++j) acc += ws.Ah(r, j).d * qd[j];
+            out.dbias_dq(r, l) = acc;
+          }
+        }
+      }
+    }
   }
 
   void seed_chunk(Workspace& ws, int start) const { clm::seed_chunk<K>(ws.qk, ws.q, n_, start); }

@@ -37,8 +37,8 @@ void Integrator::initialize(OdeSystem& sys, double t0, const Vec& y0, const Inte
                          ", atol = " + number(s.atol) + ")");
       break;
   }
-  if (s.jacobian != "finite_difference" && s.jacobian != "autodiff")
-    throw InputError(who + "jacobian must be 'finite_difference' or 'autodiff' (got '" + s.jacobian + "')");
+  if (s.jacobian != "finite_difference" && s.jacobian != "autodiff" && s.jacobian != "auto")
+    throw InputError(who + "jacobian must be 'finite_difference', 'autodiff' or 'auto' (got '" + s.jacobian + "')");
   if (const std::string why = refuses(s); !why.empty()) throw InputError(who + why);
   if (y0.size() != sys.dimension())
     throw InputError(who + "initial state has size " + std::to_string(y0.size()) + " but the system has dimension " +

@@ -28,10 +28,11 @@ struct IntegratorSettings {
   bool fixed_step = false;
   // Implicit methods only: how J = df/dy is obtained. "finite_difference": column-wise forward differences
   // of the rhs (n evaluations per Jacobian; integrators/finite_difference_jacobian.hpp). "autodiff": the
-  // system's own Jacobian by automatic differentiation (OdeSystem::jacobian: the penalty formulation through
+  // system's own Jacobian by automatic differentiation (OdeSystem::jacobian: penalty, kkt and schur through
   // Model::dynamics_derivatives, or core/autodiff_ode.hpp); refused (InputError) for a system that provides
-  // none (OdeSystem::has_jacobian). Finite differences stay the default: the shipped experiments' numbers
-  // (kozlov_friction_*, radau5 on penalty) are defined with them, and autodiff changes them in the last bits.
+  // none (OdeSystem::has_jacobian). "auto": the own one where OdeSystem::own_jacobian_is_cheaper (a fixed
+  // rule), else differences. Finite differences stay this struct's default (library users and tests keep
+  // their bits); the run option's default is "auto" (runs/run_config.hpp).
   std::string jacobian = "finite_difference";
   // cvode only: "bdf" (stiff: variable-order BDF, Newton, dense linear solver) or "adams" (non-stiff:
   // Adams-Moulton, fixed-point iteration); integrators/cvode_integrator.hpp.

@@ -87,10 +87,13 @@ struct SparseModelTerms {
 // First derivatives of the dynamics terms with respect to the state (q, qd), for the Jacobians of
 // formulations (IntegratorSettings::jacobian = "autodiff"): dM[l] = dM/dq_l (n x n), dA[l] = dA/dq_l (m x n),
 // column l of dc_dq / dc_dqd = dc/dq_l / dc/dqd_l. F is constant for the models that provide them.
-// Sized once by Model::make_derivatives().
+// dbias_dq / dbias_dqd (m x n): the derivatives of the acceleration-level bias Adot qd (ModelTerms::Adot_qd),
+// column l for q_l / qd_l; only the saddle-point formulations (kkt, schur) need them, so they are filled only
+// when sized (make_derivatives(true)): penalty pays nothing for them. Sized once by Model::make_derivatives().
 struct DynamicsDerivatives {
   std::vector<Mat> dM, dA;
   Mat dc_dq, dc_dqd;
+  Mat dbias_dq, dbias_dqd;  // empty unless requested
 };
 
 // Per-run scratch space of a Model (autodiff buffers); opaque to callers.
@@ -160,16 +163,24 @@ class Model {
   // Derivatives of M, c and A with respect to (q, qd) at (q, qd) by automatic differentiation, where the
   // model can supply them (templated problem functions, F independent of the state); no heap allocation.
   virtual bool has_dynamics_derivatives() const { return false; }
+  // Whether the mass matrix, c or the constraint terms come from hand-written code (a problem's analytic_terms /
+  // analytic_constraint_terms) rather than automatic differentiation: such a right-hand side is cheap next to
+  // the derivative passes of an exact Jacobian (jacobian = auto, formulations/acceleration_formulation.hpp).
+  virtual bool uses_analytic_terms() const { return false; }
   virtual void dynamics_derivatives(const Vec& /*q*/, const Vec& /*qd*/, ModelWorkspace& /*ws*/,
                                     DynamicsDerivatives& /*out*/) const {
     throw InputError("problem " + name() + " provides no derivatives of its dynamics terms");
   }
-  DynamicsDerivatives make_derivatives() const {
+  DynamicsDerivatives make_derivatives(bool constraint_bias = false) const {
     DynamicsDerivatives d;
     d.dM.assign(n(), Mat::Zero(n(), n()));
     d.dA.assign(n(), Mat::Zero(m(), n()));
     d.dc_dq = Mat::Zero(n(), n());
     d.dc_dqd = Mat::Zero(n(), n());
+    if (constraint_bias) {
+      d.dbias_dq = Mat::Zero(m(), n());
+      d.dbias_dqd = Mat::Zero(m(), n());
+    }
     return d;
   }
 

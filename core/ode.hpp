@@ -47,6 +47,10 @@ class OdeSystem {
   // the penalty formulation through Model::dynamics_derivatives) says so here and fills J = df/dy (n x n, already sized; no heap allocation) at (t, y).
   // Systems that do not are differentiated by finite differences (integrators/finite_difference_jacobian.hpp).
   virtual bool has_jacobian() const { return false; }
+  // IntegratorSettings::jacobian = "auto": whether the system's own Jacobian costs less CPU per run than
+  // forward differences, by a fixed rule from bench_integrators' JacobianRun (never a timing at run time; the
+  // rule and its numbers are in docs/design.md, "The exact Jacobian"). Only asked when has_jacobian().
+  virtual bool own_jacobian_is_cheaper() const { return false; }
   virtual void jacobian(double /*t*/, const Vec& /*y*/, Mat& /*J*/) {
     throw InputError("this system provides no Jacobian; use jacobian = finite_difference");
   }

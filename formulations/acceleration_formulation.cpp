@@ -1,5 +1,8 @@
 #include "formulations/acceleration_formulation.hpp"
 
+
+#include <algorithm>
+
 namespace clm {
 
 AccelerationFormulation::AccelerationFormulation(std::shared_ptr<const Model> model, FormulationOptions options)
@@ -116,6 +119,74 @@ void AccelerationFormulation::sparse_constraint_acceleration_rhs(Vec& out) const
   }
   if (options_.baumgarte_beta != 0 && model_->holonomic())
     out.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * sparse_terms_.h;
+}
+
+}  // namespace clm
+
+namespace clm {
+
+bool AccelerationFormulation::saddle_jacobian_available() const {
+  if (!model_->has_dynamics_derivatives()) return false;
+  // The sparse path is chosen by initial_state() from the options alone (and redundancy, checked in
+  // saddle_jacobian); an options error is the run's to report, not this query's.
+  try {
+    return !wants_sparse_linear_algebra(options_, *model_, name(), has_sparse_path());
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
+  if (minimum_norm_)
+    throw InputError(name() + ": jacobian = autodiff is not available with redundant constraints (rank A(q0) < m: "
+                              "the minimum-norm path); use jacobian = finite_difference");
+  if (sparse_)
+    throw InputError(name() + ": jacobian = autodiff is not available on the sparse path; use jacobian = "
+                              "finite_difference or formulation.linear_algebra = dense");
+  const int n = n_, m = m_;
+  if (!jac_sized_) {
+    jac_deriv_ = model_->make_derivatives(/*constraint_bias=*/true);
+    jac_rhs_ = Mat::Zero(n + m, 2 * n);
+    jac_dy_ = Vec::Zero(2 * n);
+    size_linearized_solver();
+    jac_sized_ = true;
+  }
+  rhs(t, y, jac_dy_);  // terms_, qdd_, lambda_ and the subclass's factorizations at y
+  model_->dynamics_derivatives(q_, qd_, *ws_, jac_deriv_);
+  const DynamicsDerivatives& d = jac_deriv_;
+  const double alpha = options_.baumgarte_alpha;
+  const double beta2 = model_->holonomic() ? options_.baumgarte_beta * options_.baumgarte_beta : 0.0;
+  for (int l = 0; l < n; ++l) {
+    // d/dq_l
+    auto top = jac_rhs_.col(l).head(n);
+    top = -d.dc_dq.col(l);
+    top.noalias() -= d.dM[l] * qdd_;
+    if (m > 0) {
+      top.noalias() += d.dA[l].transpose() * lambda_;
+      auto bottom = jac_rhs_.col(l).tail(m);
+      bottom = -d.dbias_dq.col(l);
+      bottom.noalias() -= d.dA[l] * qdd_;
+      if (alpha != 0) bottom.noalias() -= (2 * alpha) * (d.dA[l] * qd_);
+      if (beta2 != 0) bottom -= beta2 * terms_.A.col(l);
+    }
+    // d/dqd_l: M and A do not depend on qd.
+    auto top_v = jac_rhs_.col(n + l).head(n);
+    top_v = -d.dc_dqd.col(l);
+    if (m > 0) {
+      auto bottom_v = jac_rhs_.col(n + l).tail(m);
+      bottom_v = -d.dbias_dqd.col(l);
+      if (alpha != 0) bottom_v -= (2 * alpha) * terms_.A.col(l);
+    }
+  }
+  solve_linearized();
+  J.setZero();
+  J.topRightCorner(n, n).setIdentity();
+  J.bottomRows(n) = jac_rhs_.topRows(n);
+}
+
+
+bool AccelerationFormulation::exact_jacobian_is_cheaper() const {
+  return !model_->uses_analytic_terms() && model_->n() >= kExactJacobianMinDof;
 }
 
 }  // namespace clm

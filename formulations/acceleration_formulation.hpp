@@ -41,6 +41,42 @@ class AccelerationFormulation : public Formulation {
   Vec minimum_norm_force_, minimum_norm_gamma_;
   Vec observed_rate_;  // read_state's dy (2n, sized by the constructor: observe() does not allocate)
 
+  // ---- The exact Jacobian of the saddle-point formulations (kkt, schur; jacobian = autodiff) -------------
+  // J = d(qd, qdd)/d(q, qd) by implicit differentiation of [M -A^T; A 0][qdd; lambda] = [F - c; gamma]:
+  //   [M -A^T; A 0][dqdd; dlambda] = [-dc - dM qdd + dA^T lambda; dgamma - dA qdd],
+  //   gamma = -Adot qd - 2 alpha A qd - beta^2 h  (Baumgarte terms as the rhs applies them),
+  // with dM, dA, dc and d(Adot qd) from Model::dynamics_derivatives (autodiff; F is state-independent for the
+  // models that provide them). The right-hand sides are built here, the solve is the subclass's
+  // (solve_linearized), reusing what its rhs() left at y. Available on the dense path of models with
+  // dynamics derivatives (no time dependence, no state-dependent force); not on the sparse path, whose
+  // Jacobian would have to be sparse too to pay, nor with redundant constraints (minimum-norm path).
+  bool saddle_jacobian_available() const;
+  void saddle_jacobian(double t, const Vec& y, Mat& J);
+  // jacobian = auto (OdeSystem::own_jacobian_is_cheaper) for a formulation with an exact Jacobian: a rule fixed
+  // from bench_integrators' JacobianRun / JacobianCall (docs/design.md, "The exact Jacobian"), not a timing at
+  // the run's start, so that a run's numbers never depend on the machine's load: the exact Jacobian where the
+  // model's terms come from automatic differentiation and it has at least kExactJacobianMinDof coordinates
+  // (four_bar, n = 9: 38 against 113 us per Jacobian), finite differences below (near parity: the sleigh, the
+  // rolling disk, the pendulum, n <= 4) and for models with hand-written terms (closed_chain: its rhs is cheap,
+  // 644 against 174 us at n = 16). A run takes the same steps and Newton iterations with either Jacobian, so the
+  // cheaper Jacobian is the cheaper run.
+  bool exact_jacobian_is_cheaper() const;
+  static constexpr int kExactJacobianMinDof = 6;
+  // Given jac_rhs_ ((n + m) x 2n: the stacked right-hand sides above, column l for q_l, n + l for qd_l) at
+  // the state of the last rhs(), overwrite its top n rows with dqdd. No heap allocation after the first call.
+  virtual void solve_linearized() {}
+  Mat jac_rhs_;
+  // Sized on the first saddle_jacobian() call (once per run), not at construction: dM alone is n^3 numbers,
+  // which every kkt / schur run would pay for while most runs never ask for a Jacobian.
+  bool jac_sized_ = false;
+  virtual void size_linearized_solver() {}
+
+ private:
+  DynamicsDerivatives jac_deriv_;
+  Vec jac_dy_;
+
+ protected:
+
   // ---- The sparse path (kkt, schur; formulations/sparse_acceleration_solver.hpp) ---------------------------
   // Chosen by initial_state() (FormulationOptions::linear_algebra): then rhs() evaluates SparseModelTerms and
   // calls solve_sparse() instead of the dense terms and solve_accelerations(). Redundant constraints (a

@@ -89,6 +89,7 @@ class ProjectedSystem final : public OdeSystem {
   void set_projection_in_step(bool on) override { in_step_ = on && projection_.projects(); }
   void project_in_step(double t, Eigen::Ref<Vec> y, Vec* error) override;
   bool has_jacobian() const override { return f_.has_jacobian(); }
+  bool own_jacobian_is_cheaper() const override { return f_.own_jacobian_is_cheaper(); }
   void jacobian(double t, const Vec& y, Mat& J) override { f_.jacobian(t, y, J); }
   const ProjectionStatistics& statistics() const { return projection_.statistics(); }
   bool uses_sparse_path() const { return projection_.uses_sparse_path(); }

@@ -22,4 +22,25 @@ void KktFormulation::make_sparse_solver() {
 
 void KktFormulation::solve_sparse() { sparse_solver_->solve(sparse_terms_, sparse_force_, sparse_gamma_, qdd_, lambda_); }
 
+void KktFormulation::size_linearized_solver() {
+  jac_K_ = Mat::Zero(n_ + m_, n_ + m_);
+  jac_lu_ = Eigen::PartialPivLU<Mat>(n_ + m_);
+  jac_x_ = Mat::Zero(n_ + m_, 2 * n_);
+}
+
+void KktFormulation::solve_linearized() {
+  const int n = n_, m = m_;
+  jac_K_.topLeftCorner(n, n) = terms_.M;
+  jac_K_.topRightCorner(n, m) = -terms_.A.transpose();
+  jac_K_.bottomLeftCorner(m, n) = terms_.A;  // the bottom-right block stays 0
+  jac_lu_.compute(jac_K_);
+  // PartialPivLU::solve's steps into a preallocated buffer (solve() would make a temporary, and an in-place
+  // permutation a mask vector): P b, then L^-1 and U^-1 in place.
+  jac_x_.noalias() = jac_lu_.permutationP() * jac_rhs_;
+  jac_lu_.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(jac_x_);
+  jac_lu_.matrixLU().triangularView<Eigen::Upper>().solveInPlace(jac_x_);
+  if (!jac_x_.topRows(n).allFinite()) throw NumericalFailure("kkt: singular KKT matrix in the Jacobian");
+  jac_rhs_.topRows(n) = jac_x_.topRows(n);
+}
+
 }  // namespace clm

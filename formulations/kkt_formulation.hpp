@@ -16,6 +16,11 @@ class KktFormulation final : public AccelerationFormulation {
   KktFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
   std::string name() const override { return "kkt"; }
 
+  // The exact Jacobian (jacobian = autodiff; AccelerationFormulation::saddle_jacobian).
+  bool has_jacobian() const override { return saddle_jacobian_available(); }
+  void jacobian(double t, const Vec& y, Mat& J) override { saddle_jacobian(t, y, J); }
+  bool own_jacobian_is_cheaper() const override { return has_jacobian() && exact_jacobian_is_cheaper(); }
+
  protected:
   void solve_accelerations() override;
   std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const override {
@@ -24,12 +29,20 @@ class KktFormulation final : public AccelerationFormulation {
   bool has_sparse_path() const override { return true; }
   void make_sparse_solver() override;
   void solve_sparse() override;
+  void size_linearized_solver() override;
+  void solve_linearized() override;
 
  private:
   SaddlePointWorkspace saddle_;
   ConstraintStabilization stabilization_;
   Vec force_;  // F - c
   std::unique_ptr<SparseKktSolver> sparse_solver_;
+  // The Jacobian's solve with 2n right-hand sides: the fixed-size kernels of the rhs path
+  // (SaddlePointWorkspace) factor and solve one vector without keeping the factor, so the same KKT matrix is
+  // factored once more here, an (n+m)^3/3 that is small next to the 2n rhs evaluations a difference Jacobian
+  // costs.
+  Mat jac_K_, jac_x_;
+  Eigen::PartialPivLU<Mat> jac_lu_;
 };
 
 }  // namespace clm

@@ -43,6 +43,7 @@ class PenaltyFormulation final : public AccelerationFormulation {
   // Available when the model provides the derivatives (no state-dependent generalized force).
   bool has_jacobian() const override { return model_->has_dynamics_derivatives(); }
   void jacobian(double t, const Vec& y, Mat& J) override;
+  bool own_jacobian_is_cheaper() const override { return has_jacobian() && exact_jacobian_is_cheaper(); }
 
  protected:
   void solve_accelerations() override;

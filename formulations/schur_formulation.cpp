@@ -76,4 +76,29 @@ void SchurFormulation::solve_sparse() {
   sparse_solver_->solve(sparse_terms_, sparse_force_, sparse_gamma_, qdd_, lambda_);
 }
 
+void SchurFormulation::size_linearized_solver() {
+  jac_x_ = Mat::Zero(n_, 2 * n_);
+  jac_w_ = Mat::Zero(m_, 2 * n_);
+  jac_col_ = Vec::Zero(m_);
+}
+
+// [M -A^T; A 0][dqdd; dlambda] = [r1; r2] by the same elimination as the rhs:
+// dlambda = S^-1 (r2 - A M^-1 r1), dqdd = M^-1 r1 + Y dlambda (Y = M^-1 A^T, S = A Y, both kept by rhs()).
+void SchurFormulation::solve_linearized() {
+  const int n = n_, m = m_;
+  jac_x_ = jac_rhs_.topRows(n);
+  llt_M_.solveInPlace(jac_x_);
+  if (m > 0) {
+    jac_w_ = jac_rhs_.bottomRows(m);
+    jac_w_.noalias() -= terms_.A * jac_x_;
+    for (int j = 0; j < 2 * n; ++j) {
+      jac_col_ = jac_w_.col(j);
+      llt_S_.solve_in_place(jac_col_);
+      jac_w_.col(j) = jac_col_;
+    }
+    jac_x_.noalias() += Y_ * jac_w_;
+  }
+  jac_rhs_.topRows(n) = jac_x_;
+}
+
 }  // namespace clm

@@ -21,11 +21,19 @@ class SchurFormulation final : public AccelerationFormulation {
   SchurFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
   std::string name() const override { return "schur"; }
 
+  // The exact Jacobian (jacobian = autodiff; AccelerationFormulation::saddle_jacobian), solved with the
+  // factors of M and of the Schur matrix that rhs() left at y.
+  bool has_jacobian() const override { return saddle_jacobian_available(); }
+  void jacobian(double t, const Vec& y, Mat& J) override { saddle_jacobian(t, y, J); }
+  bool own_jacobian_is_cheaper() const override { return has_jacobian() && exact_jacobian_is_cheaper(); }
+
  protected:
   void solve_accelerations() override;
   bool has_sparse_path() const override { return true; }
   void make_sparse_solver() override;
   void solve_sparse() override;
+  void size_linearized_solver() override;
+  void solve_linearized() override;
 
  private:
   Eigen::LLT<Mat> llt_M_;     // M = L L^T
@@ -35,6 +43,9 @@ class SchurFormulation final : public AccelerationFormulation {
   Vec free_acceleration_;     // M^-1 (F - c): the motion if the constraints were released
   Vec gamma_;                 // right-hand side of A qdd = gamma
   std::unique_ptr<SparseSchurSolver> sparse_solver_;
+  Mat jac_x_;    // M^-1 r1 (n x 2n), then dqdd
+  Mat jac_w_;    // r2 - A M^-1 r1, then dlambda (m x 2n)
+  Vec jac_col_;  // one column of jac_w_ for the Schur factor's vector solve
 };
 
 }  // namespace clm

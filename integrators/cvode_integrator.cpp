@@ -148,7 +148,9 @@ void CvodeIntegrator::do_initialize(const IntegratorSettings& settings) {
     s.ls = SUNLinSol_Dense(s.y, s.A, s.ctx);
     if (!s.A || !s.ls) throw NumericalFailure("cvode: could not allocate the dense linear solver");
     check(CVodeSetLinearSolver(s.mem, s.ls, s.A), "CVodeSetLinearSolver");
-    s.autodiff = settings.jacobian == "autodiff";
+    // "auto": the system's own Jacobian where it was measured cheaper (OdeSystem::own_jacobian_is_cheaper).
+    s.autodiff = settings.jacobian == "autodiff" ||
+                 (settings.jacobian == "auto" && sys_->has_jacobian() && sys_->own_jacobian_is_cheaper());
     s.jacobian_rhs_evals = 0;
     s.J.resize(y_.size(), y_.size());
     s.f_in.resize(y_.size());

@@ -5,7 +5,9 @@
 namespace clm {
 
 void ImplicitIntegrator::initialize_newton(const IntegratorSettings& s) {
-  system_jacobian_ = s.jacobian == "autodiff";
+  // "auto": the system's own Jacobian where it has one and it was measured cheaper in CPU than differences.
+  system_jacobian_ = s.jacobian == "autodiff" ||
+                     (s.jacobian == "auto" && sys_->has_jacobian() && sys_->own_jacobian_is_cheaper());
   if (system_jacobian_ && !sys_->has_jacobian())
     throw InputError(name() + ": jacobian = autodiff, but this system provides no Jacobian of its own "
                               "(use jacobian = finite_difference)");

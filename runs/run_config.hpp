@@ -52,7 +52,7 @@ struct RunSpec {
   double dt_min = IntegratorSettings{}.dt_min;
   double dt_max = IntegratorSettings{}.dt_max;
   bool fixed_step = IntegratorSettings{}.fixed_step;
-  std::string jacobian = IntegratorSettings{}.jacobian;  // implicit integrators: finite_difference | autodiff
+  std::string jacobian = "auto";  // implicit integrators: auto | finite_difference | autodiff (run_options.cpp)
   std::string cvode_method = IntegratorSettings{}.cvode_method;  // cvode: bdf | adams
   double output_every = SimulationSettings{}.output_every;  // sample spacing; 0: one sample per accepted step
   double divergence_threshold = SimulationSettings{}.divergence_threshold;  // |y|_inf above it: "diverged"
