@@ -13,7 +13,7 @@ ProjectionMode projection_mode(const std::string& text) {
 }
 
 CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, ProjectionMode mode, bool sparse)
-    : model_(std::move(model)), mode_(mode), sparse_(sparse), ws_(model_->make_workspace()), terms_(model_->make_terms()) {
+    : model_(std::move(model)), mode_(mode), ws_(model_->make_workspace()), terms_(model_->make_terms()), sparse_(sparse) {
   const int n = model_->n(), m = model_->m();
   if (sparse_) {
     sterms_ = model_->make_sparse_terms();
