@@ -189,6 +189,10 @@ ResultsInfo read_results_info(const std::string& path) {
   info.clmbench_version = r.text_attribute(file.get(), "clmbench_version");
   info.git_commit = r.text_attribute(file.get(), "git_commit");
   info.created_utc = r.text_attribute(file.get(), "created_utc");
+  if (!r.exists(file.get(), "summary") && !r.exists(file.get(), "runs") && r.exists(file.get(), "analysis")) {
+    info.analysis_only = true;
+    return info;
+  }
   if (!r.exists(file.get(), "summary")) r.refuse("no /summary group");
   H5O_info_t object{};
   if (H5Oget_info_by_name(file.get(), "summary", &object, H5P_DEFAULT) < 0 ||
@@ -271,6 +275,11 @@ std::string format_results_table(const ResultsInfo& info) {
   for (const auto& row : table)
     for (size_t j = 0; j < row.size(); ++j) width[j] = std::max(width[j], row[j].size());
   std::ostringstream out;
+  if (info.analysis_only) {
+    out << "# " << info.path << ": no runs, /analysis of clmbench analyze (tools/plot.py draws it), clmbench "
+        << info.clmbench_version << " (" << info.git_commit << "), created " << info.created_utc << "\n";
+    return out.str();
+  }
   out << "# " << info.path << ": " << info.rows.size() << " run" << (info.rows.size() == 1 ? "" : "s")
       << ", clmbench " << info.clmbench_version << " (" << info.git_commit << "), created " << info.created_utc
       << "\n";

@@ -22,6 +22,8 @@ struct ResultsRow {
 struct ResultsInfo {
   std::string path, clmbench_version, git_commit, created_utc;
   std::vector<ResultsRow> rows;
+  // An `analyze --out` file: /analysis and no runs (no /runs, no /summary); the table is then one line.
+  bool analysis_only = false;
 };
 
 // Throws InputError when the file does not exist, OutputError (I/O, exit code 2) with one line when it is

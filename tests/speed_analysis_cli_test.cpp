@@ -50,6 +50,10 @@ TEST(SpeedAnalysisCli, PrintsEigenvaluesAndTheWeaveAndCapsizeSpeeds) {
   EXPECT_EQ(f.getObjnameByIdx(0), "analysis");
   EXPECT_TRUE(f.attrExists("clmbench_version"));
   EXPECT_TRUE(f.attrExists("command_line"));
+  // ... which `clmbench info` reads as such (it refused it, "no /summary group", exit 2).
+  const auto info = dir.run("info speeds.h5");
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("speeds.h5: no runs, /analysis of clmbench analyze"), std::string::npos) << info.out;
   std::vector<hsize_t> dims;
   const auto speed = read_doubles(f, "/analysis/speed", dims);
   ASSERT_EQ(dims, (std::vector<hsize_t>{6}));
