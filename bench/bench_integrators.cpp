@@ -193,17 +193,30 @@ void BM_A02Step(benchmark::State& state, const std::string& method, const std::s
 // differences, CPU per whole run. radau5 at rtol 1e-8, atol 1e-10 (first step 1e-4), implicit_midpoint at
 // dt = 1e-3; from the problem's default state to t_end. Counters: the last run's steps, rhs evaluations,
 // Jacobians and Newton iterations.
-void BM_JacobianRun(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
-                    const std::string& integrator_name, const std::string& jacobian, double t_end) {
+// A formulation of a registered problem (closed_chain with `bars` bars when bars > 0; penalty at N = 1e6) at the
+// problem's default state, for the two Jacobian benchmarks.
+struct JacobianCase {
+  std::unique_ptr<Formulation> f;
+  Vec y0;
+};
+JacobianCase jacobian_case(const std::string& problem, double bars, const std::string& formulation) {
   std::map<std::string, double> params;
   if (bars > 0) params["n"] = bars;
   auto model = make_model(problem, params);
   FormulationOptions options;
   options.N = 1e6;
-  auto f = formulation_registry().get(formulation).make(model, options);
-  Vec q0, qd0, y0;
+  JacobianCase c{formulation_registry().get(formulation).make(model, options), {}};
+  Vec q0, qd0;
   model->default_initial(q0, qd0);
-  f->initial_state(q0, qd0, y0);
+  c.f->initial_state(q0, qd0, c.y0);
+  return c;
+}
+
+void BM_JacobianRun(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
+                    const std::string& integrator_name, const std::string& jacobian, double t_end) {
+  JacobianCase c = jacobian_case(problem, bars, formulation);
+  Formulation* f = c.f.get();
+  const Vec& y0 = c.y0;
   auto integrator = integrator_registry().get(integrator_name).make();
   IntegratorSettings s;
   s.rtol = 1e-8;
@@ -226,15 +239,9 @@ void BM_JacobianRun(benchmark::State& state, const std::string& problem, double 
 // evaluation both start from. The per-Jacobian price behind the per-run numbers above.
 void BM_JacobianCall(benchmark::State& state, const std::string& problem, double bars, const std::string& formulation,
                      const std::string& jacobian) {
-  std::map<std::string, double> params;
-  if (bars > 0) params["n"] = bars;
-  auto model = make_model(problem, params);
-  FormulationOptions options;
-  options.N = 1e6;
-  auto f = formulation_registry().get(formulation).make(model, options);
-  Vec q0, qd0, y;
-  model->default_initial(q0, qd0);
-  f->initial_state(q0, qd0, y);
+  JacobianCase c = jacobian_case(problem, bars, formulation);
+  Formulation* f = c.f.get();
+  Vec y = c.y0;
   const int dim = f->dimension();
   Mat J(dim, dim);
   Vec fy(dim), y_work(dim), f_work(dim);
