@@ -64,9 +64,11 @@ SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const s
     if (list.zip) zip_axis = axes.size();
     axes.push_back({{&list}});
   }
-  size_t points = 1;
+  // Counted in double: the product of the axes' sizes overflows size_t (8 axes of 256 values are 2^64 points,
+  // which wrapped to 0 and planned "0 runs"); every count up to the limit is exact in a double.
+  double grid_points = 1;
   for (const auto& a : axes) {
-    points *= a.size();
+    grid_points *= static_cast<double>(a.size());
     std::string label;
     for (const auto* l : a.lists) {
       label += (label.empty() ? "" : ", ") + l->key;
@@ -76,8 +78,9 @@ SweepPlan plan_sweep(const std::string& source, const ConfigLayer& file, const s
     plan.shape += (plan.shape.empty() ? "" : " x ") + label + " (" + std::to_string(a.size()) + ")";
   }
   // Each planned run holds its resolved spec (about a kilobyte): a million runs is a cluster's worth.
-  if (points > 1'000'000)
-    throw InputError("the [sweep] grid has " + std::to_string(points) + " points (at most 1e6; split the sweep)");
+  if (grid_points > 1e6)
+    throw InputError("the [sweep] grid has " + format_number(grid_points) + " points (at most 1e6; split the sweep)");
+  const size_t points = static_cast<size_t>(grid_points);
 
   // The file without its sweep sections: each point adds its values as the top layer.
   ConfigLayer base = file;

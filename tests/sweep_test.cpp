@@ -468,3 +468,20 @@ TEST(Merge, ShardsOfCopiesThatNameTheirOwnOutMerge) {
   ASSERT_EQ(dir.run("sweep other.ini --shard 1/2 --out other.h5 --progress never").exit_code, 0);
   expect_one_line_error(dir.run("merge mixed.h5 part0.shard-0-of-2.h5 other.h5"), 1, {"different sweeps"});
 }
+
+// A grid whose size overflows 64 bits is refused, not planned as the wrapped count (issue 21: 8 axes x 256
+// values = 2^64 points planned "0 runs" and exited 0).
+TEST(SweepPlan, AGridLargerThan64BitsIsRefused) {
+  ScratchDir dir("sweep_overflow");
+  std::string values;
+  for (int i = 1; i <= 256; ++i) values += " " + std::to_string(i) + "e-4";  // admissible for every key below
+  std::string config = "[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = rk4\nt_end = 0.1\n[sweep]\n";
+  for (const char* key : {"param.b", "param.m", "param.Ic", "dt", "t_end", "rtol", "atol", "output_every"})
+    config += std::string(key) + " =" + values + "\n";
+  write_text(dir.path() / "huge.ini", config);
+  expect_one_line_error(dir.run("sweep huge.ini --dry-run"), 1, {"1.8446744073709552e+19 points", "at most 1e6"});
+  // 2^64 + 6464 points wrapped to 6464 runs: refused as well.
+  std::string more = config + "formulation.k = 1 2\n";
+  write_text(dir.path() / "more.ini", more);
+  expect_one_line_error(dir.run("sweep more.ini --dry-run"), 1, {"points", "at most 1e6"});
+}
