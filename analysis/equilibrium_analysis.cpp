@@ -180,8 +180,16 @@ EquilibriumAnalysis analyze_equilibrium(const Model& model, const Vec& q, const 
                      num(a.residual) + " > " + num(options.residual_tol) + " (v = " + vec_text(a.v) +
                      ", vd = " + vec_text(a.vd) + ")");
 
+  // Non-finite figures are an error, never a verdict (issue 21: at |u| >= 1e154, J overflowed, its eigenvalues
+  // were NaN and the verdict read "marginal").
+  if (!a.jacobian.allFinite() || !a.vd.allFinite())
+    throw InputError(who + "the linearization of " + model.name() + " at v = " + vec_text(a.v) +
+                     " is not finite (J or vd overflowed): no verdict; use velocities of physical size");
   Eigen::EigenSolver<Mat> es(a.jacobian, /*computeEigenvectors=*/false);
   for (int i = 0; i < es.eigenvalues().size(); ++i) a.eigenvalues.push_back(es.eigenvalues()[i]);
+  if (es.info() != Eigen::Success ||
+      std::any_of(a.eigenvalues.begin(), a.eigenvalues.end(), [](const auto& l) { return !std::isfinite(l.real()) || !std::isfinite(l.imag()); }))
+    throw InputError(who + "the eigenvalues of J at v = " + vec_text(a.v) + " are not finite: no verdict");
   std::sort(a.eigenvalues.begin(), a.eigenvalues.end(), [](const auto& x, const auto& y) {
     return x.real() != y.real() ? x.real() > y.real() : x.imag() > y.imag();
   });

@@ -191,6 +191,13 @@ TEST(EquilibriumCli, PrintsVerdictAndWritesAnalysis) {
     clm::testing::expect_one_line_error(dir.run(args), 1, {});
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "no.h5"));
+  // Velocities so large that J overflows: an error naming why, never a verdict (issue 21: NaN eigenvalues were
+  // judged "marginal").
+  for (const char* u : {"1e154", "1e300"})
+    clm::testing::expect_one_line_error(dir.run(std::string("analyze --problem chaplygin_sleigh --qd0 ") + u +
+                                                ",0,0 --equilibrium --out huge.h5"),
+                                        1, {"is not finite", "no verdict"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "huge.h5"));
   const auto turning = dir.run("analyze --problem chaplygin_sleigh --equilibrium");  // the default qd0 turns
   clm::testing::expect_one_line_error(turning, 1, {"not a relative equilibrium", "|vd| = "});
 }
