@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 
 #include "core/types.hpp"
+#include "core/value_parsing.hpp"
 #include "io/config_identity.hpp"
 #include "io/results_file.hpp"
 
@@ -229,7 +231,11 @@ Input read_input(const std::string& path) {
       Id a(H5Aopen(g.get(), "sweep_index", H5P_DEFAULT), H5Aclose);
       const auto v = a.ok() ? read_values(a.get(), true) : std::nullopt;
       if (!v || v->numbers.size() != 1) not_results(path, "/runs/" + id + " has an unreadable sweep_index");
-      index = static_cast<long>(v->numbers.front());
+      // A grid index: a whole number >= 0 (a NaN was accepted and cast, undefined behaviour; issue 21).
+      const double x = v->numbers.front();
+      if (!std::isfinite(x) || x < 0 || x > 1e15 || x != std::floor(x))
+        not_results(path, "/runs/" + id + " has sweep_index " + format_number(x) + ", not a whole number >= 0");
+      index = static_cast<long>(x);
     }
     in.sweep_index.push_back(index);
   }

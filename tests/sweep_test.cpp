@@ -485,3 +485,16 @@ TEST(SweepPlan, AGridLargerThan64BitsIsRefused) {
   write_text(dir.path() / "more.ini", more);
   expect_one_line_error(dir.run("sweep more.ini --dry-run"), 1, {"points", "at most 1e6"});
 }
+
+// merge refuses a sweep_index that is not a whole number >= 0 in one line (issue 21: a NaN was accepted).
+TEST(Merge, ANonIntegerSweepIndexIsRefused) {
+  ScratchDir dir("merge_nan_index");
+  write_text(dir.path() / "g.ini", kGrid);
+  ASSERT_EQ(dir.run("sweep g.ini --shard 0/9 --out s.h5 --progress never").exit_code, 0);
+  for (const char* value : {"float('nan')", "-1.0", "2.5"}) {
+    fs::copy_file(dir.path() / "s.h5", dir.path() / "bad.h5", fs::copy_options::overwrite_existing);
+    const std::string cmd = "cd '" + dir.path().string() + "' && /usr/bin/python3 -c \"import h5py\nwith h5py.File('bad.h5', 'r+') as f:\n    r = f['runs'][sorted(f['runs'])[0]]\n    r.attrs['sweep_index'] = " + value + "\"";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    expect_one_line_error(dir.run("merge m.h5 bad.h5"), 1, {"bad.h5", "sweep_index", "not a whole number"});
+  }
+}
