@@ -441,6 +441,9 @@ RunConfig resolve_run_config(const std::string& source, const ConfigLayer& file,
                    [&](const std::string& a, const std::string& b) { return first_seen[a] < first_seen[b]; });
   for (const auto& [section, keys] : file) {
     const auto dot = section.find('.');
+    // [sweep.zip] is the sweep's zipped lists, not the section of a run named "zip" (issue 21: `run` said "has no
+    // [run.zip] section"); like [sweep], `run` validates it and runs the configured run(s) only.
+    if (section == "sweep.zip") continue;
     if (dot != std::string::npos && !first_seen.count(section.substr(dot + 1))) {
       throw InputError("config section [" + section + "] in " + (keys.empty() ? source : keys.begin()->second.origin) +
                        " has no [run." +

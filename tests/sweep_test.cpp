@@ -498,3 +498,17 @@ TEST(Merge, ANonIntegerSweepIndexIsRefused) {
     expect_one_line_error(dir.run("merge m.h5 bad.h5"), 1, {"bad.h5", "sweep_index", "not a whole number"});
   }
 }
+
+// `clmbench run` on a config with [sweep.zip] runs the configured run, as with [sweep] alone (issue 21: it said
+// the config "has no [run.zip] section").
+TEST(Sweep, RunOnAConfigWithZippedListsRunsTheBaseRun) {
+  ScratchDir dir("sweep_zip_run");
+  write_text(dir.path() / "z.ini",
+             "[run]\nproblem = pendulum_polar\nformulation = kkt\nintegrator = rk4\nt_end = 0.1\n[sweep]\n"
+             "dt = 1e-2 1e-3\n[sweep.zip]\nrtol = 1e-6 1e-8\natol = 1e-8 1e-10\n");
+  const ProcessResult r = dir.run("run z.ini --out z.h5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("expanded by `clmbench sweep`"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("[run.zip]"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "z.h5"));
+}
