@@ -284,11 +284,17 @@ KozlovResult run_kozlov_study(const KozlovConfig& c, ResultsWriter& writer, std:
     for (const auto& s : excluded) out << " N=" << s;
     out << "\n";
   }
-  std::snprintf(line, sizeof line,
-                "  slope %.4f (log10 error_%s vs log10 N, %d points, N in [%g, %g]), intercept %.4f, fit residual %.3g\n",
-                result.slope, k.fit_error.c_str(), result.fit_points, std::max(k.fit_N_min, *std::min_element(k.N.begin(), k.N.end())),
-                std::min(k.fit_N_max, *std::max_element(k.N.begin(), k.N.end())), result.intercept, result.fit_residual);
-  out << line;
+  if (result.fit_points < 2) {
+    // A slope needs two points; "slope nan" read like a result (issue 21). The /kozlov attributes stay NaN.
+    out << "  slope - (no fit: " << result.fit_points << " finite error" << (result.fit_points == 1 ? "" : "s")
+        << " in the fit range; it needs at least 2 values of kozlov.N)\n";
+  } else {
+    std::snprintf(line, sizeof line,
+                  "  slope %.4f (log10 error_%s vs log10 N, %d points, N in [%g, %g]), intercept %.4f, fit residual %.3g\n",
+                  result.slope, k.fit_error.c_str(), result.fit_points, std::max(k.fit_N_min, *std::min_element(k.N.begin(), k.N.end())),
+                  std::min(k.fit_N_max, *std::max_element(k.N.begin(), k.N.end())), result.intercept, result.fit_residual);
+    out << line;
+  }
   if (!closed_q.empty()) {
     out << "  second reference: " << closed->description() << "; reference run within "
         << short_number(closed_form_error(ref)) << "; error_q against it:";

@@ -184,6 +184,14 @@ fit_N_min = 2e1
   EXPECT_EQ(number_attr(g, "fit_points"), 2.0);  // 3e1 and 1e2: 1e1 is below fit_N_min, 1e5 diverged
   EXPECT_TRUE(std::isfinite(number_attr(g, "slope")));
   EXPECT_EQ(text_attr(file.openGroup("/runs/penalty_N1e5"), "status"), "diverged");
+
+  // One point in the fit range: no slope, said as such (issue 21: it printed "slope nan"); the attribute stays NaN.
+  const ProcessResult one = dir.run("kozlov k.ini --set kozlov.fit_N_min=5e1 --out one.h5");
+  ASSERT_EQ(one.exit_code, 0) << one.err << one.out;
+  EXPECT_EQ(one.out.find("slope nan"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("slope - (no fit: 1 finite error in the fit range"), std::string::npos) << one.out;
+  H5::H5File one_file(dir / "one.h5", H5F_ACC_RDONLY);
+  EXPECT_TRUE(std::isnan(number_attr(one_file.openGroup("/kozlov/euler"), "slope")));
 }
 
 TEST(KozlovStudy, BadKeysGiveOneLineErrors) {
