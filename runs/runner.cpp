@@ -42,9 +42,13 @@ bool follows_servo_motion(const RunSpec& spec) {
 PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused) {
   PreparedRun run;
   run.spec = spec;
+  const std::string label = "run " + spec.run_id;
+  // A largest step below the smallest one cannot be met: the run crawled at dt_max until max_steps (issue 21).
+  if (spec.dt_max > 0 && spec.dt_max < spec.dt_min)
+    throw InputError(label + ": run.dt_max = " + format_number(spec.dt_max) + " is below run.dt_min = " +
+                     format_number(spec.dt_min) + " (dt_max must be 0, no limit, or >= dt_min)");
   run.model = make_model(spec.problem, spec.params);
   const Model& model = *run.model;
-  const std::string label = "run " + spec.run_id;
 
   run.model->default_initial(run.q0, run.qd0);
   run.initial_source = "default";

@@ -242,5 +242,17 @@ TEST(RunsThatCannotFinish, StiffnessIsDetectedAndTheStepLimitNamed) {
   EXPECT_NE(limited.out.find("failed (step limit (max_steps = 1000) reached"), std::string::npos) << limited.out;
 }
 
+// dt_max below dt_min is refused before anything runs (issue 21: it was accepted and the run crawled).
+TEST(RunSpecChecks, DtMaxBelowDtMinIsRefused) {
+  ScratchDir dir("dt_max_below_dt_min");
+  expect_one_line_error(dir.run("run --problem pendulum_polar --formulation kkt --integrator dopri5 --t-end 1 "
+                                "--dt-min 1e-3 --dt-max 1e-4 --out x.h5"),
+                        1, {"run.dt_max = 0.0001 is below run.dt_min = 0.001"});
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "x.h5"));
+  const ProcessResult ok = dir.run("run --problem pendulum_polar --formulation kkt --integrator dopri5 --t-end 0.1 "
+                                   "--dt-min 1e-6 --dt-max 1e-3 --out y.h5");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 }  // namespace
 }  // namespace clm
