@@ -163,5 +163,167 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
   type.close();
 }
 
+namespace {
+
+// A buffer of elements of `type` read from HDF5; frees what HDF5 allocated for variable-length members
+// (strings) when it goes, on error paths too (the buffer starts zeroed, so unread members are null).
+class ReadBuffer {
+ public:
+  ReadBuffer(hid_t type, size_t elements)
+      : type_(type),
+        bytes_(elements * H5Tget_size(type), 0),
+        variable_(H5Tdetect_class(type, H5T_VLEN) > 0 ||
+                  (H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0)),
+        elements_(elements) {}
+  ~ReadBuffer() { release(); }
+  ReadBuffer(const ReadBuffer&) = delete;
+  ReadBuffer& operator=(const ReadBuffer&) = delete;
+  void* data() { return bytes_.data(); }
+  void release() {
+    if (!variable_ || elements_ == 0) return;
+    const hsize_t n = elements_;
+    const hid_t space = H5Screate_simple(1, &n, nullptr);
+    if (space >= 0) {
+      H5Dvlen_reclaim(type_, space, H5P_DEFAULT, bytes_.data());
+      H5Sclose(space);
+    }
+    std::fill(bytes_.begin(), bytes_.end(), 0);
+  }
+
+ private:
+  hid_t type_;
+  std::vector<unsigned char> bytes_;
+  bool variable_;
+  size_t elements_;
+};
+
+void copy_attributes(hid_t src, hid_t dst) {
+  std::vector<std::string> names;
+  check(H5Aiterate2(
+            src, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+            [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+              static_cast<std::vector<std::string>*>(data)->push_back(name);
+              return 0;
+            },
+            &names),
+        "cannot list attributes");
+  for (const auto& name : names) {
+    Handle in(H5Aopen(src, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+    Handle type(H5Aget_type(in.get()), H5Tclose, "type of attribute '" + name + "'");
+    Handle space(H5Aget_space(in.get()), H5Sclose, "dataspace of attribute '" + name + "'");
+    const hssize_t points =
+        H5Sget_simple_extent_type(space.get()) == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(space.get());
+    if (points < 0) fail("cannot size attribute '" + name + "'");
+    Handle out(H5Acreate2(dst, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+               "attribute '" + name + "'");
+    if (points > 0) {
+      // Read and written in the file's own type: no conversion (variable-length strings as char*).
+      ReadBuffer buffer(type.get(), static_cast<size_t>(points));
+      check(H5Aread(in.get(), type.get(), buffer.data()), "cannot read attribute '" + name + "'");
+      check(H5Awrite(out.get(), type.get(), buffer.data()), "cannot write attribute '" + name + "'");
+    }
+    out.close();
+    space.close();
+    type.close();
+    in.close();
+  }
+}
+
+// `in`: the open source dataset.
+void copy_dataset(hid_t in, const std::string& name, hid_t dst_parent) {
+  Handle type(H5Dget_type(in), H5Tclose, "type of '" + name + "'");
+  Handle space(H5Dget_space(in), H5Sclose, "dataspace of '" + name + "'");
+  Handle dcpl(H5Dget_create_plist(in), H5Pclose, "creation properties of '" + name + "'");
+  Handle memory(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose, "memory type of '" + name + "'");
+  // Whole chunks are written at once: HDF5's chunk cache would only hold copies (as in AppendableDataset).
+  Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "dataset access property list");
+  check(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "cannot set the chunk cache of '" + name + "'");
+  Handle out(H5Dcreate2(dst_parent, name.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()),
+             H5Dclose, "dataset '" + name + "'");
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) fail("cannot read the shape of '" + name + "'");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  if (rank > 0) check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), "cannot read the shape of '" + name + "'");
+  const hssize_t points =
+      H5Sget_simple_extent_type(space.get()) == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(space.get());
+  if (points < 0) fail("cannot size '" + name + "'");
+  const size_t element = H5Tget_size(memory.get());
+  if (points > 0 && rank == 0) {
+    ReadBuffer buffer(memory.get(), 1);
+    check(H5Dread(in, memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()), "cannot read '" + name + "'");
+    check(H5Dwrite(out.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()), "cannot write '" + name + "'");
+  } else if (points > 0) {
+    // Blocks of whole rows, whole chunks where the dataset is chunked, about 4 MiB each.
+    hsize_t row = 1;
+    for (size_t d = 1; d < dims.size(); ++d) row *= dims[d];
+    hsize_t step = 1;
+    if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+      std::vector<hsize_t> chunk(dims.size());
+      if (H5Pget_chunk(dcpl.get(), rank, chunk.data()) < 0) fail("cannot read the chunks of '" + name + "'");
+      step = std::max<hsize_t>(chunk[0], 1);
+    }
+    const hsize_t block_bytes = 4u << 20, row_bytes = std::max<hsize_t>(row * element, 1);
+    const hsize_t rows = std::min(dims[0], std::max<hsize_t>(step, block_bytes / row_bytes / step * step));
+    for (hsize_t start = 0; start < dims[0]; start += rows) {
+      std::vector<hsize_t> offset(dims.size(), 0), count(dims);
+      offset[0] = start;
+      count[0] = std::min(rows, dims[0] - start);
+      Handle file_space(H5Scopy(space.get()), H5Sclose, "dataspace");
+      check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, offset.data(), nullptr, count.data(), nullptr),
+            "cannot select rows of '" + name + "'");
+      Handle memory_space(H5Screate_simple(rank, count.data(), nullptr), H5Sclose, "dataspace");
+      hsize_t elements = 1;
+      for (hsize_t c : count) elements *= c;
+      ReadBuffer buffer(memory.get(), static_cast<size_t>(elements));
+      // HDF5's type-conversion buffer is 1 MiB, calloc'ed per call, by default: sized to the block instead
+      // (as in write_dataset; measured, it was most of the cost of merging short runs).
+      Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "dataset transfer property list");
+      const size_t conversion = std::clamp<size_t>(static_cast<size_t>(elements) * 64, 4096, 1 << 20);
+      check(H5Pset_buffer(dxpl.get(), conversion, nullptr, nullptr), "cannot size the conversion buffer of '" + name + "'");
+      check(H5Dread(in, memory.get(), memory_space.get(), file_space.get(), dxpl.get(), buffer.data()),
+            "cannot read '" + name + "'");
+      check(H5Dwrite(out.get(), memory.get(), memory_space.get(), file_space.get(), dxpl.get(), buffer.data()),
+            "cannot write '" + name + "'");
+      buffer.release();
+      dxpl.close();
+      memory_space.close();
+      file_space.close();
+    }
+  }
+  copy_attributes(in, out.get());
+  out.close();  // flushes the chunks: a failed write surfaces here
+  dapl.close();
+  memory.close();
+  dcpl.close();
+  space.close();
+  type.close();
+}
+
+}  // namespace
+
+void copy_object(hid_t src_parent, const std::string& name, hid_t dst_parent) {
+  Handle in(H5Oopen(src_parent, name.c_str(), H5P_DEFAULT), H5Oclose, "object '" + name + "'");
+  const H5I_type_t kind = H5Iget_type(in.get());
+  if (kind == H5I_DATASET) {
+    copy_dataset(in.get(), name, dst_parent);
+    in.close();
+    return;
+  }
+  if (kind != H5I_GROUP) fail("cannot copy '" + name + "': neither a group nor a dataset");
+  Handle out = make_group(dst_parent, name);
+  copy_attributes(in.get(), out.get());
+  std::vector<std::string> members;
+  check(H5Literate(
+            in.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+            [](hid_t, const char* member, const H5L_info_t*, void* data) -> herr_t {
+              static_cast<std::vector<std::string>*>(data)->push_back(member);
+              return 0;
+            },
+            &members),
+        "cannot list group '" + name + "'");
+  for (const auto& member : members) copy_object(in.get(), member, out.get());
+  out.close();
+  in.close();
+}
 
 }  // namespace clm::hdf5

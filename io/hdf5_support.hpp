@@ -77,6 +77,14 @@ void set_attr(hid_t obj, const std::string& name, long value);
 void set_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values);
 void set_attr(hid_t obj, const std::string& name, const double* values, size_t count);
 
+// Copies the object `name` of `src_parent` (a dataset, or a group with everything in it) with its
+// attributes into `dst_parent` under the same name: each dataset created with the source's type, shape and
+// creation properties (layout, chunks, filters) and its data read and written in blocks of whole chunks
+// (about 4 MiB), so memory does not grow with the size of a run. Not H5Ocopy: in HDF5 1.10.8 a write error
+// inside H5Ocopy (a full disk) crashes the process in its own clean-up (H5T_close_real, issue 21); the
+// calls used here fail with an error like every other write.
+void copy_object(hid_t src_parent, const std::string& name, hid_t dst_parent);
+
 // Rows of a chunk: about 64 KiB of data per chunk (whole rows), at least one row.
 hsize_t chunk_rows(hsize_t row_elements, size_t element_size);
 

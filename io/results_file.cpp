@@ -327,12 +327,7 @@ void ResultsFile::commit(const Provenance& provenance, const std::vector<std::st
 }
 
 void ResultsFile::copy_run(hid_t source_runs, const std::string& run_id) {
-  guarded("run '" + run_id + "'", [&] {
-    Handle ocpypl(H5Pcreate(H5P_OBJECT_COPY), H5Pclose, "object copy property list");
-    check(H5Ocopy(source_runs, run_id.c_str(), runs_group(), run_id.c_str(), ocpypl.get(), H5P_DEFAULT),
-          "cannot copy run '" + run_id + "'");
-    ocpypl.close();
-  });
+  guarded("run '" + run_id + "'", [&] { copy_object(source_runs, run_id, runs_group()); });
 }
 
 void ResultsFile::append_summary(const SummaryTable& rows) {

@@ -111,7 +111,7 @@ class ResultsFile {
   // calls: inside guarded().
   hid_t runs_group();
   void write_group(const ResultGroup& group);
-  // Copies /runs/<run_id> of another open results file (H5Ocopy: datasets, attributes, extras) into this
+  // Copies /runs/<run_id> of another open results file (hdf5::copy_object: datasets, attributes, extras) into this
   // one; `source_runs` is that file's /runs group. Its /summary row is added with append_summary.
   void copy_run(hid_t source_runs, const std::string& run_id);
   // Rows for /summary, column by column (every column the same length; the same columns as the other rows,

@@ -1,5 +1,5 @@
 // Joins results files into one (`clmbench merge`, and the last step of `clmbench sweep`, which merges its
-// part files). Runs are copied whole (H5Ocopy: datasets, attributes, extras), in grid order when every run
+// part files). Runs are copied whole (hdf5::copy_object: datasets, attributes, extras), in grid order when every run
 // carries a sweep_index, else in argument order (within a file, its /summary order). /summary is rebuilt
 // as the concatenation of the inputs' rows in that order, copying whatever columns they have (numbers,
 // integers or text; the inputs must agree on them), so columns added later need no change here.

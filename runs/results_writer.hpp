@@ -4,7 +4,7 @@
 //                rhs_evals, jacobian_evals, wall_time_s; datasets t, q, qd, lambda, energy, drift_position
 //                (holonomic only), drift_velocity, extras/<name>
 //   /summary/<column>  one row per run, each column with its description
-// Runs of another results file are copied whole with copy_run (H5Ocopy), their summary rows added with
+// Runs of another results file are copied whole with copy_run (hdf5::copy_object), their summary rows added with
 // append_summary: that is how `clmbench merge` and a sweep's final merge assemble a file.
 //
 // Samples are streamed to chunked, extendible datasets in blocks of about 64 KiB per dataset (a short run:

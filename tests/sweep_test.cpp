@@ -286,12 +286,18 @@ TEST(Sweep, AFailedMergeKeepsTheGoodFileAndTheParts) {
   ASSERT_EQ(dir.run("sweep g.ini --set sweep.param.L=1").exit_code, 0);  // a good grid.h5 (9 runs)
   ASSERT_EQ(dir.run("sweep g.ini --out ref.h5").exit_code, 0);
   const std::string before = clm::testing::read_text(dir.path() / "grid.h5");
-  // A full disk while the merged file is written: only OUT's temporary fails, not the parts.
-  const ProcessResult full = dir.run_shell_prefix(
-      "LD_PRELOAD='" CLMBENCH_WRITE_FAULT_LIB "' CLM_FAULT_PATH=grid.h5.tmp- CLM_FAULT_AFTER_BYTES=0",
-      "sweep g.ini --progress never");
-  expect_one_line_error(full, 2, {"grid.h5", "kept in grid.h5.parts", "--resume"});
-  EXPECT_EQ(clm::testing::read_text(dir.path() / "grid.h5"), before);  // the good file is untouched
+  // A full disk while the merged file is written: only OUT's temporary fails, not the parts. At its
+  // creation, and inside the copy of a run (which crashed inside HDF5's H5Ocopy, exit 139; issue 21).
+  for (const char* after : {"0", "3000", "12000"}) {
+    SCOPED_TRACE(std::string("full after ") + after + " bytes");
+    const ProcessResult full = dir.run_shell_prefix(std::string("LD_PRELOAD='" CLMBENCH_WRITE_FAULT_LIB
+                                                                "' CLM_FAULT_PATH=grid.h5.tmp- CLM_FAULT_AFTER_BYTES=") +
+                                                        after,
+                                                    std::string("sweep g.ini --progress never") +
+                                                        (after[0] == '0' ? "" : " --resume"));
+    expect_one_line_error(full, 2, {"grid.h5", "kept in grid.h5.parts", "--resume", "No space left on device"});
+    EXPECT_EQ(clm::testing::read_text(dir.path() / "grid.h5"), before);  // the good file is untouched
+  }
   const ProcessResult resumed = dir.run("sweep g.ini --resume --progress never");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("computed 0, resumed 18"), std::string::npos) << resumed.out;
