@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "core/version.hpp"
+#include "io/signal_cleanup.hpp"
 
 namespace clm {
 
@@ -28,45 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
-// The temporary files are removed when the process is interrupted (signal handlers may only use
-// async-signal-safe calls, hence fixed buffers and unlink). One slot per writer open at once: a sweep's
-// workers each write their own part file. A slot is published by its first byte, written last.
-constexpr int kCleanupSlots = 256;
-char g_temp_paths[kCleanupSlots][4096] = {};
-std::mutex g_cleanup_mutex;
-int g_cleanup_open = 0;
-
-extern "C" void remove_temp_and_exit(int sig) {
-  for (auto& path : g_temp_paths)
-    if (path[0]) unlink(path);
-  _exit(128 + sig);
-}
-
-// Returns the slot (-1 when all are taken: that file is then left behind by a signal, as after kill -9,
-// and removed by the next writer of the same output).
-int install_cleanup(const std::string& path) {
-  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
-  for (int i = 0; i < kCleanupSlots; ++i) {
-    if (g_temp_paths[i][0]) continue;
-    std::snprintf(g_temp_paths[i] + 1, sizeof g_temp_paths[i] - 1, "%s", path.c_str() + (path.empty() ? 0 : 1));
-    std::atomic_signal_fence(std::memory_order_release);  // the rest of the path before its first byte
-    g_temp_paths[i][0] = path.empty() ? 0 : path[0];
-    if (g_cleanup_open++ == 0)
-      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_exit);
-    return i;
-  }
-  return -1;
-}
-
-void remove_cleanup(int& slot) {
-  if (slot < 0) return;
-  std::lock_guard<std::mutex> lock(g_cleanup_mutex);
-  g_temp_paths[slot][0] = 0;
-  slot = -1;
-  if (--g_cleanup_open == 0)
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
-}
 
 // Removes "<name>.tmp-<pid>" files beside `out` whose process no longer exists (a kill -9 leaves them).
 void remove_stale_temporaries(const fs::path& out) {
@@ -173,6 +135,7 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
   check_output_path(out_path_, inputs);
+  if (options_.lock_output) lock_.emplace(out_path_);
   const fs::path out(out_path_);
   std::error_code ec;
   // Create missing parents one by one, remembering them so that a failure leaves no empty directory.
@@ -196,7 +159,7 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
     throw OutputError("cannot write output file '" + out_path_ + "': " + why);
   }
   ::close(fd);
-  cleanup_slot_ = install_cleanup(temp_path_);
+  cleanup_slot_ = remove_on_signal(temp_path_);
   handles_ = std::make_unique<Handles>();
   try {
     Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "file creation property list");
@@ -211,7 +174,7 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
   } catch (const H5Failure& e) {
     handles_.reset();
     ::unlink(temp_path_.c_str());
-    remove_cleanup(cleanup_slot_);
+    forget_on_signal(cleanup_slot_);
     for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
     throw OutputError("cannot write output file '" + out_path_ + "': " + e.what());
   }
@@ -227,7 +190,7 @@ ResultsFile::~ResultsFile() {
     std::error_code ec;
     for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);  // only if empty
   }
-  remove_cleanup(cleanup_slot_);
+  forget_on_signal(cleanup_slot_);
 }
 
 void ResultsFile::write_group(const ResultGroup& g) {
@@ -323,7 +286,7 @@ void ResultsFile::commit(const Provenance& provenance, const std::vector<std::st
     std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
     handles_.reset();
   }
-  remove_cleanup(cleanup_slot_);
+  forget_on_signal(cleanup_slot_);
 }
 
 void ResultsFile::copy_run(hid_t source_runs, const std::string& run_id) {

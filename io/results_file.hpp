@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -27,6 +28,7 @@
 
 #include "core/types.hpp"
 #include "io/hdf5_support.hpp"
+#include "io/output_lock.hpp"
 
 namespace clm {
 
@@ -93,11 +95,13 @@ struct WriterOptions {
   bool remove_stale_temporaries = true;
   bool sync_directory = true;    // fsync the directory after the rename
   bool compress_summary = true;  // /summary chunked and deflated like every dataset
+  bool lock_output = true;       // hold OUT.lock while writing (io/output_lock.hpp); a part's sweep holds it
 };
 
 class ResultsFile {
  public:
-  // check_output_path, then creates missing parent directories, removes stale temporaries of this output
+  // check_output_path, then takes the output's lock (io/output_lock.hpp; unless options.lock_output is
+  // false), creates missing parent directories, removes stale temporaries of this output
   // left by processes that no longer exist (kill -9), and creates the temporary file, so an unwritable
   // path is reported before any run starts. Throws OutputError.
   explicit ResultsFile(std::string out_path, const std::vector<std::string>& inputs = {}, WriterOptions options = {});
@@ -150,6 +154,7 @@ class ResultsFile {
  private:
   struct Handles;  // the file and /runs (results_file.cpp)
 
+  std::optional<OutputLock> lock_;  // first: released after everything else (the directories it made)
   std::string out_path_, temp_path_;
   std::vector<std::string> created_dirs_;  // deepest last
   bool committed_ = false, broken_ = false;

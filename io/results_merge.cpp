@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "core/types.hpp"
 #include "core/value_parsing.hpp"
@@ -118,8 +119,12 @@ std::optional<Values> read_values(hid_t obj, bool is_attribute) {
   return v;
 }
 
-// Attributes that hold timings, not results: they may differ between identical runs.
-bool is_timing(const std::string& name) { return name == "wall_time_s"; }
+// Attributes that hold timings, not results (wall_time_s, cpu_time_s, every *_time_s): they differ between
+// identical runs (a run computed twice was refused on its cpu_time_s; issue 21).
+bool is_timing(const std::string& name) {
+  constexpr std::string_view suffix = "_time_s";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 // "" when the two objects (groups recursively, or datasets) hold the same data and attributes, timings
 // aside; otherwise where they first differ.

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -21,7 +22,9 @@
 #include "core/types.hpp"
 #include "runs/results_writer.hpp"
 #include "studies/process_group.hpp"
+#include "io/output_lock.hpp"
 #include "io/results_merge.hpp"
+#include "io/signal_cleanup.hpp"
 #include "runs/runner.hpp"
 #include "runs/thread_cpu_time.hpp"
 #include "core/value_parsing.hpp"
@@ -213,12 +216,15 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   report.selected = selection.size();
   const std::string dir = parts_directory(plan.out);
 
-  // Every process checks the same directory before any of them writes into it, then they agree.
+  // Every process checks the same directory before any of them writes into it, then they agree. Rank 0
+  // holds OUT's lock from before the parts are scanned until the merge is done: one sweep per output.
   std::vector<bool> done;
+  std::optional<OutputLock> lock;
   {
     std::exception_ptr mine;
     try {
       check_output_path(plan.out, {plan.source});
+      if (group.rank() == 0) lock.emplace(plan.out);
       done = scan_parts(plan, selection, options.resume, group.rank() == 0, err);
       if (group.rank() == 0) {
         std::error_code ec;
@@ -233,6 +239,16 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     if (first >= 0) throw PeerFailure("process " + std::to_string(first) + " of the sweep failed");
   }
   for (bool d : done) report.resumed += d;
+  // Ctrl-C (or a scheduler's SIGTERM) ends the process in its signal handler (io/signal_cleanup.hpp):
+  // it says there what is kept and how to go on.
+  struct SignalMessage {
+    explicit SignalMessage(const std::string& line) { set_signal_message(line); }
+    ~SignalMessage() { set_signal_message(""); }
+  };
+  std::optional<SignalMessage> on_signal;
+  if (group.rank() == 0)
+    on_signal.emplace("clmbench: interrupted; the runs finished so far are kept in " + dir +
+                      ": run the same sweep again with --resume to continue");
 
   // This process's share, in grid order: the runs not done whose position is this rank's.
   std::vector<size_t> todo;
@@ -295,7 +311,8 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         if (!part) {
           part = std::make_unique<ResultsWriter>(part_path(plan, run), std::vector<std::string>{},
                                                  WriterOptions{/*remove_stale_temporaries=*/false,
-                                                               /*sync_directory=*/false, /*compress_summary=*/false});
+                                                               /*sync_directory=*/false, /*compress_summary=*/false,
+                                                               /*lock_output=*/false});  // the sweep holds OUT's
           part_opened = t1;
         }
         const double t2 = now_seconds(), cpu2 = thread_cpu_seconds();

@@ -1,0 +1,70 @@
+#include "io/signal_cleanup.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+namespace clm {
+
+namespace {
+
+// Signal handlers may only use async-signal-safe calls, hence fixed buffers and unlink. One slot per file
+// open at once: a sweep's workers each write their own part file. A slot is published by its first byte,
+// written last.
+constexpr int kSlots = 256;
+char g_paths[kSlots][4096] = {};
+std::mutex g_mutex;
+int g_open = 0;
+char g_message[8192] = {};
+std::atomic<size_t> g_message_size{0};
+
+extern "C" void remove_and_exit(int sig) {
+  for (auto& path : g_paths)
+    if (path[0]) unlink(path);
+  const size_t n = g_message_size.load();
+  if (n > 0 && write(STDERR_FILENO, g_message, n) < 0) _exit(128 + sig);
+  _exit(128 + sig);
+}
+
+}  // namespace
+
+int remove_on_signal(const std::string& path) {
+  if (path.empty()) return -1;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (int i = 0; i < kSlots; ++i) {
+    if (g_paths[i][0]) continue;
+    std::snprintf(g_paths[i] + 1, sizeof g_paths[i] - 1, "%s", path.c_str() + 1);
+    std::atomic_signal_fence(std::memory_order_release);  // the rest of the path before its first byte
+    g_paths[i][0] = path[0];
+    if (g_open++ == 0)
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_and_exit);
+    return i;
+  }
+  return -1;
+}
+
+void forget_on_signal(int& slot) {
+  if (slot < 0) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_paths[slot][0] = 0;
+  slot = -1;
+  if (--g_open == 0)
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+}
+
+void set_signal_message(const std::string& line) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_message_size = 0;  // not printed while it changes
+  // On a terminal, after the progress line being redrawn there.
+  const std::string text = line.empty() ? line : (isatty(STDERR_FILENO) ? "\n" : "") + line + "\n";
+  const size_t n = std::min(text.size(), sizeof g_message);
+  std::memcpy(g_message, text.data(), n);
+  g_message_size = n;
+}
+
+}  // namespace clm
