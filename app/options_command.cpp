@@ -35,8 +35,12 @@ std::string options_markdown_page() {
       "spaces ignored: a constant `c`; a power `c*t^k` (k = 1..9; `c*t`, `t`); `A*sin(w*t + p)`,\n"
       "`A*cos(w*t + p)` (`A*`, `w*` and `+ p` optional); or `file:PATH` (two columns t, value, whitespace or\n"
       "comma separated, `#` comments; a not-a-knot cubic spline through at least 4 samples; [0, t_end] must lie\n"
-      "in their time range). The run starts with q_a = f(0), qd_a = f'(0) (the other coordinates projected onto\n"
-      "the constraints). HDF5: attribute `shape.<coordinate>` of /runs/<id>/, the text as written.\n\n";
+      "in their time range; a regular file of at most 64 MiB, |t|, |value| <= 1e150). The run starts with\n"
+      "q_a = f(0), qd_a = f'(0) (the other coordinates projected onto the constraints). HDF5: attribute\n"
+      "`shape.<coordinate>` of /runs/<id>/, the text as written, but for samples `file:PATH@sha256:HEX`, the\n"
+      "SHA-256 of the file's contents (also in the resolved and the sweep's configuration: --resume, merge and\n"
+      "a re-run of a recorded configuration refuse other contents; name the file without `@sha256` to use it as\n"
+      "it is now), and `shape.<coordinate>.samples` = t0 y0 t1 y1 ... when there are at most 1024 samples.\n\n";
   s += options_markdown(run_options());
   s += "\n## Kozlov study options: [kozlov]\n\n"
        "Read by `clmbench kozlov CONFIG.ini` beside the run options; recorded in the file's config attribute and,\n"

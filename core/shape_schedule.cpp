@@ -5,12 +5,28 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+#include <string_view>
+
+#include "core/input_file.hpp"
+#include "core/sha256.hpp"
+#include "core/value_parsing.hpp"
 
 namespace clm {
 
 namespace {
+
+// A shape file is a table of samples: 64 MiB is millions of them (and refuses /dev/zero-like inputs).
+constexpr size_t kMaxShapeFileBytes = size_t{64} << 20;
+// Larger samples make the spline's differences overflow (two samples of +-1e308 gave infinities and then a
+// wrong-cause error far from the file).
+constexpr double kMaxShapeMagnitude = 1e150;
+// "file:PATH@sha256:HEX": a file named with the contents it must have (ShapeFunction::recorded_text).
+constexpr std::string_view kHashMark = "@sha256:";
+
+bool is_sha256(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
 
 // A finite number written in full: the config's rule, as parse_number (core/value_parsing.hpp) applies it, but
 // answering false instead of throwing its InputError (an expression is not a config value).
@@ -19,7 +35,9 @@ bool read_number(const std::string& text, double& out) {
   char* end = nullptr;
   errno = 0;
   out = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(out)) return false;
+  // ERANGE also flags an underflow (5e-324 reads as the subnormal it is, 1e-400 as 0): only overflow is bad.
+  if (end != text.c_str() + text.size() || !std::isfinite(out) || (errno == ERANGE && std::fabs(out) == HUGE_VAL))
+    return false;
   // strtod also reads hex floats, "inf" and "nan": only decimal digits, '.', e/E and signs are numbers here.
   for (char c : text)
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
@@ -145,8 +163,25 @@ ShapeFunction ShapeFunction::parse(const std::string& text) {
     std::string path = text.substr(colon + 1);
     path.erase(0, path.find_first_not_of(" \t"));
     path.erase(path.find_last_not_of(" \t\r") + 1);
-    std::ifstream in(path);
-    if (!in) throw InputError("shape function '" + text + "': cannot open '" + path + "': " + std::strerror(errno));
+    // "file:PATH@sha256:HEX" (a resolved configuration): the contents the result was computed from.
+    std::string recorded;
+    if (const auto at = path.rfind(kHashMark); at != std::string::npos && is_sha256(path.substr(at + kHashMark.size()))) {
+      recorded = path.substr(at + kHashMark.size());
+      path.resize(at);
+    }
+    std::string bytes;
+    try {
+      bytes = read_input_file(path, "file", kMaxShapeFileBytes);
+    } catch (const InputError& e) {
+      throw InputError("shape function '" + echo_value(text) + "': " + e.what());
+    }
+    f.file_ = path;
+    f.sha256_ = sha256_hex(bytes);
+    if (!recorded.empty() && recorded != f.sha256_)
+      throw InputError("shape file '" + echo_value(path) + "' has changed since the configuration naming it was recorded (sha256 " +
+                       f.sha256_.substr(0, 12) + "..., recorded " + recorded.substr(0, 12) +
+                       "...): restore it, or name it without @sha256 to use it as it is now");
+    std::istringstream in(bytes);
     long line_number = 0;
     for (std::string line; std::getline(in, line);) {
       ++line_number;
@@ -160,6 +195,9 @@ ShapeFunction ShapeFunction::parse(const std::string& text) {
       if (tokens.size() != 2 || !read_number(tokens[0], t) || !read_number(tokens[1], y))
         throw InputError("shape file '" + path + "' line " + std::to_string(line_number) +
                          ": expected two numbers t, value (whitespace or comma separated)");
+      if (!(std::fabs(t) <= kMaxShapeMagnitude && std::fabs(y) <= kMaxShapeMagnitude))
+        throw InputError("shape file '" + path + "' line " + std::to_string(line_number) + ": |t| and |value| must be at most " +
+                         format_number(kMaxShapeMagnitude) + " (the spline's differences would overflow)");
       if (!f.knots_.empty() && !(t > f.knots_.back()))
         throw InputError("shape file '" + path + "' line " + std::to_string(line_number) +
                          ": times must increase strictly (t = " + tokens[0] + " after " +
@@ -207,6 +245,10 @@ ShapeFunction ShapeFunction::parse(const std::string& text) {
     for (size_t j = k - 1; j-- > 0;) f.second_[j + 1] = (rhs[j] - upper[j] * f.second_[j + 2]) / diag[j];
     f.second_[0] = (1 + r) * f.second_[1] - r * f.second_[2];
     f.second_[n - 1] = (1 + s) * f.second_[n - 2] - s * f.second_[n - 3];
+    for (double m : f.second_)
+      if (!std::isfinite(m))
+        throw InputError("shape file '" + path + "': the spline through its samples is not finite (samples too close "
+                         "together for their values)");
     f.t_min_ = f.knots_.front();
     f.t_max_ = f.knots_.back();
     return f;
@@ -220,6 +262,10 @@ ShapeFunction ShapeFunction::parse(const std::string& text) {
           },
           [&](double a, double w, double p, bool cosine) { f.harmonics_.push_back({a, w, p, cosine}); });
   return f;
+}
+
+std::string ShapeFunction::recorded_text() const {
+  return file_.empty() ? text_ : "file:" + file_ + std::string(kHashMark) + sha256_;
 }
 
 double ShapeFunction::evaluate(double t, int order) const {

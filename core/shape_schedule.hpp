@@ -20,12 +20,20 @@ class ShapeFunction {
   // Grammar: a sum of terms joined by + or -, spaces ignored: a constant `c`; a power `c*t^k` (integer k 1..9;
   // `c*t` for k = 1, `t` alone); `A*sin(w*t + p)`, `A*cos(w*t + p)` (A*, + p optional: `sin(2*t)`);
   // or `file:PATH` (two columns t, value, whitespace or comma separated; a C2 cubic spline; a run that leaves
-  // the file's time range is an error). Throws InputError with one line naming the bad text.
+  // the file's time range is an error), optionally `file:PATH@sha256:HEX`, the contents it must have (a
+  // regular file of at most 64 MiB, |t|, |value| <= 1e150). Throws InputError with one line naming the bad text.
   static ShapeFunction parse(const std::string& text);
   double value(double t) const;
   double rate(double t) const;          // d/dt
   double acceleration(double t) const;  // d2/dt2
-  const std::string& text() const;      // as given (recorded in HDF5)
+  const std::string& text() const;      // as given
+  // What a resolved configuration records: the text, or for samples "file:PATH@sha256:HEX", the contents
+  // the result was computed from (issue 21). Parsed again, it refuses a file whose contents changed since.
+  std::string recorded_text() const;
+  const std::string& file() const { return file_; }      // samples: the path; else empty
+  const std::string& sha256() const { return sha256_; }  // samples: of the file's bytes; else empty
+  const std::vector<double>& sample_times() const { return knots_; }    // samples; else empty
+  const std::vector<double>& sample_values() const { return values_; }  // samples; else empty
 
   // The time range the function is defined on: (-inf, inf) for an expression, the file's first and last
   // sample time for samples. value/rate/acceleration outside it throw NumericalFailure (the run ends
@@ -50,6 +58,7 @@ class ShapeFunction {
   // Samples (file:PATH): knots t_i, values y_i and the spline's second derivatives y''_i (not-a-knot ends,
   // so the interpolation error is O(h^4) up to the ends, not the O(h^2) of a natural spline's).
   std::vector<double> knots_, values_, second_;
+  std::string file_, sha256_;
   double t_min_ = -INFINITY, t_max_ = INFINITY;
 };
 

@@ -10,4 +10,8 @@ namespace clm {
 
 std::string comparable_config(const std::string& config_text);
 
+// The first line where two configuration texts differ, for an error message: "'<line of a>', <b_is>
+// '<line of b>'" ("(nothing)" past the end of either).
+std::string first_difference(const std::string& a, const std::string& b, const std::string& b_is);
+
 }  // namespace clm

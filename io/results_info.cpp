@@ -320,6 +320,15 @@ RunOptions read_run_attributes(const std::string& path, const std::string& run_i
     const std::string n = name;
     if (n.rfind("param.", 0) == 0) out.values.push_back({n, attribute_text(r, g.get(), n)});
   }
+  // The prescribed [shape] (samples from a file with the hash of their contents; the samples themselves,
+  // recorded when few, are data, not an option: h5py reads them).
+  for (hsize_t i = 0; i < object.num_attrs; ++i) {
+    char name[256] = {0};
+    if (H5Aget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0) continue;
+    const std::string n = name;
+    const bool samples = n.size() > 8 && n.compare(n.size() - 8, 8, ".samples") == 0;
+    if (n.rfind("shape.", 0) == 0 && !samples) out.values.push_back({n, attribute_text(r, g.get(), n)});
+  }
   // What the run measured against its reference and what it cost (issue 10 item 6); NaN shown as "-".
   for (const char* n : {"status", "constraint_rank", "steps", "rhs_evals", "cpu_time_s", "output_cpu_time_s", "reference_source",
                         "reference_message", "reference_cpu_time_s", "q_error_max", "q_error_final", "qd_error_max",

@@ -301,9 +301,11 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
   const bool one_sweep = std::all_of(in.begin(), in.end(), [](const Input& x) { return x.sweep_config.has_value(); });
   if (one_sweep) {
     for (const auto& x : in)
-      if (comparable_config(*x.sweep_config) != comparable_config(*in.front().sweep_config))
+      if (const auto a = comparable_config(*in.front().sweep_config), b = comparable_config(*x.sweep_config); a != b)
         throw InputError("'" + x.path + "' and '" + in.front().path +
-                         "' come from different sweeps (their sweep_config attributes differ); merge the outputs of one sweep");
+                         "' come from different sweeps (their sweep_config attributes differ: " + in.front().path +
+                         " has " + first_difference(a, b, x.path + " has") +
+                         "); merge the outputs of one sweep");
   }
   Provenance provenance{command_line, "", ""};
   if (one_sweep) {

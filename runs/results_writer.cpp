@@ -250,7 +250,22 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "message", r.message);
   for (const auto& [name, value] : r.parameters) set_attr(g, "param." + name, value);
   // The resolved [shape]: the prescribed function of each actuated coordinate, as written (core/shape_schedule.hpp).
-  for (const auto& [name, text] : r.spec.shape) set_attr(g, "shape." + name, text);
+  // Samples from a file are recorded as file:PATH@sha256:HEX (the identity of their contents), and, when
+  // there are at most kRecordedSamples of them, the samples themselves: shape.NAME.samples = t0 y0 t1 y1 ...
+  constexpr size_t kRecordedSamples = 1024;  // 16 KiB: an attribute, well inside HDF5's 64 KiB object header
+  for (size_t i = 0; i < r.spec.shape.size(); ++i) {
+    const auto& [name, text] = r.spec.shape[i];
+    set_attr(g, "shape." + name, text);
+    if (i >= r.spec.options.shape.functions.size()) continue;
+    const ShapeFunction& f = r.spec.options.shape.functions[i];
+    if (f.file().empty() || f.sample_times().size() > kRecordedSamples) continue;
+    std::vector<double> pairs;
+    for (size_t k = 0; k < f.sample_times().size(); ++k) {
+      pairs.push_back(f.sample_times()[k]);
+      pairs.push_back(f.sample_values()[k]);
+    }
+    set_attr(g, "shape." + name + ".samples", pairs.data(), pairs.size());
+  }
   set_attr(g, "initial_source", r.initial_source);
   {
     std::string warnings;

@@ -230,7 +230,9 @@ void resolve_shape(const Lookup& lookup, const Model& model, const std::string& 
                        format_number(f.t_max()) + "], but the run needs [0, " + format_number(spec.t_end) +
                        "] (run.t_end)");
     }
-    given.emplace(index, std::pair<std::string, ShapeFunction>{trim(value.text), std::move(f)});
+    // Samples are recorded with their contents' hash (file:PATH@sha256:HEX): part of the run's identity.
+    std::string recorded = f.file().empty() ? trim(value.text) : f.recorded_text();
+    given.emplace(index, std::pair<std::string, ShapeFunction>{std::move(recorded), std::move(f)});
   }
   const FormulationEntry& formulation = formulation_registry().get(spec.formulation);
   if (!given.empty() && !formulation.uses_shape) {
@@ -329,6 +331,18 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
     }
   }
   return spec;
+}
+
+// A shape text as a sweep's configuration records it: samples with the hash of their contents
+// (file:PATH@sha256:HEX), so that shards or parts computed from different contents of one file are not
+// merged as one sweep; anything else, or a file that cannot be read (the runs report it), as written.
+std::string with_file_identity(const std::string& text) {
+  if (trim(text).rfind("file:", 0) != 0) return text;
+  try {
+    return ShapeFunction::parse(text).recorded_text();
+  } catch (const InputError&) {
+    return text;
+  }
 }
 
 }  // namespace
@@ -500,7 +514,21 @@ std::string config_layer_text(const ConfigLayer& layer) {
     std::vector<std::pair<long, std::string>> keys;
     for (const auto& [key, value] : layer.at(section)) keys.push_back({value.order, key});
     std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [order, key] : keys) s << key << " = " << layer.at(section).at(key).text << "\n";
+    const bool shape = section == "shape" || section.rfind("shape.", 0) == 0;
+    const bool sweep = section == "sweep" || section == "sweep.zip";
+    for (const auto& [order, key] : keys) {
+      const std::string& text = layer.at(section).at(key).text;
+      if (shape) {
+        s << key << " = " << with_file_identity(text) << "\n";
+      } else if (sweep && key.rfind("shape.", 0) == 0) {
+        std::istringstream tokens(text);
+        s << key << " =";
+        for (std::string token; tokens >> token;) s << " " << with_file_identity(token);
+        s << "\n";
+      } else {
+        s << key << " = " << text << "\n";
+      }
+    }
   }
   return s.str();
 }

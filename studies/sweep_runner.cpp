@@ -22,6 +22,7 @@
 #include "core/types.hpp"
 #include "runs/results_writer.hpp"
 #include "studies/process_group.hpp"
+#include "io/config_identity.hpp"
 #include "io/output_lock.hpp"
 #include "io/results_merge.hpp"
 #include "io/signal_cleanup.hpp"
@@ -76,19 +77,6 @@ std::string part_path(const SweepPlan& plan, const PlannedRun& run) {
   return (fs::path(parts_directory(plan.out)) / (run.spec.run_id + ".h5")).string();
 }
 
-// The first line where two configuration texts differ, for the error message.
-std::string first_difference(const std::string& a, const std::string& b) {
-  std::istringstream x(a), y(b);
-  std::string lx, ly;
-  while (true) {
-    const bool gx = static_cast<bool>(std::getline(x, lx)), gy = static_cast<bool>(std::getline(y, ly));
-    if (!gx && !gy) return "";
-    if (!gx) lx = "(nothing)";
-    if (!gy) ly = "(nothing)";
-    if (lx != ly || !gx || !gy) return "it has '" + lx + "', the sweep now plans '" + ly + "'";
-  }
-}
-
 // Which selected runs have a complete part from the same configuration. Without --resume any part is an
 // error (never silently mixed into a new sweep); with --resume a part of another configuration, or a file
 // that is no part of this grid, is an error naming it (the user decides: remove it, or restore the config).
@@ -140,7 +128,7 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
       const std::string a = comparable_config(part_run.config), b = comparable_config(part_config(plan, run.spec));
       if (a != b)
         throw InputError("part file '" + entry.path().string() + "' was computed with a different configuration (" +
-                         first_difference(a, b) + "); remove it (or " + dir + ") to recompute, or restore the config");
+                         "it has " + first_difference(a, b, "the sweep now plans") + "); remove it (or " + dir + ") to recompute, or restore the config and the input files it names");
       done[it->second] = true;
     }
   }

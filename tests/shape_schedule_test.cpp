@@ -2,6 +2,7 @@
 // forms, spline samples against the smooth function they sample at the spline's order, parse errors in one
 // line, and evaluation without allocation; the [shape] config wiring (runs/run_config.cpp).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "allocation_counter.hpp"
 #include "clmbench_process.hpp"
 #include "core/loglog_fit.hpp"
+#include "core/sha256.hpp"
 #include "core/shape_schedule.hpp"
 #include "runs/run_config.hpp"
 
@@ -191,6 +193,76 @@ TEST(ShapeConfig, ShapeSectionNamesActuatedCoordinatesOnly) {
                       "[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = rk4\n"
                       "[sweep]\nshape.x = 0.1*t sin(t\n");
   testing::expect_one_line_error(dir.run("sweep w.ini --out x.h5"), 1, {"shape.x", "sin(t"});
+}
+
+// Issue 21: what a shape file may be, and its identity.
+TEST(ShapeFunction, AShapeFileIsARegularFileOfSaneNumbers) {
+  auto refused = [](const std::string& text, const std::string& needle) {
+    try {
+      ShapeFunction::parse(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+      EXPECT_NE(m.find(needle), std::string::npos) << m;
+    }
+  };
+  // A directory read as "0 samples"; /dev/zero read 1 GB before failing; a FIFO blocked forever.
+  refused("file:" + std::filesystem::temp_directory_path().string(), "is a directory");
+  refused("file:/dev/zero", "not a regular file");
+  const std::string fifo = (std::filesystem::temp_directory_path() / "clm_shape_fifo").string();
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  refused("file:" + fifo, "not a regular file");
+  std::filesystem::remove(fifo);
+  // Larger than 64 MiB (a sparse file: nothing is written).
+  ShapeFile big("clm_shape_big.txt");
+  const std::string big_text = big.write("0 0\n");
+  std::filesystem::resize_file(big_text.substr(5), (size_t{64} << 20) + 1);
+  refused(big_text, "more than the 67108864");
+  // Samples of +-1e308 overflowed into a wrong-cause error far away (computed from uninitialised values).
+  ShapeFile huge("clm_shape_huge.txt");
+  refused(huge.write("0 1e308\n1 -1e308\n2 1e308\n3 -1e308\n"), "at most 1e+150");
+  refused(huge.write("0 0\n1e-300 1e140\n1 0\n2 0\n"), "not finite");
+  // A time of 5e-324 (a subnormal) was "expected two numbers".
+  ShapeFile tiny("clm_shape_tiny.txt");
+  const ShapeFunction f = ShapeFunction::parse(tiny.write("0 0\n5e-324 0\n1 1\n2 2\n3 3\n"));
+  EXPECT_EQ(f.t_max(), 3.0);
+}
+
+TEST(ShapeFunction, SamplesCarryTheHashOfTheirContents) {
+  ShapeFile file("clm_shape_hash.txt");
+  const std::string text = file.write("0 0\n1 1\n2 4\n3 9\n");
+  const ShapeFunction f = ShapeFunction::parse(text);
+  // sha256sum of the file's 16 bytes.
+  EXPECT_EQ(f.sha256(), "266d4190a68a5a246aefd1800503c415d80a61f6746f755f0fce53f15da20761");
+  EXPECT_EQ(f.recorded_text(), text + "@sha256:" + f.sha256());
+  // Read back: the same contents are accepted, changed ones refused in one line naming the file.
+  EXPECT_EQ(ShapeFunction::parse(f.recorded_text()).value(2.5), f.value(2.5));
+  file.write("0 0\n1 1\n2 4\n3 9.5\n");
+  try {
+    ShapeFunction::parse(f.recorded_text());
+    ADD_FAILURE() << "a changed file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has changed since the configuration naming it was recorded"), std::string::npos)
+        << e.what();
+  }
+  // An expression records itself.
+  EXPECT_EQ(ShapeFunction::parse("0.3*sin(2*t)").recorded_text(), "0.3*sin(2*t)");
+  EXPECT_EQ(ShapeFunction::parse("0.3*sin(2*t)").sha256(), "");
+}
+
+TEST(Sha256, KnownDigests) {
+  // FIPS 180-4 examples, and lengths at the padding boundaries (55, 64, 119 bytes: one or two tail blocks;
+  // digests from Python's hashlib).
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(55, 'a')), "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  EXPECT_EQ(sha256_hex(std::string(64, 'a')), "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+  EXPECT_EQ(sha256_hex(std::string(119, 'a')), "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 }  // namespace
