@@ -21,12 +21,16 @@ sweep (OUT.parts/*.h5), or any results files of this program.
   - /summary is the concatenation of the inputs' rows in that order, with whatever columns they have
     (the inputs must have the same columns);
   - a run id found twice is kept once when both copies are identical (timings aside), else refused;
+  - groups beside /runs and /summary (a Kozlov study's /kozlov/<study>, /analysis) are copied from the
+    first input holding each; the same group with other contents in two inputs is refused;
   - root attributes: clmbench_version and git_commit of this binary, created_utc, command_line, and
     config: the sweep's configuration when all inputs come from one sweep (also as sweep_config), else
     the inputs' common config, else each input's config after a "# from FILE" line. Inputs of different
     sweeps are refused.
 Merging the shards of a sweep gives the same datasets as running it in one piece.
-OUT.h5 is written like every results file: to a temporary name, renamed when complete.
+OUT.h5 is written like every results file: to a temporary name, renamed when complete, while holding
+OUT.h5.lock (one writer per output). Exit codes: 1 for a missing input or inputs that cannot be joined,
+2 for an input that is not a readable results file or an output that cannot be written.
 
 )";
 
@@ -47,6 +51,7 @@ int merge(const CommandInvocation& call) {
   call.out << "wrote " << files.front() << " (" << report.runs << " run" << (report.runs == 1 ? "" : "s") << " from "
            << inputs.size() << " file" << (inputs.size() == 1 ? "" : "s");
   if (report.duplicates) call.out << "; " << report.duplicates << " identical duplicate" << (report.duplicates == 1 ? "" : "s") << " skipped";
+  for (size_t i = 0; i < report.groups.size(); ++i) call.out << (i == 0 ? "; " : ", ") << report.groups[i];
   call.out << ")\n";
   return kExitOk;
 }

@@ -193,20 +193,40 @@ ResultsFile::~ResultsFile() {
   forget_on_signal(cleanup_slot_);
 }
 
+// Creates the groups of `path` ("a/b/c") that do not exist yet; returns "/a/b/c".
+static std::string make_groups(hid_t file, const std::string& path) {
+  std::string sofar;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    const std::string part = path.substr(start, slash - start);
+    start = slash + 1;
+    if (part.empty()) continue;
+    sofar += "/" + part;
+    const htri_t exists = H5Lexists(file, sofar.c_str(), H5P_DEFAULT);
+    if (exists < 0) fail("cannot look up '" + sofar + "'");
+    if (!exists) make_group(file, sofar).close();
+  }
+  return sofar;
+}
+
+void ResultsFile::copy_group(hid_t source_file, const std::string& path) {
+  guarded("group '" + path + "'", [&] {
+    const auto slash = path.rfind('/');
+    const std::string parent = slash == std::string::npos ? "" : path.substr(0, slash);
+    const std::string leaf = slash == std::string::npos ? path : path.substr(slash + 1);
+    const std::string parent_path = parent.empty() ? "/" : make_groups(handles_->file.get(), parent);
+    Handle from(H5Gopen2(source_file, parent.empty() ? "/" : parent.c_str(), H5P_DEFAULT), H5Gclose, "group '/" + parent + "'");
+    Handle to(H5Gopen2(handles_->file.get(), parent_path.c_str(), H5P_DEFAULT), H5Gclose, "group '" + parent_path + "'");
+    copy_object(from.get(), leaf, to.get());
+    to.close();
+    from.close();
+  });
+}
+
 void ResultsFile::write_group(const ResultGroup& g) {
   guarded("group '" + g.path + "'", [&] {
-    std::string sofar;
-    size_t start = 0;
-    while (start <= g.path.size()) {
-      const size_t slash = std::min(g.path.find('/', start), g.path.size());
-      const std::string part = g.path.substr(start, slash - start);
-      start = slash + 1;
-      if (part.empty()) continue;
-      sofar += "/" + part;
-      const htri_t exists = H5Lexists(handles_->file.get(), sofar.c_str(), H5P_DEFAULT);
-      if (exists < 0) fail("cannot look up '" + sofar + "'");
-      if (!exists) make_group(handles_->file.get(), sofar).close();
-    }
+    const std::string sofar = make_groups(handles_->file.get(), g.path);
     if (sofar.empty()) throw H5Failure("empty group path");
     Handle group(H5Gopen2(handles_->file.get(), sofar.c_str(), H5P_DEFAULT), H5Gclose, "group '" + sofar + "'");
     for (const auto& [name, values] : g.numbers) write_doubles(group.get(), name, values);

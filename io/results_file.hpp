@@ -118,6 +118,9 @@ class ResultsFile {
   // Copies /runs/<run_id> of another open results file (hdf5::copy_object: datasets, attributes, extras) into this
   // one; `source_runs` is that file's /runs group. Its /summary row is added with append_summary.
   void copy_run(hid_t source_runs, const std::string& run_id);
+  // Copies the object at `path` below the root of another open results file (e.g. "kozlov/<study>") to the
+  // same path here, creating missing parent groups.
+  void copy_group(hid_t source_file, const std::string& path);
   // Rows for /summary, column by column (every column the same length; the same columns as the other rows,
   // else the commit fails).
   void append_summary(const SummaryTable& rows);

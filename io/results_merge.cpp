@@ -79,8 +79,13 @@ struct Values {
   }
 };
 
-// Reads a dataset (is_attribute false) or an attribute; nullopt when it cannot be read.
-std::optional<Values> read_values(hid_t obj, bool is_attribute) {
+// The most bytes of data a file of `file_bytes` can hold: deflate compresses at most about 1032:1, so a
+// dataset claiming more (a 2^34-element column in a 1 KB file) is damaged, and is not allocated for.
+size_t max_data_bytes(size_t file_bytes) { return 1100 * file_bytes + (size_t{1} << 20); }
+
+// Reads a dataset (is_attribute false) or an attribute; nullopt when it cannot be read or claims more
+// than `max_bytes` of data.
+std::optional<Values> read_values(hid_t obj, bool is_attribute, size_t max_bytes = size_t{1} << 40) {
   Values v;
   Id type(is_attribute ? H5Aget_type(obj) : H5Dget_type(obj), H5Tclose);
   Id space(is_attribute ? H5Aget_space(obj) : H5Dget_space(obj), H5Sclose);
@@ -94,6 +99,7 @@ std::optional<Values> read_values(hid_t obj, bool is_attribute) {
   if (points < 0) return std::nullopt;
   const size_t n = static_cast<size_t>(points);
   if (n == 0) return v;
+  if (n > max_bytes / 8) return std::nullopt;
   auto read = [&](hid_t mem, void* buf) {
     return is_attribute ? H5Aread(obj, mem, buf) : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
   };
@@ -164,9 +170,11 @@ struct Input {
   std::vector<long> sweep_index;  // per /summary row, -1 without
 };
 
+// A file that is not a readable results file: exit code 2, as `clmbench info` on the same file (a missing
+// one is bad input, exit code 1, as for info).
 [[noreturn]] void not_results(const std::string& path, const std::string& why) {
   H5Eclear2(H5E_DEFAULT);
-  throw InputError("'" + path + "' is not a clmbench results file: " + why);
+  throw OutputError("'" + path + "' is not a clmbench results file: " + why);
 }
 
 std::optional<std::string> text_attribute(hid_t obj, const char* name) {
@@ -195,6 +203,9 @@ Input read_input(const std::string& path) {
   if (!text_attribute(f.get(), "clmbench_version")) not_results(path, "no clmbench_version attribute");
   in.config = text_attribute(f.get(), "config");
   in.sweep_config = text_attribute(f.get(), "sweep_config");
+  std::error_code size_error;
+  const auto file_bytes = std::filesystem::file_size(path, size_error);
+  const size_t max_bytes = max_data_bytes(size_error ? 0 : static_cast<size_t>(file_bytes));
   if (H5Lexists(f.get(), "runs", H5P_DEFAULT) <= 0 || H5Lexists(f.get(), "summary", H5P_DEFAULT) <= 0)
     not_results(path, "no /runs or /summary group");
   Id summary(H5Gopen2(f.get(), "summary", H5P_DEFAULT), H5Gclose);
@@ -203,8 +214,9 @@ Input read_input(const std::string& path) {
   for (const auto& name : link_names(summary.get())) {
     Id ds(H5Dopen2(summary.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
     if (!ds.ok()) not_results(path, "/summary/" + name + " is not a dataset");
-    const auto v = read_values(ds.get(), false);
-    if (!v || v->dims.size() != 1) not_results(path, "/summary/" + name + " is not a readable 1-D dataset");
+    const auto v = read_values(ds.get(), false, max_bytes);
+    if (!v || v->dims.size() != 1)
+      not_results(path, "/summary/" + name + " is not a readable 1-D dataset (or claims more data than the file can hold)");
     Id type(H5Dget_type(ds.get()), H5Tclose);
     SummaryColumn c{name, {}};
     c.description = text_attribute(ds.get(), "description").value_or("");  // carried into the merged file
@@ -274,6 +286,8 @@ std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
     for (size_t i = 0; i < configs.size(); ++i) runs.push_back({in.run_ids[i], configs[i]});
     return runs;
   } catch (const InputError&) {
+    return std::nullopt;
+  } catch (const OutputError&) {
     return std::nullopt;
   }
 }
@@ -353,6 +367,40 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
     ++report.duplicates;
   }
 
+  // Groups beside /runs and /summary (a Kozlov study's /kozlov/<study>, an analysis's /analysis): copied
+  // from the first input that has each, in argument order; the same path with different contents in two
+  // inputs is refused (merging a Kozlov file dropped its /kozlov/<study>; issue 21).
+  std::vector<std::pair<std::string, size_t>> extras;  // path below the root, input
+  for (size_t i = 0; i < in.size(); ++i) {
+    Id f = open_results(in[i].path);
+    for (const auto& name : link_names(f.get())) {
+      if (name == "runs" || name == "summary") continue;
+      std::vector<std::string> paths;
+      H5O_info_t info{};
+      if (name == "kozlov" && H5Oget_info_by_name(f.get(), name.c_str(), &info, H5P_DEFAULT) >= 0 &&
+          info.type == H5O_TYPE_GROUP) {
+        Id g(H5Gopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Gclose);
+        if (!g.ok()) not_results(in[i].path, "/kozlov is not a readable group");
+        for (const auto& study : link_names(g.get())) paths.push_back(name + "/" + study);
+      } else {
+        paths.push_back(name);
+      }
+      for (const auto& path : paths) {
+        const auto seen = std::find_if(extras.begin(), extras.end(), [&](const auto& e) { return e.first == path; });
+        if (seen == extras.end()) {
+          extras.push_back({path, i});
+          continue;
+        }
+        Id other = open_results(in[seen->second].path);
+        Id a(H5Oopen(other.get(), path.c_str(), H5P_DEFAULT), H5Oclose), b(H5Oopen(f.get(), path.c_str(), H5P_DEFAULT), H5Oclose);
+        const std::string d = a.ok() && b.ok() ? difference(a.get(), b.get(), "/" + path) : "/" + path;
+        if (!d.empty())
+          throw InputError("'/" + path + "' is in both '" + in[seen->second].path + "' and '" + in[i].path +
+                           "' with different contents (" + d + "); merge refuses to choose");
+      }
+    }
+  }
+
   if (expected_runs > 0 && kept.size() != expected_runs)
     throw OutputError("the inputs hold " + std::to_string(kept.size()) + " runs of the " +
                       std::to_string(expected_runs) + " expected");
@@ -381,6 +429,11 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
   }
   runs = Id();
   file = Id();
+  for (const auto& [path, i] : extras) {
+    Id source = open_results(in[i].path);
+    writer.copy_group(source.get(), path);
+    report.groups.push_back("/" + path);
+  }
   writer.append_summary(rows);
   for (const auto& c : rows)
     if (c.name == "status" && c.values.index() == 2)

@@ -18,13 +18,16 @@ struct MergeReport {
   size_t runs = 0;
   size_t duplicates = 0;  // identical copies skipped
   std::map<std::string, size_t> statuses;  // "ok" -> count, ...
+  std::vector<std::string> groups;         // groups copied beside /runs and /summary ("/kozlov/<study>")
 };
 
 // Root attributes of the output: clmbench_version, git_commit (of this binary), created_utc,
 // command_line, and config: the inputs' common sweep_config when they all come from one sweep (also kept
 // as sweep_config), else their common config, else each input's config under a "# from FILE" line.
-// InputError for an input that is missing or not a clmbench results file, for inputs of different sweeps
-// or with different /summary columns, and for a run id twice with different contents.
+// Groups beside /runs and /summary (/kozlov/<study>, /analysis) are copied from the first input holding
+// each. InputError for a missing input, inputs of different sweeps or with different /summary columns, and
+// a run id or group twice with different contents; OutputError (exit code 2, as `info`) for an input that
+// is not a readable clmbench results file.
 // expected_runs > 0 (a sweep merging its parts): OutputError, before OUT is touched, when the inputs
 // hold another number of distinct runs.
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,

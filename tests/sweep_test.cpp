@@ -349,14 +349,26 @@ TEST(Sweep, BadInputIsOneLine) {
   expect_one_line_error(dir.run("sweep g.ini --jobs x"), 1, {"--jobs"});
   expect_one_line_error(dir.run("sweep"), 1, {"config"});
   write_text(dir.path() / "not.h5", "plain text\n");
-  expect_one_line_error(dir.run("merge out.h5 not.h5"), 1, {"not.h5", "not a clmbench results file"});
+  // A file that is not a results file is an unreadable input: exit code 2, as `info` on it (it was 1).
+  expect_one_line_error(dir.run("merge out.h5 not.h5"), 2, {"not.h5", "not a clmbench results file"});
+  expect_one_line_error(dir.run("info not.h5"), 2, {"not.h5"});
   expect_one_line_error(dir.run("merge out.h5"), 1, {"at least one input"});
   expect_one_line_error(dir.run("merge out.h5 missing.h5"), 1, {"missing.h5"});
   ASSERT_EQ(std::system(("cd '" + dir.path().string() +
                          "' && /usr/bin/python3 -c \"import h5py; h5py.File('other.h5', 'w')['x'] = [1]\"")
                             .c_str()),
             0);
-  expect_one_line_error(dir.run("merge out.h5 other.h5"), 1, {"other.h5", "not a clmbench results file"});
+  expect_one_line_error(dir.run("merge out.h5 other.h5"), 2, {"other.h5", "not a clmbench results file"});
+  // A /summary column claiming 2^34 rows in a file of a few KB (unwritten chunks) was allocated: exit 3,
+  // "std::bad_alloc".
+  ASSERT_EQ(dir.run("sweep g.ini --set sweep.param.L=1 --out small.h5 --progress never").exit_code, 0);
+  ASSERT_EQ(std::system(("cd '" + dir.path().string() +
+                         "' && /usr/bin/python3 -c \"import h5py; f = h5py.File('small.h5', 'a'); del f['summary/dt']; "
+                         "f['summary'].create_dataset('dt', shape=(2**34,), dtype='f8', chunks=(1024,))\"")
+                            .c_str()),
+            0);
+  ASSERT_LT(fs::file_size(dir.path() / "small.h5"), 400000u);  // 2^34 doubles are 128 GiB
+  expect_one_line_error(dir.run("merge out.h5 small.h5"), 2, {"small.h5", "/summary/dt", "more data than the file can hold"});
   EXPECT_FALSE(fs::exists(dir.path() / "out.h5"));
   EXPECT_FALSE(fs::exists(dir.path() / "grid.h5"));
 }
@@ -398,6 +410,29 @@ TEST(Merge, PlainFilesInArgumentOrderAndConflictingDuplicatesRefused) {
   // /summary in argument order, whatever the names; the differing configs kept with their file names.
   EXPECT_EQ(clm::testing::read_text(dir.path() / "order.txt"),
             "['chaplygin_sleigh_kkt_rk4', 'pendulum_polar_kkt_rk4'] [0.001, 0.01] True\n");
+}
+
+// Merging a Kozlov study's file dropped its /kozlov/<study> (issue 21): groups beside /runs and /summary are
+// copied, once when identical, and refused when two inputs hold different ones.
+TEST(Merge, GroupsBesideTheRunsAreKept) {
+  ScratchDir dir("merge_groups");
+  const std::string study = "[run]\nproblem = chaplygin_sleigh\nintegrator = dopri5\nt_end = 0.5\n[kozlov]\ntheorem = 1\nN = ";
+  write_text(dir.path() / "k.ini", study + "1e2 1e3 1e4\n");
+  write_text(dir.path() / "k2.ini", study + "1e2 1e3\n");
+  ASSERT_EQ(dir.run("kozlov k.ini --out k.h5").exit_code, 0);
+  ASSERT_EQ(dir.run("kozlov k2.ini --out k2.h5").exit_code, 0);
+  const ProcessResult m = dir.run("merge m.h5 k.h5");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("wrote m.h5 (4 runs from 1 file; /kozlov/k)"), std::string::npos) << m.out;
+  expect_identical(dir, "k.h5", "m.h5");
+  ASSERT_EQ(dir.run("merge m2.h5 k.h5 m.h5").exit_code, 0);  // the same study twice: kept once
+  expect_identical(dir, "k.h5", "m2.h5");
+  // Studies of other names sit side by side; one name with other contents is refused.
+  const ProcessResult both = dir.run("merge m3.h5 k.h5 k2.h5");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("/kozlov/k, /kozlov/k2)"), std::string::npos) << both.out;
+  ASSERT_EQ(dir.run("kozlov k2.ini --out k3.h5 --set kozlov.study=k").exit_code, 0);
+  expect_one_line_error(dir.run("merge m4.h5 k.h5 k3.h5"), 1, {"'/kozlov/k'", "k.h5", "k3.h5", "refuses to choose"});
 }
 
 TEST(Sweep, HelpDescribesEveryFlag) {
@@ -501,7 +536,7 @@ TEST(Merge, ANonIntegerSweepIndexIsRefused) {
     fs::copy_file(dir.path() / "s.h5", dir.path() / "bad.h5", fs::copy_options::overwrite_existing);
     const std::string cmd = "cd '" + dir.path().string() + "' && /usr/bin/python3 -c \"import h5py\nwith h5py.File('bad.h5', 'r+') as f:\n    r = f['runs'][sorted(f['runs'])[0]]\n    r.attrs['sweep_index'] = " + value + "\"";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    expect_one_line_error(dir.run("merge m.h5 bad.h5"), 1, {"bad.h5", "sweep_index", "not a whole number"});
+    expect_one_line_error(dir.run("merge m.h5 bad.h5"), 2, {"bad.h5", "sweep_index", "not a whole number"});
   }
 }
 
