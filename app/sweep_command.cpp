@@ -70,7 +70,7 @@ po::options_description sweep_flags() {
       ("out", po::value<std::string>(), "output HDF5 file, default [run] out, else results/<config name>.h5")
       ("resume", po::bool_switch(), "continue an interrupted sweep from its part files OUT.parts/")
       ("shard", po::value<std::string>(), "i/n: only every n-th run, starting at index i (0 <= i < n)")
-      ("dry-run", po::bool_switch(), "print the runs (id and varying keys) and their number; run and write nothing")
+      ("dry-run", po::bool_switch(), "check every run and print them (id and varying keys) and their number; run and write nothing")
       ("set", po::value<std::vector<std::string>>()->composing(),
        "section.key=value, repeatable: edit one key of the config file (e.g. --set sweep.dt='1e-2 1e-3')")
       ("progress", po::value<std::string>()->default_value("auto"),
@@ -151,7 +151,9 @@ int sweep(const CommandInvocation& call) {
     if (shard && !out_flag) plan.out = shard_output(plan.out, shard->first, shard->second);
     for (size_t k = 0; k < plan.runs.size(); ++k)
       if (!shard || k % shard->second == shard->first) selection.push_back(k);
-    if (!dry_run) validate_runs(plan, selection, group->rank() == 0 ? call.err : quiet);
+    // A dry run validates too: it answers "would this sweep run?" (rattle on the sleigh passed the dry run
+    // and was refused by the sweep; issue 21).
+    validate_runs(plan, selection, group->rank() == 0 ? call.err : quiet);
   } catch (...) {
     failure = std::current_exception();
   }

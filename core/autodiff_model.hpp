@@ -43,6 +43,7 @@
 #include "core/sparse_joint_terms.hpp"
 #include "core/taylor2.hpp"
 #include "core/taylor2_dual.hpp"
+#include "core/value_parsing.hpp"
 
 namespace clm {
 
@@ -87,6 +88,11 @@ class AutoDiffModel final : public Model {
       const P defaults{};
       bool at_defaults = true;
       for (const auto& spec : P::kParameters) at_defaults = at_defaults && p_.*(spec.member) == defaults.*(spec.member);
+      for (const auto& spec : P::kParameters)
+        if (withheld_.empty() && !(p_.*(spec.member) == defaults.*(spec.member)))
+          withheld_ = "the published values [" + std::string(P::kReferenceSource) + "] hold for the default parameters, and param." +
+                      std::string(spec.name) + " = " + format_number(p_.*(spec.member)) + " (default " +
+                      format_number(defaults.*(spec.member)) + ")";
       if (at_defaults) {
         PublishedReference& r = published_.emplace();
         r.source = P::kReferenceSource;
@@ -389,6 +395,7 @@ class AutoDiffModel final : public Model {
   const PublishedReference* published_reference() const override {
     return published_ ? &*published_ : nullptr;
   }
+  std::string published_reference_withheld() const override { return withheld_; }
   const ReferencePoint* reference_point() const override { return reference_point_ ? &*reference_point_ : nullptr; }
 
   void default_initial(Vec& q0, Vec& qd0) const override {
@@ -605,6 +612,7 @@ class AutoDiffModel final : public Model {
   int n_, m_;
   bool use_analytic_;
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
+  std::string withheld_;                         // otherwise: why (published_reference_withheld)
   std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>
   std::vector<int> actuated_;  // P::kActuatedCoordinates
   struct NoSparseTerms {};

@@ -203,6 +203,9 @@ class Model {
   // Values a benchmark published for this problem (core/published_reference.hpp): only when the model's
   // parameters are the problem's defaults, for which they were computed; nullptr otherwise.
   virtual const PublishedReference* published_reference() const { return nullptr; }
+  // Why a problem that has published values gives none to this model (a parameter differs from the one
+  // they were computed for, even in its last digit); empty when it gives them or has none.
+  virtual std::string published_reference_withheld() const { return {}; }
   // A benchmark's reference point (core/published_reference.hpp); nullptr when the problem names none.
   virtual const ReferencePoint* reference_point() const { return nullptr; }
   // Exact multiplier lambda(q, qd) on the constraint manifold where known; false otherwise.

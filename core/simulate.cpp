@@ -60,7 +60,11 @@ SimulationResult simulate(OdeSystem& sys, Integrator& integrator, const Vec& y0,
   // Fixed steps that divide the output spacing land exactly on the samples; a step coarser than the
   // spacing is kept and the samples are interpolated.
   const bool land_on_grid = fixed && dt_out > 0 && settings.dt <= dt_out;
-  if (land_on_grid) settings.dt = dt_out / std::ceil(dt_out / settings.dt - 1e-9);
+  if (land_on_grid) {
+    // dt far below dt_out: the ratio overflows (1e-2 / 1e-320 = inf), and dt_out / inf gave dt = 0.
+    const double steps = std::ceil(dt_out / settings.dt - 1e-9);
+    if (std::isfinite(steps) && steps < 9007199254740992.0) settings.dt = dt_out / steps;
+  }
   result.dt_effective = fixed ? settings.dt : 0;
 
   const double eps_t = 1e-12 * std::max({1.0, std::abs(sim.t0), std::abs(sim.t_end)});

@@ -45,8 +45,16 @@ std::string ProgressLine::number(double value) {
 
 std::string ProgressLine::duration_text(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "-";
+  // A run that will not finish in a lifetime (rk4 at dt 1e-300) said "ETA -9223372036854775808 s": the
+  // estimate overflowed lround (issue 21).
+  constexpr double kCentury = 100 * 365.25 * 86400;
+  if (seconds >= kCentury) return "more than 100 years";
   char buf[64];
   const long s = std::lround(seconds);
+  if (s >= 2 * 86400) {
+    std::snprintf(buf, sizeof buf, "%ld d %02ld h", s / 86400, (s % 86400) / 3600);
+    return buf;
+  }
   if (s < 60) {
     std::snprintf(buf, sizeof buf, "%ld s", s);
   } else if (s < 3600) {

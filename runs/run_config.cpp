@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
+#include <atomic>
 #include <sstream>
 
 #include "core/integrator.hpp"
@@ -430,7 +431,13 @@ void apply_set(ConfigLayer& layer, const std::string& assignment) {
   if (eq == std::string::npos || section.empty() || key.empty()) {
     throw InputError("malformed --set '" + echo_value(assignment) + "' (expected section.key=value, e.g. run.dt=1e-4)");
   }
-  std::map<std::string, ConfigValue> one{{key, {trim(assignment.substr(eq + 1)), "--set", 1L << 40}}};
+  // A key the file has keeps its place (the order of [sweep] axes makes the run ids: --set sweep.KEY moved
+  // that axis to the end and renamed every run; issue 21); new keys follow the file, in command-line order.
+  static std::atomic<long> next_order{1L << 40};
+  long order = ++next_order;
+  if (const auto sec = layer.find(section); sec != layer.end())
+    if (const auto old = sec->second.find(key); old != sec->second.end()) order = old->second.order;
+  std::map<std::string, ConfigValue> one{{key, {trim(assignment.substr(eq + 1)), "--set", order}}};
   validate_section(section, one);
   layer[section][key] = one[key];
 }

@@ -122,7 +122,7 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "a state entry above it in magnitude ends the run with status \"diverged\"",
                                    "divergence-threshold", "divergence_threshold"));
     r.push_back(o::count<RunSpec>("run", "max_steps", [](auto& s) -> auto& { return s.max_steps; }, 1,
-                                  "attempted steps (accepted + rejected) after which the run ends \"failed\"",
+                                  "attempted steps (accepted + rejected) after which the run ends \"failed\"; a constant-step run needing more (t_end / dt) is refused before it starts",
                                   "max-steps", "max_steps"));
     r.push_back(o::number<RunSpec>("run", "max_output_gb", [](auto& s) -> auto& { return s.max_output_gb; },
                                    non_negative(), "GB",

@@ -54,6 +54,8 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
     lambda_known_ = lambda_reference_;
   } else if (ref) {
     note_ = ref->description.empty() ? std::string("no reference") : ref->description;
+  } else if (!model.published_reference_withheld().empty()) {
+    withheld_ = model.published_reference_withheld();
   } else if (const PublishedReference* pub = model.published_reference();
              pub && !vakonomic_on_nonholonomic && pub->q.size() == model.n()) {
     // Published values hold for the default initial state and at their own time only.
@@ -61,6 +63,12 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
     model.default_initial(q_default, qd_default);
     const bool same_start = q0 == q_default && qd0 == qd_default;
     const bool same_time = std::abs(accuracy_.t_end - pub->t) <= 1e-12 * std::max(1.0, std::abs(pub->t));
+    if (!same_start) {
+      withheld_ = "the published values [" + pub->source + "] hold for the default initial state, and this run starts elsewhere";
+    } else if (!same_time) {
+      withheld_ = "the published values [" + pub->source + "] are at t = " + format_number(pub->t) + ", and run.t_end = " +
+                  format_number(accuracy_.t_end);
+    }
     if (same_start && same_time) {
       source_ = ReferenceSource::kPublished;
       published_ = pub;
@@ -200,6 +208,7 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.error_vs_reference = s.q_error_vs_reference;
   s.reference = std::isnan(s.q_error_vs_reference) ? kReferenceNone : kReferenceQ;
   s.reference_note = note_;
+  s.published_withheld = withheld_;
   s.energy_error_growth = energy_growth_.exponent();
   s.drift_growth = drift_growth_.exponent();
   s.max_energy_balance_residual =

@@ -38,6 +38,9 @@ struct RunSummary {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   std::string reference_source = "none";  // "closed_form" | "reference_run" | "published" | "none"
   std::string reference_note;  // why the errors are NaN although a reference was asked for (else empty)
+  // Why a problem's published values are not this run's reference (a parameter, the initial state or
+  // t_end differs from the published case); empty when they are, or the problem has none.
+  std::string published_withheld;
   double q_error_max = kNaN, q_error_final = kNaN;
   double qd_error_max = kNaN, qd_error_final = kNaN;
   double lambda_error_max = kNaN, lambda_error_final = kNaN;
@@ -107,6 +110,7 @@ class RunSummaryAccumulator {
   // Errors against the reference of the work-precision figures.
   ReferenceSource source_ = ReferenceSource::kNone;
   std::string note_;
+  std::string withheld_;  // RunSummary::published_withheld
   bool lambda_known_ = false;  // the reference has multipliers
   double e_q_max_ = 0, e_qd_max_ = 0, e_lambda_max_ = 0, e_point_max_ = 0;
   const ReferencePoint* point_ = nullptr;  // the model's reference point, if any

@@ -109,6 +109,16 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     throw InputError(label + ": " + why);
   if (const std::string why = run.integrator->refuses_formulation(*run.formulation); !why.empty())
     throw InputError(label + ": " + why);
+  // Constant steps that cannot reach t_end within max_steps: refused before the run, instead of crawling to
+  // the step limit (dt 1e-300) or, below about 1e-308 of the output spacing, failing "dt ... (got 0)"
+  // (issue 21).
+  if ((!run.integrator->adaptive() || spec.fixed_step) && spec.dt > 0 && spec.max_steps > 0) {
+    const double steps = spec.t_end / spec.dt;
+    if (!(steps <= static_cast<double>(spec.max_steps)))
+      throw InputError(label + ": run.dt = " + format_number(spec.dt) + " takes " + short_number(steps) +
+                       " constant steps to t_end = " + format_number(spec.t_end) + ", more than run.max_steps = " +
+                       std::to_string(spec.max_steps) + " (raise dt, or max_steps)");
+  }
   if (run.integrator->integrates_constrained_system() && projection_mode(spec.options.projection) != ProjectionMode::kNone)
     throw InputError(label + ": integrator " + spec.integrator + " keeps the constraints itself; formulation.projection = " +
                      spec.options.projection + " does not apply to it (use projection = none)");
@@ -321,6 +331,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
              r.summary.reference_source == "published" && pub) {
     r.reference_message = "published values at t = " + format_number(pub->t) + " [" + pub->source + "]: " + pub->description;
   }
+  // A published reference not used said nothing (reference_source none, empty message; issue 21).
+  if (r.summary.reference_source == "none" && r.reference_message.empty() && !r.summary.published_withheld.empty())
+    r.reference_message = "no reference: " + r.summary.published_withheld;
   if (!r.summary.reference_note.empty()) {
     r.reference_message = r.summary.reference_note;
     r.warnings.push_back("no error figures against the reference (NaN): " + r.summary.reference_note);

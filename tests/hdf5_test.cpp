@@ -382,7 +382,7 @@ TEST(Hdf5Atomicity, InterruptedRunLeavesNoFile) {
   // About 1e8 Euler steps: far longer than the 0.5 s before SIGTERM.
   const auto r = dir.run_shell_prefix("timeout -s TERM 0.5",
                                       "run --problem pendulum_polar --formulation kkt --integrator euler --dt 1e-4 "
-                                      "--t-end 1e4 --output-every 10 --out long.h5");
+                                      "--t-end 1e4 --output-every 10 --max-steps 200000000 --out long.h5");
   EXPECT_EQ(r.exit_code, 124);  // timeout's code: the run was still going
   EXPECT_FALSE(std::filesystem::exists(dir / "long.h5"));
   EXPECT_TRUE(no_temp_files(dir.path()));

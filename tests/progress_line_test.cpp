@@ -114,6 +114,11 @@ TEST(ProgressLine, DurationsAndModes) {
   EXPECT_EQ(ProgressLine::duration_text(185), "3 min 05 s");
   EXPECT_EQ(ProgressLine::duration_text(7800), "2 h 10 min");
   EXPECT_EQ(ProgressLine::duration_text(-1), "-");
+  // Days, and estimates past any lifetime (it was "ETA -9223372036854775808 s": lround overflowed).
+  EXPECT_EQ(ProgressLine::duration_text(47 * 3600.0), "47 h 00 min");
+  EXPECT_EQ(ProgressLine::duration_text(3 * 86400.0 + 5 * 3600), "3 d 05 h");
+  EXPECT_EQ(ProgressLine::duration_text(1e300), "more than 100 years");
+  EXPECT_EQ(ProgressLine::duration_text(1e19), "more than 100 years");
   EXPECT_EQ(ProgressLine::number(1234567.0), "1.235e+06");
   EXPECT_EQ(progress_mode("always"), ProgressMode::kAlways);
   EXPECT_EQ(progress_mode("never"), ProgressMode::kNever);

@@ -74,7 +74,10 @@ TEST(PublishedReference, MeasuresARunFromTheDefaultStartAtItsTime) {
   EXPECT_EQ(summary_of(*model, q0, qd0, 0.02, 0.02, q, pub.qd, pub.lambda).reference_source, "none");
   Vec q0_moved = q0;
   q0_moved[0] += 1e-9;
-  EXPECT_EQ(summary_of(*model, q0_moved, qd0, 0.03, 0.03, q, pub.qd, pub.lambda).reference_source, "none");
+  const RunSummary moved = summary_of(*model, q0_moved, qd0, 0.03, 0.03, q, pub.qd, pub.lambda);
+  EXPECT_EQ(moved.reference_source, "none");
+  EXPECT_EQ(moved.published_withheld,
+            "the published values [Bari-testset] hold for the default initial state, and this run starts elsewhere");
   const RunSummary early = summary_of(*model, q0, qd0, 0.03, 0.01, q, pub.qd, pub.lambda);
   EXPECT_EQ(early.reference_source, "none");
   EXPECT_TRUE(std::isnan(early.q_error_final) && std::isnan(early.scd));
@@ -100,6 +103,22 @@ TEST(PublishedReference, RunPrintsPublishedBesideComputedWithDigits) {
   const auto other = dir.run(base + "--t-end 0.02 --out b.h5");
   ASSERT_EQ(other.exit_code, 0) << other.err;
   EXPECT_EQ(other.out.find("published values"), std::string::npos) << other.out;
+  // And the run says why (it said nothing: reference_source none, an empty message; issue 21), for a
+  // t_end or a parameter off by 1e-11 relative too. Reference runs off, as in a study of the published case.
+  auto message = [&](const std::string& args) {
+    clm::testing::write_text(dir / "c.ini", "[run]\nproblem = andrews_squeezer\nformulation = kkt\nintegrator = radau5\nt_end = 0.03\n"
+                              "[reference]\ncompute = false\n");
+    const auto run = dir.run("run c.ini --out m.h5 " + args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    const auto info = dir.run("info m.h5 --run andrews_squeezer_kkt_radau5");
+    const size_t at = info.out.find("reference_message = ");
+    return at == std::string::npos ? std::string() : info.out.substr(at + 20, info.out.find('\n', at) - at - 20);
+  };
+  EXPECT_EQ(message("--t-end 0.02999999999"),
+            "no reference: the published values [Bari-testset] are at t = 0.03, and run.t_end = 0.02999999999");
+  EXPECT_EQ(message("--param m1=0.0432500000004"),
+            "no reference: the published values [Bari-testset] hold for the default parameters, and param.m1 = "
+            "0.0432500000004 (default 0.04325)");
 }
 
 TEST(ReferencePoint, IsTheDistanceOfTheBenchmarksPointFromTheReference) {

@@ -134,6 +134,20 @@ TEST(Sweep, GridOf18RunsWithResolvedConfigsAndDryRun) {
       dry.out, std::regex("\n  07_formulation=schur_dt=1e-2_param.L=2 +formulation=schur dt=1e-2 param.L=2\n")))
       << dry.out;
   EXPECT_EQ(dir_names(dir.path()), (std::vector<std::string>{"g.ini"}));  // nothing written
+  // --set on an axis keeps its place in the grid: it moved to the end and every run id changed (issue 21).
+  const ProcessResult set = dir.run("sweep g.ini --dry-run --set 'sweep.dt=1e-2 5e-3'");
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_NE(set.out.find("12 runs (formulation (3) x dt (2) x param.L (2))"), std::string::npos) << set.out;
+  EXPECT_NE(set.out.find("\n  07_formulation=schur_dt=5e-3_param.L=2 "), std::string::npos) << set.out;
+  // A dry run validates every run as the sweep would (rattle on the sleigh passed it; the sweep refused it).
+  write_text(dir.path() / "r.ini", "[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nt_end = 0.1\n[sweep]\n"
+                                   "integrator = rk4 rattle\n");
+  expect_one_line_error(dir.run("sweep r.ini --dry-run"), 1, {"rattle"});
+  EXPECT_EQ(dir.run("sweep r.ini --dry-run").out, "");
+  fs::remove(dir.path() / "r.ini");
+  expect_one_line_error(dir.run("run --problem pendulum_polar --formulation kkt --integrator rk4 --t-end 1 --dt 1e-320 "
+                                "--out x.h5"),
+                        1, {"run.dt = ", "constant steps to t_end = 1", "run.max_steps = 50000000"});
 
   const ProcessResult r = dir.run("sweep g.ini --jobs 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
