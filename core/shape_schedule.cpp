@@ -251,6 +251,14 @@ ShapeFunction ShapeFunction::parse(const std::string& text) {
                          "together for their values)");
     f.t_min_ = f.knots_.front();
     f.t_max_ = f.knots_.back();
+    // Finite coefficients can still overflow in evaluation (y / h for samples 1e-300 apart): checked at
+    // every knot and midpoint, so that a run never meets an infinite prescribed coordinate.
+    for (size_t i = 0; i + 1 < n; ++i)
+      for (double t : {f.knots_[i], 0.5 * (f.knots_[i] + f.knots_[i + 1])})
+        for (int order = 0; order <= 2; ++order)
+          if (!std::isfinite(f.spline(t, order)))
+            throw InputError("shape file '" + path + "': the spline through its samples is not finite near t = " +
+                             format_number(t) + " (samples too close together for their values)");
     return f;
   }
 
