@@ -62,6 +62,10 @@ class Integrator {
   // Whether the method solves with J = df/dy under these settings (implicit methods; cvode with bdf), so
   // that IntegratorSettings::jacobian applies to it.
   virtual bool uses_jacobian(const IntegratorSettings&) const { return false; }
+  // The Jacobian the last initialize() chose (run attribute jacobian_used): "none" (no Newton iteration),
+  // "exact" (the system's own, OdeSystem::jacobian: automatic differentiation), "finite_difference", or
+  // "method_tangent" (the method's own Newton matrix from the model's terms, not J = df/dy: ALI3-P).
+  virtual std::string jacobian_used() const { return "none"; }
   // Why the method cannot run with these settings ("" when it can); checked by initialize (InputError) and by
   // the runner before any run starts.
   virtual std::string refuses(const IntegratorSettings&) const { return {}; }

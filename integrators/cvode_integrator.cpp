@@ -33,6 +33,7 @@ struct CvodeIntegrator::Sundials : SundialsCallbackState {
   Vec f_in, y_work, f_work;  // finite-difference Jacobian buffers
   Vec y_proj, err_proj;      // projection inside CVODE's step (CVodeSetProjFn)
   bool autodiff = false;     // jacobian = autodiff: the system's own Jacobian
+  const char* jacobian_used = "none";  // CvodeIntegrator::jacobian_used
   long jacobian_rhs_evals = 0;
   OdeSystem* sys = nullptr;
   double last_t = 0;         // time of the last step (CVODE's tcur)
@@ -110,6 +111,8 @@ void check(int flag, const char* call) {
 CvodeIntegrator::CvodeIntegrator() : s_(std::make_unique<Sundials>()) {}
 CvodeIntegrator::~CvodeIntegrator() = default;
 
+std::string CvodeIntegrator::jacobian_used() const { return s_->jacobian_used; }
+
 std::string CvodeIntegrator::refuses(const IntegratorSettings& settings) const {
   if (settings.fixed_step) return "cvode has no fixed-step mode (fixed_step = true): CVODE chooses its own steps";
   if (settings.cvode_method != "bdf" && settings.cvode_method != "adams")
@@ -124,6 +127,7 @@ void CvodeIntegrator::do_initialize(const IntegratorSettings& settings) {
 
   Sundials& s = *s_;
   s.release();
+  s.jacobian_used = "none";  // adams: fixed-point iteration, no Jacobian
   s.sys = sys_;
   s.error = nullptr;
   s.message.clear();
@@ -151,6 +155,7 @@ void CvodeIntegrator::do_initialize(const IntegratorSettings& settings) {
     // "auto": the system's own Jacobian where it was measured cheaper (OdeSystem::own_jacobian_is_cheaper).
     s.autodiff = settings.jacobian == "autodiff" ||
                  (settings.jacobian == "auto" && sys_->has_jacobian() && sys_->own_jacobian_is_cheaper());
+    s.jacobian_used = s.autodiff ? "exact" : "finite_difference";
     s.jacobian_rhs_evals = 0;
     s.J.resize(y_.size(), y_.size());
     s.f_in.resize(y_.size());

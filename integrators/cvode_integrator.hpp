@@ -36,6 +36,7 @@ class CvodeIntegrator final : public Integrator {
   int order() const override { return 5; }  // BDF's highest order (Adams goes to 12)
   bool adaptive() const override { return true; }
   bool uses_jacobian(const IntegratorSettings& s) const override { return s.cvode_method == "bdf"; }
+  std::string jacobian_used() const override;
   void interpolate(double t, Vec& y) const override;
   std::string refuses(const IntegratorSettings& s) const override;
 

@@ -46,6 +46,7 @@ class IdaIntegrator final : public Integrator {
   IdaIntegrator();
   ~IdaIntegrator() override;
   std::string name() const override { return "ida"; }
+  std::string jacobian_used() const override { return "finite_difference"; }  // IDA's iteration matrix
   int order() const override { return 5; }  // BDF's highest order
   bool adaptive() const override { return true; }
   void interpolate(double t, Vec& y) const override;

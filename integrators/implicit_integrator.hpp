@@ -14,6 +14,7 @@ namespace clm {
 class ImplicitIntegrator : public Integrator {
  public:
   bool uses_jacobian(const IntegratorSettings&) const override { return true; }
+  std::string jacobian_used() const override { return system_jacobian_ ? "exact" : "finite_difference"; }
 
  protected:
   // Sizes J and the difference workspace and drops every cached J / LU; call from do_initialize.

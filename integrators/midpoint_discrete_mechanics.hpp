@@ -48,6 +48,8 @@ class MidpointDiscreteMechanics : public Integrator {
  public:
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
+  // Newton on the discrete equations with a difference matrix, where the step needs one.
+  std::string jacobian_used() const override { return statistics().jacobian_evals > 0 ? "finite_difference" : "none"; }
   std::string refuses_formulation(const Formulation& f) const override;
   bool integrates_constrained_system() const override { return true; }
   std::string accepts() const override {

@@ -60,6 +60,7 @@ namespace clm {
 class Trapezoidal final : public Integrator {
  public:
   std::string name() const override { return "trapezoidal"; }
+  std::string jacobian_used() const override { return "method_tangent"; }
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
   std::string refuses_formulation(const Formulation& f) const override;

@@ -57,6 +57,8 @@ class VariationalIntegrator : public Integrator {
  public:
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
+  // Newton on the discrete equations with a difference matrix, where the step needs one.
+  std::string jacobian_used() const override { return statistics().jacobian_evals > 0 ? "finite_difference" : "none"; }
   void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
 
  protected:

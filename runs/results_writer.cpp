@@ -285,6 +285,7 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   set_attr(g, "rejected_steps", r.stats.rejected_steps);
   set_attr(g, "rhs_evals", r.stats.rhs_evals);
   set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
+  set_attr(g, "jacobian_used", r.jacobian_used);
   set_attr(g, "newton_iterations", r.stats.newton_iterations);
   set_attr(g, "stiffness_detected_at", r.stats.stiffness_detected_at);
   // Coordinate projection ([formulation] projection): steps projected, Gauss-Newton iterations, and the

@@ -313,6 +313,7 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     r.stats = run.integrator->statistics();
     r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   }
+  r.jacobian_used = run.integrator->jacobian_used();
   r.output_cpu_time_s = output_cpu;
   r.cpu_time_s = std::max(0.0, thread_cpu_seconds() - cpu_start - output_cpu);
   if (r.stats.stiffness_detected_at >= 0) {

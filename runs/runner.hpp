@@ -38,6 +38,9 @@ struct RunRecord {
   std::vector<std::string> warnings;  // PreparedRun::warnings
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;
+  // The Jacobian the integrator solved with (Integrator::jacobian_used): none, exact, finite_difference,
+  // method_tangent. run.jacobian = auto chooses by a fixed rule (docs/design.md); this says what it chose.
+  std::string jacobian_used = "none";
   ProjectionStatistics projection_stats;  // [formulation] projection (zero when none)
   double t_reached = 0, wall_time_s = 0;
   // CPU time of the thread that ran it: integrating (cpu_time_s, the work of work-precision diagrams) and

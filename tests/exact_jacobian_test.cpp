@@ -249,6 +249,8 @@ TEST(ExactJacobian, AutoPicksTheCheaperJacobian) {
     integ->initialize(*f, 0.0, y0, s);
     const bool own = f->own_jacobian_is_cheaper();
     EXPECT_EQ(own, c.own_expected) << c.problem;
+    // What auto chose is said (the run attribute jacobian_used).
+    EXPECT_EQ(integ->jacobian_used(), c.own_expected ? "exact" : "finite_difference") << c.problem;
     // The choice shows in the counters: no rhs evaluations spent on Jacobians with the own one.
     const long rhs_before = integ->statistics().rhs_evals;
     integ->step(1.0);
@@ -259,5 +261,35 @@ TEST(ExactJacobian, AutoPicksTheCheaperJacobian) {
       EXPECT_LT(st.rhs_evals - rhs_before, per_jacobian_fd) << c.problem;
     else
       EXPECT_GE(st.rhs_evals - rhs_before, per_jacobian_fd) << c.problem;
+  }
+}
+
+// Every integrator says which Jacobian it solved with (issue 20 debt 5: run.jacobian = auto chooses by a
+// fixed rule; the run records the choice, attribute jacobian_used).
+TEST(ExactJacobian, EveryIntegratorSaysWhichJacobianItUsed) {
+  auto model = make_model("four_bar");
+  Vec q0, qd0, y0;
+  model->default_initial(q0, qd0);
+  struct Case {
+    const char* integrator;
+    const char* jacobian;
+    const char* cvode_method;
+    const char* used;
+  };
+  for (const Case c : {Case{"radau5", "auto", "bdf", "exact"}, Case{"radau5", "finite_difference", "bdf", "finite_difference"},
+                       Case{"implicit_midpoint", "autodiff", "bdf", "exact"}, Case{"cvode", "auto", "bdf", "exact"},
+                       Case{"cvode", "finite_difference", "bdf", "finite_difference"}, Case{"cvode", "auto", "adams", "none"},
+                       Case{"dopri5", "auto", "bdf", "none"}, Case{"rk4", "auto", "bdf", "none"}}) {
+    IntegratorSettings s;
+    s.rtol = s.atol = 1e-8;
+    s.dt = 1e-3;
+    s.jacobian = c.jacobian;
+    s.cvode_method = c.cvode_method;
+    std::unique_ptr<Formulation> f = formulation_registry().get("kkt").make(model, FormulationOptions{});
+    f->initial_state(q0, qd0, y0);
+    std::unique_ptr<Integrator> integ = integrator_registry().get(c.integrator).make();
+    integ->initialize(*f, 0.0, y0, s);
+    integ->step(0.01);
+    EXPECT_EQ(integ->jacobian_used(), c.used) << c.integrator << " " << c.jacobian << " " << c.cvode_method;
   }
 }
