@@ -135,27 +135,16 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
   std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
   check_output_path(out_path_, inputs);
+  // The lock creates OUT's missing parent directories and removes them, when still empty, as it goes
+  // (after this file: lock_ is the first member). Without it (a sweep's part) the parts directory exists.
   if (options_.lock_output) lock_.emplace(out_path_);
   const fs::path out(out_path_);
-  std::error_code ec;
-  // Create missing parents one by one, remembering them so that a failure leaves no empty directory.
-  std::vector<fs::path> missing;
-  for (fs::path p = out.parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) missing.push_back(p);
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (!fs::create_directory(*it, ec) && ec) {
-      for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
-      throw OutputError("cannot write output file '" + out_path_ + "': cannot create directory '" + it->string() +
-                        "': " + ec.message());
-    }
-    created_dirs_.push_back(it->string());
-  }
   if (options_.remove_stale_temporaries) remove_stale_temporaries(out);
   temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid());
   // Plain open() first: its errno says why a path is unwritable, which HDF5's error stack does not.
   const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
     const std::string why = std::strerror(errno);
-    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
     throw OutputError("cannot write output file '" + out_path_ + "': " + why);
   }
   ::close(fd);
@@ -175,7 +164,6 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
     handles_.reset();
     ::unlink(temp_path_.c_str());
     forget_on_signal(cleanup_slot_);
-    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);
     throw OutputError("cannot write output file '" + out_path_ + "': " + e.what());
   }
 }
@@ -185,11 +173,7 @@ ResultsFile::~ResultsFile() {
     std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
     handles_.reset();  // closes (silently) whatever is open, the file last
   }
-  if (!committed_) {
-    ::unlink(temp_path_.c_str());
-    std::error_code ec;
-    for (auto d = created_dirs_.rbegin(); d != created_dirs_.rend(); ++d) fs::remove(*d, ec);  // only if empty
-  }
+  if (!committed_) ::unlink(temp_path_.c_str());
   forget_on_signal(cleanup_slot_);
 }
 

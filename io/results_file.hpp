@@ -101,12 +101,12 @@ struct WriterOptions {
 class ResultsFile {
  public:
   // check_output_path, then takes the output's lock (io/output_lock.hpp; unless options.lock_output is
-  // false), creates missing parent directories, removes stale temporaries of this output
+  // false; the lock creates missing parent directories), removes stale temporaries of this output
   // left by processes that no longer exist (kill -9), and creates the temporary file, so an unwritable
   // path is reported before any run starts. Throws OutputError.
   explicit ResultsFile(std::string out_path, const std::vector<std::string>& inputs = {}, WriterOptions options = {});
-  // Without a successful commit(): closes everything, removes the temporary file and the directories the
-  // constructor created (when empty).
+  // Without a successful commit(): closes everything, removes the temporary file and (releasing the lock)
+  // the directories created for the output (when empty).
   ~ResultsFile();
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
@@ -157,9 +157,8 @@ class ResultsFile {
  private:
   struct Handles;  // the file and /runs (results_file.cpp)
 
-  std::optional<OutputLock> lock_;  // first: released after everything else (the directories it made)
+  std::optional<OutputLock> lock_;  // first: released after everything else, then the directories it made
   std::string out_path_, temp_path_;
-  std::vector<std::string> created_dirs_;  // deepest last
   bool committed_ = false, broken_ = false;
   int cleanup_slot_ = -1;  // the signal handler's entry for the temporary file
   WriterOptions options_;
