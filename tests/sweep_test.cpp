@@ -449,6 +449,26 @@ TEST(Merge, GroupsBesideTheRunsAreKept) {
   expect_one_line_error(dir.run("merge m4.h5 k.h5 k3.h5"), 1, {"'/kozlov/k'", "k.h5", "k3.h5", "refuses to choose"});
 }
 
+// A long run (150001 samples: q is compared in three blocks of rows, its chunks copied as stored): merged
+// whole, its duplicate recognized, and a change of 1e-15 in its third-last sample found.
+TEST(Merge, LongRunsAreCopiedAndComparedInBlocks) {
+  ScratchDir dir("merge_long");
+  ASSERT_EQ(dir.run("run --problem pendulum_polar --formulation kkt --integrator rk4 --dt 1e-4 --t-end 15 "
+                    "--output-every 1e-4 --out a.h5")
+                .exit_code,
+            0);
+  const ProcessResult m = dir.run("merge m.h5 a.h5 a.h5");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("1 identical duplicate skipped"), std::string::npos) << m.out;
+  expect_identical(dir, "a.h5", "m.h5");
+  ASSERT_EQ(std::system(("cd '" + dir.path().string() +
+                         "' && cp a.h5 b.h5 && /usr/bin/python3 -c \"import h5py; f = h5py.File('b.h5', 'a'); "
+                         "q = f['runs/pendulum_polar_kkt_rk4/q']; assert q.shape[0] == 150001; q[-3, 0] += 1e-15\"")
+                            .c_str()),
+            0);
+  expect_one_line_error(dir.run("merge m2.h5 a.h5 b.h5"), 1, {"/runs/pendulum_polar_kkt_rk4/q)", "refuses to choose"});
+}
+
 TEST(Sweep, HelpDescribesEveryFlag) {
   ScratchDir dir("sweep_help");
   const ProcessResult s = dir.run("sweep --help");
