@@ -276,7 +276,10 @@ const int registered = [] {
           JacobianCase{"kkt/closed_chain8", "closed_chain", 8, "kkt", 1},
           JacobianCase{"schur/closed_chain8", "closed_chain", 8, "schur", 1},
           JacobianCase{"kkt/closed_chain16", "closed_chain", 16, "kkt", 1},
-          JacobianCase{"schur/closed_chain16", "closed_chain", 16, "schur", 1}}) {
+          JacobianCase{"schur/closed_chain16", "closed_chain", 16, "schur", 1},
+          JacobianCase{"augmented_lagrangian/chaplygin_sleigh", "chaplygin_sleigh", 0, "augmented_lagrangian", 5},
+          JacobianCase{"augmented_lagrangian/four_bar", "four_bar", 0, "augmented_lagrangian", 1},
+          JacobianCase{"augmented_lagrangian/closed_chain8", "closed_chain", 8, "augmented_lagrangian", 1}}) {
       for (const char* jacobian : {"finite_difference", "autodiff"}) {
         for (const char* name : {"radau5", "implicit_midpoint"})
           benchmark::RegisterBenchmark((std::string("JacobianRun/") + c.label + "/" + name + "/" + jacobian).c_str(),

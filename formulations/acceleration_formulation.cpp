@@ -154,8 +154,8 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
   rhs(t, y, jac_dy_);  // terms_, qdd_, lambda_ and the subclass's factorizations at y
   model_->dynamics_derivatives(q_, qd_, *ws_, jac_deriv_);
   const DynamicsDerivatives& d = jac_deriv_;
-  const double alpha = options_.baumgarte_alpha;
-  const double beta2 = model_->holonomic() ? options_.baumgarte_beta * options_.baumgarte_beta : 0.0;
+  double alpha = 0, beta2 = 0;
+  stabilization_gains(alpha, beta2);
   for (int l = 0; l < n; ++l) {
     // d/dq_l
     auto top = jac_rhs_.col(l).head(n);

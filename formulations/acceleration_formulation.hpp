@@ -1,5 +1,5 @@
 // Shared body of the formulations whose state is (q, qd) and whose work is one linear solve for the
-// accelerations (and multipliers) per evaluation: kkt, schur (and, later, penalty / added_mass).
+// accelerations (and multipliers) per evaluation: kkt, schur, penalty, augmented_lagrangian, added_mass, servo.
 // A subclass says only how it solves; buffers are sized once here.
 #pragma once
 
@@ -41,7 +41,7 @@ class AccelerationFormulation : public Formulation {
   Vec minimum_norm_force_, minimum_norm_gamma_;
   Vec observed_rate_;  // read_state's dy (2n, sized by the constructor: observe() does not allocate)
 
-  // ---- The exact Jacobian of the saddle-point formulations (kkt, schur; jacobian = autodiff) -------------
+  // ---- The exact Jacobian of the saddle-point formulations (kkt, schur, augmented_lagrangian) --------------
   // J = d(qd, qdd)/d(q, qd) by implicit differentiation of [M -A^T; A 0][qdd; lambda] = [F - c; gamma]:
   //   [M -A^T; A 0][dqdd; dlambda] = [-dc - dM qdd + dA^T lambda; dgamma - dA qdd],
   //   gamma = -Adot qd - 2 alpha A qd - beta^2 h  (Baumgarte terms as the rhs applies them),
@@ -70,6 +70,13 @@ class AccelerationFormulation : public Formulation {
   // which every kkt / schur run would pay for while most runs never ask for a Jacobian.
   bool jac_sized_ = false;
   virtual void size_linearized_solver() {}
+  // The stabilization gains of the constraint row A qdd = -Adot qd - 2 alpha A qd - beta2 h that the rhs applies,
+  // as saddle_jacobian differentiates it: kkt's and schur's Baumgarte gains (beta2 = beta^2, 0 for Pfaffian
+  // problems); the augmented Lagrangian's 2 xi omega and omega^2 enter as alpha = xi omega, beta2 = omega^2.
+  virtual void stabilization_gains(double& alpha, double& beta2) const {
+    alpha = options_.baumgarte_alpha;
+    beta2 = model_->holonomic() ? options_.baumgarte_beta * options_.baumgarte_beta : 0.0;
+  }
 
  private:
   DynamicsDerivatives jac_deriv_;

@@ -91,6 +91,47 @@ void AugmentedLagrangianFormulation::solve_accelerations() {
       [this](Vec& x) { llt_.solve_in_place(x); });
 }
 
+void AugmentedLagrangianFormulation::size_linearized_solver() {
+  jac_llt_ = Eigen::LLT<Mat>(n_);
+  jac_base_ = Mat::Zero(n_, 2 * n_);
+  jac_x_ = Mat::Zero(n_, 2 * n_);
+  jac_mu_ = Mat::Zero(m_, 2 * n_);
+  jac_update_ = Mat::Zero(m_, 2 * n_);
+}
+
+// jac_rhs_ = [r1; r2] of [M -A^T; A 0][dqdd; dlambda] = [r1; r2] (saddle_jacobian). In Bayo's sign, mu = -dlambda:
+// M dqdd + A^T mu = r1, A dqdd = r2, solved by the rhs's own iteration with g = -r2, column by column at once:
+//   (M + alpha A^T A) X_i = r1 + alpha A^T r2 - A^T Mu_i,   Mu_{i+1} = Mu_i + alpha (A X_i - r2),
+// stopped by the rhs's rule (update below al_tolerance, or no longer halving). mbar_ is M + alpha A^T A at the
+// state of the last rhs(), which saddle_jacobian evaluated at y.
+void AugmentedLagrangianFormulation::solve_linearized() {
+  const int n = n_, m = m_;
+  const double alpha = options_.al_alpha;
+  jac_llt_.compute(mbar_);
+  if (jac_llt_.info() != Eigen::Success)
+    throw NumericalFailure("augmented_lagrangian: Cholesky of M + alpha A^T A failed in the Jacobian");
+  auto r1 = jac_rhs_.topRows(n);
+  auto r2 = jac_rhs_.bottomRows(m);
+  jac_base_ = r1;
+  jac_base_.noalias() += alpha * (terms_.A.transpose() * r2);
+  jac_mu_.setZero();
+  double last_update = INFINITY;
+  for (long i = 0; i < options_.al_iterations; ++i) {
+    jac_x_ = jac_base_;
+    jac_x_.noalias() -= terms_.A.transpose() * jac_mu_;
+    jac_llt_.solveInPlace(jac_x_);
+    jac_update_ = -r2;
+    jac_update_.noalias() += terms_.A * jac_x_;
+    jac_update_ *= alpha;
+    jac_mu_ += jac_update_;
+    const double update = jac_update_.lpNorm<Eigen::Infinity>();
+    if (update <= options_.al_tolerance * jac_mu_.lpNorm<Eigen::Infinity>() || update > 0.5 * last_update) break;
+    last_update = update;
+  }
+  if (!jac_x_.allFinite()) throw NumericalFailure("augmented_lagrangian: non-finite Jacobian");
+  r1 = jac_x_;
+}
+
 void AugmentedLagrangianFormulation::make_sparse_solver() {
   sparse_mbar_ = std::make_unique<SparseAugmentedMass>(sparse_terms_);
 }

@@ -156,7 +156,7 @@ TEST(ExactJacobian, RefusedWhereNotProvided) {
 }
 
 TEST(ExactJacobian, NoHeapAllocationAfterTheFirstCall) {
-  for (const char* formulation : {"kkt", "schur"}) {
+  for (const char* formulation : {"kkt", "schur", "augmented_lagrangian"}) {
     for (const char* problem : {"four_bar", "chaplygin_sleigh"}) {
       auto model = make_model(problem, {});
       FormulationOptions options;
@@ -291,5 +291,60 @@ TEST(ExactJacobian, EveryIntegratorSaysWhichJacobianItUsed) {
     integ->initialize(*f, 0.0, y0, s);
     integ->step(0.01);
     EXPECT_EQ(integ->jacobian_used(), c.used) << c.integrator << " " << c.jacobian << " " << c.cvode_method;
+  }
+}
+
+// The augmented Lagrangian's exact Jacobian is that of its iteration's limit, kkt's motion with Baumgarte gains
+// alpha = xi omega, beta = omega. Two checks: against kkt's Jacobian with those gains (independent solve: an LU
+// of the KKT matrix against the iteration on M + alpha A^T A), and against central differences of its own rhs,
+// at al_alpha = 1e3 with al_tolerance 0 (the rhs then converges to round-off, so differences of it are clean;
+// at the default 1e7 the rhs carries alpha eps ~ 1e-9 of rounding that the differences would magnify).
+TEST(ExactJacobian, AugmentedLagrangianIsKktsWithItsGains) {
+  const double delta = std::cbrt(std::numeric_limits<double>::epsilon());
+  for (const Case& c : kCases) {
+    if (c.alpha != 0 || c.beta != 0) continue;  // the gains here are the augmented Lagrangian's own
+    auto model = make_model(c.problem, c.params);
+    FormulationOptions al;
+    al.al_xi = 0.7;
+    al.al_omega = 6;
+    FormulationOptions kkt_options;
+    kkt_options.baumgarte_alpha = al.al_xi * al.al_omega;
+    kkt_options.baumgarte_beta = al.al_omega;
+    auto f = formulation_registry().get("augmented_lagrangian").make(model, al);
+    auto kkt = formulation_registry().get("kkt").make(model, kkt_options);
+    ASSERT_TRUE(f->has_jacobian()) << c.problem;
+    // auto takes it for every problem (augmented_lagrangian.hpp: differences of this rhs are poor).
+    EXPECT_TRUE(f->own_jacobian_is_cheaper()) << c.problem;
+    Vec q0, qd0, y;
+    model->default_initial(q0, qd0);
+    f->initial_state(q0, qd0, y);
+    const int dim = f->dimension(), n = dim / 2;
+    for (int i = 0; i < n; ++i) {
+      y[i] += 0.05 * std::sin(1.7 * i + 0.3);
+      y[n + i] += 0.3 * std::cos(0.9 * i + 0.2);
+    }
+    Mat J(dim, dim), Jk(dim, dim);
+    f->jacobian(0.3, y, J);
+    kkt->jacobian(0.3, y, Jk);
+    const double vs_kkt = relative(J, Jk);
+
+    FormulationOptions soft = al;
+    soft.al_alpha = 1e3;
+    soft.al_tolerance = 0;
+    soft.al_iterations = 200;
+    auto fs = formulation_registry().get("augmented_lagrangian").make(model, soft);
+    Vec ys;
+    fs->initial_state(q0, qd0, ys);
+    Mat Js(dim, dim);
+    fs->jacobian(0.3, y, Js);
+    const Mat J_cd = central_jacobian(*fs, 0.3, y, delta);
+    const Mat J_cd2 = central_jacobian(*fs, 0.3, y, 2 * delta);
+    const double err = relative(J_cd, Js), scatter = relative(J_cd2, J_cd);
+    std::printf("  %-18s: |J_al - J_kkt| / |J| %.2e (al_alpha 1e7); at al_alpha 1e3: |J_cd - J| / |J| %.2e, "
+                "scatter %.2e\n",
+                c.problem, vs_kkt, err, scatter);
+    // Measured 1.8e-10 (skate) .. 1.6e-8 (closed_chain(8)): the iteration's rounding, ~ al_alpha eps |A|^2 / |M|.
+    EXPECT_LT(vs_kkt, 4e-8) << c.problem;
+    EXPECT_LT(err, 3 * std::max(scatter, 1e-12)) << c.problem;
   }
 }
