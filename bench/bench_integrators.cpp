@@ -279,7 +279,10 @@ const int registered = [] {
           JacobianCase{"schur/closed_chain16", "closed_chain", 16, "schur", 1},
           JacobianCase{"augmented_lagrangian/chaplygin_sleigh", "chaplygin_sleigh", 0, "augmented_lagrangian", 5},
           JacobianCase{"augmented_lagrangian/four_bar", "four_bar", 0, "augmented_lagrangian", 1},
-          JacobianCase{"augmented_lagrangian/closed_chain8", "closed_chain", 8, "augmented_lagrangian", 1}}) {
+          JacobianCase{"augmented_lagrangian/closed_chain8", "closed_chain", 8, "augmented_lagrangian", 1},
+          JacobianCase{"added_mass/chaplygin_sleigh", "chaplygin_sleigh", 0, "added_mass", 5},
+          JacobianCase{"added_mass/rolling_disk", "rolling_disk", 0, "added_mass", 5},
+          JacobianCase{"added_mass/four_bar", "four_bar", 0, "added_mass", 1}}) {
       for (const char* jacobian : {"finite_difference", "autodiff"}) {
         for (const char* name : {"radau5", "implicit_midpoint"})
           benchmark::RegisterBenchmark((std::string("JacobianRun/") + c.label + "/" + name + "/" + jacobian).c_str(),

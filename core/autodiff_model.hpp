@@ -347,6 +347,45 @@ class AutoDiffModel final : public Model {
     }
   }
 
+  // d/dq_l (C^T mu)_j = sum_a mu_a (d^2 A_aj [qd, e_l] - d^2 (A_a qd) / dq_j dq_l): the first term by n
+  // hyper-dual passes over A along (qd, e_l), the second, the Hessian of s(q) = mu^T A(q) qd, by n(n+1)/2
+  // passes along (e_j, e_l). Holonomic problems: C = 0.
+  void curvature_force_derivative(const Vec& q, const Vec& qd, const Vec& mu, ModelWorkspace& base,
+                                  Mat& out) const override {
+    if constexpr (HasGeneralizedForce<P> || kTimeDependent) {
+      Model::curvature_force_derivative(q, qd, mu, base, out);
+    } else {
+      out.setZero();
+      if constexpr (!kHolonomic) {
+        auto& ws = static_cast<Workspace&>(base);
+        const int n = n_, m = m_;
+        for (int l = 0; l < n; ++l) {
+          for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
+          p_.template pfaffian<HyperDual>(ws.qh, ws.Ah);
+          for (int j = 0; j < n; ++j) {
+            double acc = 0;
+            for (int a = 0; a < m; ++a) acc += mu[a] * ws.Ah(a, j).d;
+            out(j, l) = acc;
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          for (int l = j; l < n; ++l) {
+            for (int k = 0; k < n; ++k) ws.qh[k] = HyperDual(q[k], k == j ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
+            p_.template pfaffian<HyperDual>(ws.qh, ws.Ah);
+            HyperDual s(0.0);
+            for (int a = 0; a < m; ++a) {
+              HyperDual row(0.0);
+              for (int k = 0; k < n; ++k) row += ws.Ah(a, k) * qd[k];
+              s += row * mu[a];
+            }
+            out(j, l) -= s.d;
+            if (l != j) out(l, j) -= s.d;
+          }
+        }
+      }
+    }
+  }
+
   std::vector<std::string> coordinate_names() const override {
     if constexpr (requires { p_.coordinate_names(); }) {
       return p_.coordinate_names();

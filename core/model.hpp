@@ -171,6 +171,14 @@ class Model {
                                     DynamicsDerivatives& /*out*/) const {
     throw InputError("problem " + name() + " provides no derivatives of its dynamics terms");
   }
+  // out(j, l) = d/dq_l (C(q, qd)^T mu)_j at fixed mu (n x n), C the constraint curvature of kConstraintCurvature,
+  // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k (zero for holonomic problems): second derivatives of A, which the
+  // added-mass Jacobian needs (its force is C^T lambda). Available where has_dynamics_derivatives() is;
+  // no heap allocation.
+  virtual void curvature_force_derivative(const Vec& /*q*/, const Vec& /*qd*/, const Vec& /*mu*/,
+                                          ModelWorkspace& /*ws*/, Mat& /*out*/) const {
+    throw InputError("problem " + name() + " provides no derivatives of its constraint curvature");
+  }
   DynamicsDerivatives make_derivatives(bool constraint_bias = false) const {
     DynamicsDerivatives d;
     d.dM.assign(n(), Mat::Zero(n(), n()));

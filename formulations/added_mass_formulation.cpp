@@ -48,6 +48,71 @@ void AddedMassFormulation::solve_accelerations() {
   if (!qdd_.allFinite()) throw NumericalFailure("added_mass: non-finite accelerations");
 }
 
+bool AddedMassFormulation::has_jacobian() const {
+  if (!model_->has_dynamics_derivatives()) return false;
+  try {
+    return !wants_sparse_linear_algebra(options_, *model_, name(), has_sparse_path());
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+void AddedMassFormulation::jacobian(double t, const Vec& y, Mat& J) {
+  const int n = n_, m = m_;
+  const double N = options_.N;
+  if (!jac_ready_) {
+    jac_deriv_ = model_->make_derivatives(/*constraint_bias=*/true);
+    jac_dcurv_ = Mat::Zero(n, n);
+    jac_cols_ = Mat::Zero(n, 2 * n);
+    jac_dH_ = Mat::Zero(n, n);
+    jac_dy_ = Vec::Zero(2 * n);
+    jac_dlambda_ = Vec::Zero(m);
+    jac_llt_ = Eigen::LLT<Mat>(n);
+    jac_ready_ = true;
+  }
+  rhs(t, y, jac_dy_);  // terms_ (M, c, A, Adot qd, C), H_, lambda_, qdd_ at y
+  model_->dynamics_derivatives(q_, qd_, *ws_, jac_deriv_);
+  model_->curvature_force_derivative(q_, qd_, lambda_, *ws_, jac_dcurv_);
+  const DynamicsDerivatives& d = jac_deriv_;
+  const Mat& A = terms_.A;
+  for (int l = 0; l < n; ++l) {
+    // d/dq_l: -dc + d(C^T lambda)|lambda + C^T dlambda - N dA^T (Adot qd) - N A^T d(Adot qd) - dH qdd.
+    auto col = jac_cols_.col(l);
+    col = -d.dc_dq.col(l) + jac_dcurv_.col(l);
+    jac_dH_ = d.dM[l];
+    if (m > 0) {
+      jac_dlambda_.noalias() = -N * (d.dA[l] * qd_);
+      col.noalias() += terms_.C.transpose() * jac_dlambda_;
+      col.noalias() -= N * (d.dA[l].transpose() * terms_.Adot_qd);
+      col.noalias() -= N * (A.transpose() * d.dbias_dq.col(l));
+      jac_dH_.noalias() += N * (d.dA[l].transpose() * A);
+      jac_dH_.noalias() += N * (A.transpose() * d.dA[l]);
+    }
+    col.noalias() -= jac_dH_ * qdd_;
+    // d/dqd_l: -dc + (dC/dqd_l)^T lambda + C^T dlambda - N A^T d(Adot qd); H does not depend on qd.
+    auto col_v = jac_cols_.col(n + l);
+    col_v = -d.dc_dqd.col(l);
+    if (m > 0) {
+      for (int j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int a = 0; a < m; ++a) acc += lambda_[a] * (d.dA[l](a, j) - d.dA[j](a, l));
+        col_v[j] += acc;
+      }
+      jac_dlambda_.noalias() = -N * A.col(l);
+      col_v.noalias() += terms_.C.transpose() * jac_dlambda_;
+      col_v.noalias() -= N * (A.transpose() * d.dbias_dqd.col(l));
+    }
+  }
+  jac_llt_.compute(H_);
+  if (jac_llt_.info() != Eigen::Success)
+    throw NumericalFailure("added_mass: Cholesky of M + N A^T A failed in the Jacobian");
+  jac_llt_.solveInPlace(jac_cols_);
+  if (!jac_cols_.allFinite()) throw NumericalFailure("added_mass: non-finite Jacobian");
+  J.setZero();
+  J.topRightCorner(n, n).setIdentity();
+  J.bottomRows(n) = jac_cols_;
+}
+
 void AddedMassFormulation::read_state(double t, const Vec& y, Observation& obs) {
   AccelerationFormulation::read_state(t, y, obs);
   const double added = 0.5 * options_.N * violation_.squaredNorm();

@@ -23,6 +23,10 @@
 //    with compliance 1/N:  [M -A^T; A I/N] [qdd; lambdadot] = [F - c + C^T lambda; -Adot qd].
 //    lambda + N A qd is a first integral (0 on the added-mass motion); extras: invariant_residual
 //    = |lambda + N A qd| / max(1, |lambda|).
+// Exact Jacobian of the direct form (jacobian = autodiff / auto; where the model has dynamics derivatives):
+//   H dqdd = dF' - dH qdd,  dH = dM + N (dA^T A + A^T dA),  F' = F - c + C^T lambda - N A^T (Adot qd),
+// lambda = -N A qd; d(C^T lambda)/dq at fixed lambda is Model::curvature_force_derivative (second derivatives of
+// A), d/dqd of C is dA[l](a, j) - dA[j](a, l). auto takes it where kkt would (n >= 6, terms by autodiff).
 // Extras (both forms): modified_energy = T + V + N/2 |A qd|^2, the energy of L_N (conserved when F = 0).
 #pragma once
 
@@ -41,11 +45,22 @@ class AddedMassFormulation final : public AccelerationFormulation {
   bool vakonomic_motion() const override { return true; }
   std::vector<std::string> extra_names() const override { return {"modified_energy"}; }
 
+  bool has_jacobian() const override;
+  void jacobian(double t, const Vec& y, Mat& J) override;
+  bool own_jacobian_is_cheaper() const override { return has_jacobian() && exact_jacobian_is_cheaper(); }
+
  protected:
   void solve_accelerations() override;
   void read_state(double t, const Vec& y, Observation& obs) override;
 
  private:
+  // The Jacobian's buffers, sized on its first call (once per run).
+  DynamicsDerivatives jac_deriv_;
+  Mat jac_dcurv_, jac_cols_, jac_dH_;
+  Vec jac_dy_, jac_dlambda_;
+  Eigen::LLT<Mat> jac_llt_;
+  bool jac_ready_ = false;
+
   Mat H_;  // M + N A^T A
   Vec violation_, force_;
   CholeskySolver llt_;  // M + N A^T A

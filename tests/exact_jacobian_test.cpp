@@ -348,3 +348,39 @@ TEST(ExactJacobian, AugmentedLagrangianIsKktsWithItsGains) {
     EXPECT_LT(err, 3 * std::max(scatter, 1e-12)) << c.problem;
   }
 }
+
+// added_mass (direct form): its force C^T lambda, lambda = -N A qd, brings second derivatives of A
+// (Model::curvature_force_derivative); checked against central differences on Pfaffian problems, where C is
+// nonzero, and holonomic ones (C = 0), at N = 100 (the condition of M + N A^T A grows with N and with it the
+// differences' cancellation error).
+TEST(ExactJacobian, AddedMassAgreesWithCentralDifferences) {
+  const double delta = std::cbrt(std::numeric_limits<double>::epsilon());
+  for (const Case& c : kCases) {
+    if (c.alpha != 0 || c.beta != 0) continue;
+    auto model = make_model(c.problem, c.params);
+    FormulationOptions options;
+    options.N = 100;
+    options.added_mass_form = "direct";
+    auto f = formulation_registry().get("added_mass").make(model, options);
+    ASSERT_TRUE(f->has_jacobian()) << c.problem;
+    Vec q0, qd0, y;
+    model->default_initial(q0, qd0);
+    f->initial_state(q0, qd0, y);
+    const int dim = f->dimension(), n = dim / 2;
+    for (int i = 0; i < n; ++i) {
+      y[i] += 0.05 * std::sin(1.7 * i + 0.3);
+      y[n + i] += 0.3 * std::cos(0.9 * i + 0.2);
+    }
+    Mat J(dim, dim);
+    f->jacobian(0.3, y, J);
+    const Mat J_cd = central_jacobian(*f, 0.3, y, delta);
+    const Mat J_cd2 = central_jacobian(*f, 0.3, y, 2 * delta);
+    const double err = relative(J_cd, J), scatter = relative(J_cd2, J_cd);
+    std::printf("  added_mass N 100 %-18s: |J_cd - J| / |J| %.2e, scatter %.2e\n", c.problem, err, scatter);
+    EXPECT_LT(err, 3 * std::max(scatter, 1e-12)) << c.problem;
+    // No heap allocation after the first call.
+    clm::testing::AllocationScope scope;
+    f->jacobian(0.3, y, J);
+    EXPECT_EQ(scope.count(), 0u) << c.problem;
+  }
+}
