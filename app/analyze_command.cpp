@@ -93,7 +93,7 @@ int analyze(const CommandInvocation& call) {
   }
   if (!vm.count("problem")) throw InputError("analyze needs --problem P (see clmbench analyze --help)");
   const std::string problem = vm["problem"].as<std::string>();
-  problem_registry().get(problem);  // an unknown name is reported before the parameters are read
+  find_problem(problem);  // an unknown name or a bad file is reported before the parameters are read
   std::map<std::string, double> overrides;
   for (const auto& p : strings_of(vm, "param")) {
     const auto [name, value] = split_param(p);

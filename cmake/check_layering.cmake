@@ -1,18 +1,19 @@
 # Fails when a source file includes a header of a layer it must not see (docs/design.md section 2):
-#   app -> studies -> runs -> analysis, io -> problems / formulations / integrators -> core
+#   app -> studies -> runs -> analysis, io -> problems / formulations / integrators / mechanism_files -> core
 # Each layer sees itself and the layers listed for it below; subfolders belong to their top folder's layer
 # (runs/zoo is runs). experiments/ holds configs only: nothing may include from it.
 # Run by the clm_layering target on every build: cmake -DSOURCE_DIR=... -P cmake/check_layering.cmake
-set(layers core problems formulations integrators io analysis runs studies app)
+set(layers core problems formulations integrators mechanism_files io analysis runs studies app)
 set(allowed_core core)
 set(allowed_problems core problems)
 set(allowed_formulations core formulations)
 set(allowed_integrators core integrators)
+set(allowed_mechanism_files core mechanism_files)
 set(allowed_io core io)
 set(allowed_analysis core problems formulations integrators analysis)
-set(allowed_runs core problems formulations integrators io analysis runs)
-set(allowed_studies core problems formulations integrators io analysis runs studies)
-set(allowed_app core problems formulations integrators io analysis runs studies app)
+set(allowed_runs core problems formulations integrators mechanism_files io analysis runs)
+set(allowed_studies core problems formulations integrators mechanism_files io analysis runs studies)
+set(allowed_app core problems formulations integrators mechanism_files io analysis runs studies app)
 set(violations "")
 foreach(layer ${layers})
   file(GLOB_RECURSE files ${SOURCE_DIR}/${layer}/*.hpp ${SOURCE_DIR}/${layer}/*.cpp ${SOURCE_DIR}/${layer}/*.cpp.in
@@ -39,5 +40,5 @@ foreach(f ${stray})
   string(APPEND violations "  ${rel}: source file in experiments/ (configs only; code belongs in app, runs, studies, io or analysis)\n")
 endforeach()
 if(violations)
-  message(FATAL_ERROR "include layering violated (app -> studies -> runs -> analysis, io -> problems / formulations / integrators -> core):\n${violations}")
+  message(FATAL_ERROR "include layering violated (app -> studies -> runs -> analysis, io -> problems / formulations / integrators / mechanism_files -> core):\n${violations}")
 endif()

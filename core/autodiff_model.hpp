@@ -108,17 +108,29 @@ class AutoDiffModel final : public Model {
 
   const P& problem() const { return p_; }
 
-  std::string name() const override { return P::kName; }
-  std::string description() const override { return P::kDescription; }
+  // A problem known only at run time (a mechanism file, mechanism_files/tape_problem.hpp) says its name,
+  // description, parameter values and whether its gyroscopic term is present by member functions.
+  std::string name() const override {
+    if constexpr (requires { p_.name(); }) return p_.name();
+    else return P::kName;
+  }
+  std::string description() const override {
+    if constexpr (requires { p_.description(); }) return p_.description();
+    else return P::kDescription;
+  }
   int n() const override { return n_; }
   int m() const override { return m_; }
   bool holonomic() const override { return kHolonomic; }
-  bool gyroscopic() const override { return HasGyroscopic<P>; }
+  bool gyroscopic() const override {
+    if constexpr (requires { p_.has_gyroscopic_term(); }) return p_.has_gyroscopic_term();
+    else return HasGyroscopic<P>;
+  }
   bool time_dependent() const override { return kTimeDependent; }
   bool has_singular_positions() const override { return HasSingularPositions<P>; }
   const std::vector<int>& actuated_coordinates() const override { return actuated_; }
   std::vector<std::pair<std::string, double>> parameters() const override {
     std::vector<std::pair<std::string, double>> out;
+    if constexpr (requires { p_.parameter_values(); }) return p_.parameter_values();
     for (const auto& spec : P::kParameters) out.emplace_back(std::string(spec.name), p_.*(spec.member));
     return out;
   }

@@ -27,6 +27,9 @@ struct ProblemEntry {
   std::string name;
   std::string description;
   std::vector<ParameterInfo> parameters;
+  // A mechanism file's identity, PATH@sha256:HEX of the contents read (what a run records as its problem, so
+  // that a re-run or a merge sees other contents); empty for a registered problem.
+  std::string identity;
   // overrides: parameter name -> value; unknown names and inadmissible values throw InputError.
   // use_analytic = false forces autodiff even where the problem has analytic overrides.
   std::function<std::shared_ptr<const Model>(const std::map<std::string, double>& overrides, bool use_analytic)>
@@ -35,7 +38,12 @@ struct ProblemEntry {
 
 Registry<ProblemEntry>& problem_registry();
 
-// Convenience: registry lookup + construction.
+// The entry of a problem name: a registered problem, or a mechanism file (a name ending in .toml, read and
+// checked on every call, so that an edited file is seen; docs/mechanism-files.md). Throws InputError.
+// Defined in runs/problem_registry.cpp.
+ProblemEntry find_problem(const std::string& problem);
+
+// Convenience: find_problem + construction.
 std::shared_ptr<const Model> make_model(const std::string& problem,
                                         const std::map<std::string, double>& overrides = {},
                                         bool use_analytic = true);

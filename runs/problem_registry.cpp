@@ -5,6 +5,9 @@
 // stays free of them (problems, formulations and integrators are siblings).
 #include "core/problem_registry.hpp"
 
+#include "mechanism_files/mechanism_file.hpp"
+#include "runs/mechanism/tape_models.hpp"
+
 namespace clm {
 
 namespace zoo {
@@ -24,9 +27,26 @@ Registry<ProblemEntry>& problem_registry() {
   return registry;
 }
 
+ProblemEntry find_problem(const std::string& problem) {
+  if (!is_mechanism_file(problem)) return problem_registry().get(problem);
+  const MechanismFile file = read_named_mechanism_file(problem);
+  ProblemEntry e;
+  e.name = file.name;  // the run ids' prefix (a path would make a group name with slashes)
+  e.description = file.description;
+  e.identity = file.path + "@sha256:" + file.sha256;
+  for (const auto& p : file.parameters)
+    e.parameters.push_back({p.name, p.value, p.description + (p.unit.empty() ? "" : " [" + p.unit + "]")});
+  e.make = [file](const std::map<std::string, double>& overrides, bool) -> std::shared_ptr<const Model> {
+    auto mechanism = compile_mechanism(file, overrides);
+    return mechanism->holonomic ? make_holonomic_tape_model(std::move(mechanism))
+                                : make_pfaffian_tape_model(std::move(mechanism));
+  };
+  return e;
+}
+
 std::shared_ptr<const Model> make_model(const std::string& problem, const std::map<std::string, double>& overrides,
                                         bool use_analytic) {
-  return problem_registry().get(problem).make(overrides, use_analytic);
+  return find_problem(problem).make(overrides, use_analytic);
 }
 
 }  // namespace clm

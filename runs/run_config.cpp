@@ -15,6 +15,7 @@
 #include "core/shape_schedule.hpp"
 #include "runs/run_options.hpp"
 #include "core/value_parsing.hpp"
+#include "mechanism_files/mechanism_file.hpp"
 
 namespace clm {
 
@@ -289,8 +290,9 @@ RunSpec resolve_run(const Lookup& lookup, const std::string& source) {
     spec.reference.compute = lookup.file.count("reference") || lookup.flags.count("reference") ||
                              (!lookup.name.empty() && lookup.file.count("reference." + lookup.name));
   }
-  const ProblemEntry& problem = problem_registry().get(spec.problem);
-  spec.run_id = spec.named ? lookup.name : spec.problem + "_" + spec.formulation + "_" + spec.integrator;
+  const ProblemEntry problem = find_problem(spec.problem);
+  spec.run_id = spec.named ? lookup.name : problem.name + "_" + spec.formulation + "_" + spec.integrator;
+  if (!problem.identity.empty()) spec.problem = problem.identity;
   if (spec.dt > spec.t_end) {
     throw InputError(run_label + ": run.dt = " + format_number(spec.dt) + " is larger than run.t_end = " +
                      format_number(spec.t_end) + " (the run would be one clipped step; make dt <= t_end)");
@@ -527,6 +529,15 @@ std::string config_layer_text(const ConfigLayer& layer) {
       const std::string& text = layer.at(section).at(key).text;
       if (shape) {
         s << key << " = " << with_file_identity(text) << "\n";
+      } else if (key == "problem" && !sweep) {
+        // A mechanism file with the hash of its contents (PATH@sha256:HEX): part of the run's identity.
+        s << key << " = " << (is_mechanism_file(trim(text)) ? mechanism_file_identity(trim(text)) : text) << "\n";
+      } else if (sweep && key == "problem") {
+        std::istringstream tokens(text);
+        s << key << " =";
+        for (std::string token; tokens >> token;)
+          s << " " << (is_mechanism_file(token) ? mechanism_file_identity(token) : token);
+        s << "\n";
       } else if (sweep && key.rfind("shape.", 0) == 0) {
         std::istringstream tokens(text);
         s << key << " =";

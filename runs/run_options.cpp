@@ -55,8 +55,9 @@ const std::vector<Option<RunSpec>>& run_options() {
     // [run]: what runs, for how long, how it is sampled, integrated and stopped.
     r.push_back(o::name<RunSpec>(
         "run", "problem", [](auto& s) -> auto& { return s.problem; },
-        [](const std::string& v) { problem_registry().get(v); }, "a registered problem",
-        "problem name (clmbench list problems)", "problem", "problem"));
+        [](const std::string& v) { find_problem(v); }, "a registered problem or a mechanism file (.toml)",
+        "problem name (clmbench list problems), or the path of a mechanism file (docs/mechanism-files.md)", "problem",
+        "problem"));
     r.push_back(o::name<RunSpec>(
         "run", "formulation", [](auto& s) -> auto& { return s.formulation; },
         [](const std::string& v) { formulation_registry().get(v); }, "a registered formulation",

@@ -7,7 +7,7 @@ set -euo pipefail
 # tools/test.sh --sanitize. libopenmpi-dev and openmpi-bin: `mpirun -n K clmbench sweep` (CMake option
 # CLMBENCH_WITH_MPI; everything builds and works without them).
 packages=(cmake ninja-build g++ libeigen3-dev libceres-dev libhdf5-dev libboost-program-options-dev
-          libbenchmark-dev libgtest-dev libsundials-dev python3-h5py python3-matplotlib python3-numpy
+          libbenchmark-dev libgtest-dev libsundials-dev libtomlplusplus-dev python3-h5py python3-matplotlib python3-numpy
           clang libclang-rt-14-dev llvm-14 libopenmpi-dev openmpi-bin)
 
 missing=()

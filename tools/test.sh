@@ -48,7 +48,7 @@ crash_frame() {
 }
 
 seconds="${CLMBENCH_FUZZ_SECONDS:-60}"
-for target in fuzz_config fuzz_results fuzz_shape; do
+for target in fuzz_config fuzz_results fuzz_shape fuzz_mechanism; do
   corpus=$(mktemp -d)
   cp fuzz/corpus/${target#fuzz_}/* "$corpus"/ 2>/dev/null || true
   rm -f build-sanitize/${target}-crash-* build-sanitize/${target}-leak-* build-sanitize/${target}-timeout-* \

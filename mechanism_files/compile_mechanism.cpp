@@ -1,0 +1,345 @@
+// compile_mechanism (mechanism_files/mechanism_file.hpp): a checked MechanismFile and parameter values -> the
+// graph of every expression, the derived terms, their tapes, and the checks at the initial state.
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "mechanism_files/expression_parser.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+
+namespace clm {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, int line, int column, const std::string& message) {
+  std::ostringstream s;
+  s << path;
+  if (line > 0) s << ":" << line << ":" << column;
+  s << ": " << message;
+  throw InputError(s.str());
+}
+
+std::string format_number(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+class Compiler {
+ public:
+  Compiler(const MechanismFile& f, const std::map<std::string, double>& overrides)
+      : f_(f), n_(static_cast<int>(f.coordinates.size())), g_(2 * n_ + 1) {
+    for (const auto& [key, value] : overrides) {
+      const auto it = std::find_if(f.parameters.begin(), f.parameters.end(),
+                                   [&](const MechanismParameter& p) { return p.name == key; });
+      if (it == f.parameters.end()) {
+        std::string known;
+        for (const auto& p : f.parameters) known += (known.empty() ? "" : ", ") + p.name;
+        throw InputError("unknown parameter '" + key + "' for mechanism " + f.name + " (" + f.path + "; known: " +
+                         (known.empty() ? "none" : known) + ")");
+      }
+    }
+    for (const auto& p : f.parameters) {
+      const auto o = overrides.find(p.name);
+      const double v = o != overrides.end() ? o->second : p.value;
+      const std::string origin = o != overrides.end() ? " (set to " + format_number(v) + ")" : "";
+      if (!std::isfinite(v)) fail(f.path, p.line, p.column, "parameter " + p.name + " must be finite" + origin);
+      if (p.min && v < *p.min)
+        fail(f.path, p.line, p.column, "parameter " + p.name + " = " + format_number(v) + " is below its min " +
+                                           format_number(*p.min) + origin);
+      if (p.max && v > *p.max)
+        fail(f.path, p.line, p.column, "parameter " + p.name + " = " + format_number(v) + " is above its max " +
+                                           format_number(*p.max) + origin);
+      values_.emplace_back(p.name, v);
+    }
+    symbols_.name = [this](std::string_view name) -> std::optional<int> { return resolve(name); };
+    symbols_.velocity = [this](std::string_view name) -> std::optional<int> {
+      for (int i = 0; i < n_; ++i)
+        if (f_.coordinates[i] == name) return g_.input(n_ + i);
+      return std::nullopt;
+    };
+    symbols_.known = [this] {
+      std::string out;
+      auto add = [&out](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+      for (const auto& c : f_.coordinates) add(c);
+      for (const auto& c : f_.coordinates) add("der(" + c + ")");
+      add("t");
+      for (const auto& p : f_.parameters) add(p.name);
+      for (const auto& [name, text] : f_.lets) add(name);
+      return out;
+    };
+  }
+
+  std::shared_ptr<const CompiledMechanism> compile() {
+    auto out = std::make_shared<CompiledMechanism>();
+    CompiledMechanism& c = *out;
+    c.path = f_.path;
+    c.sha256 = f_.sha256;
+    c.name = f_.name;
+    c.description = f_.description.empty() ? "mechanism file " + f_.path : f_.description;
+    c.coordinates = f_.coordinates;
+    c.units = f_.units;
+    c.parameters = values_;
+    c.n = n_;
+    const int qd0 = n_, t_in = 2 * n_;
+
+    // Every [let] name, used or not (its errors are the file's errors too).
+    for (const auto& [name, text] : f_.lets) resolve(name);
+    const int T = parse(f_.kinetic, "T");
+    const int V = parse(f_.potential, "V");
+    if (g_.depends_on(T, t_in))
+      fail_expr(f_.kinetic, "T depends on t: a kinetic energy with explicit time dependence is not supported "
+                            "(write the motion of a moving frame as coordinates, or its effect as a potential)");
+    for (int i = 0; i < n_; ++i)
+      if (g_.depends_on(V, qd0 + i))
+        fail_expr(f_.potential, "V depends on der(" + f_.coordinates[i] + "): a potential is a function of q and t; "
+                                "velocity-dependent forces go in [forces]");
+
+    // M, a, T0 at qd = 0; M_ij for i <= j, mirrored (symmetric by construction).
+    std::vector<int> M(n_ * n_), M_full(n_ * n_), a(n_);
+    bool mass_reads_qd = false;
+    for (int i = 0; i < n_; ++i) {
+      const int dTi = g_.derivative(T, qd0 + i);
+      a[i] = g_.at_zero(dTi, qd0, n_);
+      for (int j = i; j < n_; ++j) {
+        const int d2 = g_.derivative(dTi, qd0 + j);
+        for (int k = 0; k < n_; ++k) mass_reads_qd = mass_reads_qd || g_.depends_on(d2, qd0 + k);
+        M_full[i * n_ + j] = M_full[j * n_ + i] = d2;
+        M[i * n_ + j] = M[j * n_ + i] = g_.at_zero(d2, qd0, n_);
+      }
+    }
+    const int T0 = g_.at_zero(T, qd0, n_);
+    c.has_gyroscopic = std::any_of(a.begin(), a.end(), [&](int node) { return !g_.is_constant(node, 0); });
+    const int V_eff = g_.binary(ExprOp::kSub, V, T0);
+
+    // Constraints.
+    std::vector<int> h, A, b, A_full;
+    bool rows_read_qd = false;
+    for (const auto& row : f_.position_rows) {
+      const int node = parse(row, "position row");
+      for (int i = 0; i < n_; ++i)
+        if (g_.depends_on(node, qd0 + i))
+          fail_expr(row, "position row depends on der(" + f_.coordinates[i] + "): h(q, t) = 0 holds positions; "
+                         "write velocity constraints under velocity");
+      h.push_back(node);
+    }
+    std::vector<int> velocity;
+    for (const auto& row : f_.velocity_rows) velocity.push_back(parse(row, "velocity row"));
+    c.holonomic = f_.velocity_rows.empty();  // no rows at all: holonomic with m = 0, as the zoo writes it
+    c.m = static_cast<int>(h.size() + velocity.size());
+    if (!c.holonomic) {
+      // Position rows next to velocity rows enter as their derivatives: A = dh/dq, b = dh/dt.
+      for (std::size_t r = 0; r < h.size(); ++r) {
+        for (int j = 0; j < n_; ++j) {
+          const int d = g_.derivative(h[r], j);
+          A.push_back(d);
+          A_full.push_back(d);
+        }
+        b.push_back(g_.derivative(h[r], t_in));
+      }
+      for (std::size_t r = 0; r < velocity.size(); ++r) {
+        for (int j = 0; j < n_; ++j) {
+          const int d = g_.derivative(velocity[r], qd0 + j);
+          for (int k = 0; k < n_; ++k) rows_read_qd = rows_read_qd || g_.depends_on(d, qd0 + k);
+          A_full.push_back(d);
+          A.push_back(g_.at_zero(d, qd0, n_));
+        }
+        b.push_back(g_.at_zero(velocity[r], qd0, n_));
+      }
+      for (std::size_t k = 0; k < A.size(); ++k)
+        if (g_.depends_on(A[k], t_in)) {
+          const std::size_t r = k / n_;
+          const SourceText& row = r < h.size() ? f_.position_rows[r] : f_.velocity_rows[r - h.size()];
+          fail_expr(row, "the coefficient of der(" + f_.coordinates[k % n_] + ") in this row depends on t: A(q) must not "
+                         "depend on time (only the affine term b(q, t) may)");
+        }
+    }
+    const bool affine = std::any_of(b.begin(), b.end(), [&](int node) { return !g_.is_constant(node, 0); });
+    bool reads_t = g_.depends_on(V_eff, t_in);
+    for (int node : h) reads_t = reads_t || g_.depends_on(node, t_in);
+    c.time_dependent = reads_t || affine;
+
+    // Forces.
+    std::vector<int> F(n_, g_.constant(0));
+    for (const auto& [i, text] : f_.forces) F[i] = g_.binary(ExprOp::kAdd, F[i], parse(text, "force"));
+    c.has_forces = !f_.forces.empty();
+
+    c.mass = Tape(g_, M);
+    c.potential = Tape(g_, {V_eff});
+    c.gyroscopic = Tape(g_, a);
+    c.force = Tape(g_, F);
+    c.kinetic = Tape(g_, {T});
+    if (c.holonomic) c.constraint = Tape(g_, h);
+    else {
+      c.pfaffian = Tape(g_, A);
+      c.affine = Tape(g_, b);
+    }
+    c.q0 = initial_values(f_.q0, "q");
+    c.qd0 = f_.qd0.empty() ? Vec::Zero(n_) : initial_values(f_.qd0, "qd");
+    c.graph_nodes = g_.size();
+
+    check_at_initial_state(c, M_full, mass_reads_qd, A_full, rows_read_qd);
+    return out;
+  }
+
+ private:
+  std::optional<int> resolve(std::string_view name) {
+    for (int i = 0; i < n_; ++i)
+      if (f_.coordinates[i] == name) return g_.input(i);
+    if (name == "t") return g_.input(2 * n_);
+    for (const auto& [pname, value] : values_)
+      if (pname == name) return g_.constant(value);
+    const auto it = f_.lets.find(std::string(name));
+    if (it == f_.lets.end()) return std::nullopt;
+    if (auto done = let_nodes_.find(it->first); done != let_nodes_.end()) return done->second;
+    if (std::find(let_stack_.begin(), let_stack_.end(), it->first) != let_stack_.end()) {
+      std::string cycle;
+      for (const auto& s : let_stack_) cycle += s + " -> ";
+      fail_expr(it->second, "[let] names refer to each other in a cycle: " + cycle + it->first);
+    }
+    let_stack_.push_back(it->first);
+    const int node = parse(it->second, "[let] " + it->first);
+    let_stack_.pop_back();
+    let_nodes_[it->first] = node;
+    return node;
+  }
+
+  int parse(const SourceText& s, const std::string& what) {
+    try {
+      return parse_expression(s.text, g_, symbols_);
+    } catch (const ExpressionError& e) {
+      fail(f_.path, s.line, s.column + static_cast<int>(e.offset()), std::string(e.what()) + " in " + what);
+    }
+  }
+  // Initial values: constant expressions (numbers, parameters, functions of them).
+  Vec initial_values(const std::vector<SourceText>& texts, const std::string& what) {
+    Vec out(n_);
+    for (int i = 0; i < n_; ++i) {
+      const int node = parse(texts[i], "initial " + what);
+      if (!g_.is_constant(node))
+        fail_expr(texts[i], "initial " + what + " of " + f_.coordinates[i] + " must be a number or an expression in "
+                            "the parameters (no coordinates, velocities or t)");
+      out[i] = g_.node(node).value;
+      if (!std::isfinite(out[i])) fail_expr(texts[i], "initial " + what + " of " + f_.coordinates[i] + " is not finite");
+    }
+    return out;
+  }
+  [[noreturn]] void fail_expr(const SourceText& s, const std::string& message) const {
+    fail(f_.path, s.line, s.column, message);
+  }
+
+  // Values of a tape's outputs in double at (q, qd, t).
+  static void evaluate(const Tape& tape, const Vec& q, const Vec& qd, double t, std::vector<double>& out) {
+    std::vector<double> regs(std::max(tape.registers(), tape.inputs()));
+    const int n = static_cast<int>(q.size());
+    for (int i = 0; i < n; ++i) {
+      regs[i] = q[i];
+      regs[n + i] = qd[i];
+    }
+    regs[2 * n] = t;
+    tape.run(regs.data());
+    out.resize(tape.outputs());
+    for (int k = 0; k < tape.outputs(); ++k) out[k] = regs[tape.output_register(k)];
+  }
+
+  void check_at_initial_state(const CompiledMechanism& c, const std::vector<int>& M_full, bool mass_reads_qd,
+                              const std::vector<int>& A_full, bool rows_read_qd) {
+    const Vec& q = c.q0;
+    const Vec& qd = c.qd0;
+    const Vec zero = Vec::Zero(n_);
+    std::vector<double> v;
+    auto finite = [&](const Tape& tape, const Vec& vel, const SourceText& s, const std::string& what) {
+      evaluate(tape, q, vel, 0.0, v);
+      for (double x : v)
+        if (!std::isfinite(x))
+          fail_expr(s, what + " is not finite at the initial state (a division by zero, or sqrt or log of a negative "
+                            "number?)");
+    };
+    finite(c.kinetic, qd, f_.kinetic, "T");
+    finite(c.mass, zero, f_.kinetic, "the mass matrix d2T/dqd2");
+    finite(c.potential, zero, f_.potential, "V");
+    finite(c.gyroscopic, zero, f_.kinetic, "dT/dqd at qd = 0");
+    for (const auto& [i, text] : f_.forces) {
+      evaluate(c.force, q, qd, 0.0, v);
+      if (!std::isfinite(v[i])) fail_expr(text, "the force on " + f_.coordinates[i] + " is not finite at the initial state");
+    }
+    if (c.holonomic) {
+      evaluate(c.constraint, q, zero, 0.0, v);
+      for (std::size_t r = 0; r < v.size(); ++r)
+        if (!std::isfinite(v[r])) fail_expr(f_.position_rows[r], "this position row is not finite at the initial state");
+    } else if (c.m > 0) {
+      evaluate(c.pfaffian, q, zero, 0.0, v);
+      std::vector<double> bv;
+      evaluate(c.affine, q, zero, 0.0, bv);
+      for (int r = 0; r < c.m; ++r) {
+        bool ok = std::isfinite(bv[r]);
+        for (int j = 0; j < n_; ++j) ok = ok && std::isfinite(v[r * n_ + j]);
+        const std::size_t np = f_.position_rows.size();
+        const SourceText& row = static_cast<std::size_t>(r) < np ? f_.position_rows[r] : f_.velocity_rows[r - np];
+        if (!ok) fail_expr(row, "this constraint row is not finite at the initial state");
+      }
+    }
+    evaluate(c.mass, q, zero, 0.0, v);
+    const double largest = Eigen::Map<const Vec>(v.data(), n_ * n_).cwiseAbs().maxCoeff();
+    // T quadratic in qd: d2T/dqd2 the same at any qd. Where the graph shows M does not read qd this holds exactly;
+    // otherwise compare it at qd = 0 with qd0 and two more velocities.
+    Vec probes[3] = {qd, Vec::Constant(n_, 1.0), Vec::LinSpaced(n_, -1.3, 0.7)};
+    if (mass_reads_qd) {
+      const Tape full(g_, M_full);
+      std::vector<double> at;
+      for (const Vec& probe : probes) {
+        evaluate(full, q, probe, 0.0, at);
+        for (int k = 0; k < n_ * n_; ++k)
+          if (!(std::abs(at[k] - v[k]) <= 1e-9 * (1 + largest)))
+            fail_expr(f_.kinetic, "T is not quadratic in the velocities: d2T/d der(" + f_.coordinates[k / n_] +
+                                      ") d der(" + f_.coordinates[k % n_] + ") changes with the velocities");
+      }
+    }
+    // M symmetric positive definite at q0.
+    Mat M = Eigen::Map<const Mat>(v.data(), n_, n_);
+    Eigen::SelfAdjointEigenSolver<Mat> eig(M, Eigen::EigenvaluesOnly);
+    const double smallest = eig.eigenvalues().minCoeff();
+    if (!(smallest > 1e-12 * eig.eigenvalues().cwiseAbs().maxCoeff())) {
+      std::ostringstream s;
+      s << "the mass matrix d2T/dqd2 is not positive definite at the initial state (eigenvalues "
+        << eig.eigenvalues().transpose() << "): T must be a positive definite quadratic form in every der(q)";
+      fail_expr(f_.kinetic, s.str());
+    }
+    if (rows_read_qd) {
+      const Tape full(g_, A_full);
+      std::vector<double> at0, at;
+      evaluate(full, q, zero, 0.0, at0);
+      for (const Vec& probe : probes) {
+        evaluate(full, q, probe, 0.0, at);
+        for (std::size_t k = 0; k < at.size(); ++k) {
+          const std::size_t r = k / n_;
+          if (!(std::abs(at[k] - at0[k]) <= 1e-9 * (1 + std::abs(at0[k])))) {
+            const std::size_t np = f_.position_rows.size();
+            fail_expr(f_.velocity_rows[r - np], "this velocity row is not linear in the velocities (its coefficient "
+                                                "of der(" + f_.coordinates[k % n_] + ") changes with them)");
+          }
+        }
+      }
+    }
+  }
+
+  const MechanismFile& f_;
+  int n_;
+  ExpressionGraph g_;
+  ExpressionSymbols symbols_;
+  std::vector<std::pair<std::string, double>> values_;
+  std::map<std::string, int> let_nodes_;
+  std::vector<std::string> let_stack_;
+};
+
+}  // namespace
+
+std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& file,
+                                                           const std::map<std::string, double>& overrides) {
+  return Compiler(file, overrides).compile();
+}
+
+}  // namespace clm

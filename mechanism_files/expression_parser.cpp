@@ -1,0 +1,200 @@
+#include "mechanism_files/expression_parser.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+namespace clm {
+
+namespace {
+
+// Deeper nesting than this is refused (a stack guard for the recursive descent; fuzzed).
+constexpr int kMaxDepth = 200;
+
+struct FunctionSpec {
+  const char* name;
+  ExprOp op;
+  int arity;
+};
+
+constexpr FunctionSpec kFunctionSpecs[] = {
+    {"sin", ExprOp::kSin, 1},     {"cos", ExprOp::kCos, 1},   {"tan", ExprOp::kTan, 1},   {"asin", ExprOp::kAsin, 1},
+    {"acos", ExprOp::kAcos, 1},   {"atan", ExprOp::kAtan, 1}, {"atan2", ExprOp::kAtan2, 2},
+    {"sinh", ExprOp::kSinh, 1},   {"cosh", ExprOp::kCosh, 1}, {"tanh", ExprOp::kTanh, 1}, {"exp", ExprOp::kExp, 1},
+    {"log", ExprOp::kLog, 1},     {"sqrt", ExprOp::kSqrt, 1}, {"abs", ExprOp::kAbs, 1},   {"min", ExprOp::kMin, 2},
+    {"max", ExprOp::kMax, 2},     {"pow", ExprOp::kPow, 2},   {"sign", ExprOp::kSign, 1},
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, ExpressionGraph& g, const ExpressionSymbols& s) : text_(text), g_(g), s_(s) {}
+
+  int parse() {
+    skip_space();
+    if (pos_ == text_.size()) throw ExpressionError(0, "empty expression");
+    const int node = expression();
+    skip_space();
+    if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected '" + std::string(1, text_[pos_]) + "'");
+    return node;
+  }
+
+ private:
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool peek(char c) {
+    skip_space();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+  bool accept(char c) {
+    if (!peek(c)) return false;
+    ++pos_;
+    return true;
+  }
+  void expect(char c, const char* what) {
+    if (!accept(c)) {
+      if (pos_ >= text_.size()) throw ExpressionError(pos_, std::string("expected ") + what + " at the end");
+      throw ExpressionError(pos_, std::string("expected ") + what + ", found '" + text_[pos_] + "'");
+    }
+  }
+  struct DepthGuard {
+    explicit DepthGuard(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxDepth) throw ExpressionError(p_.pos_, "expression nested too deeply");
+    }
+    ~DepthGuard() { --p_.depth_; }
+    Parser& p_;
+  };
+
+  int expression() {
+    DepthGuard guard(*this);
+    int left = term();
+    for (;;) {
+      if (accept('+')) left = g_.binary(ExprOp::kAdd, left, term());
+      else if (accept('-')) left = g_.binary(ExprOp::kSub, left, term());
+      else return left;
+    }
+  }
+  int term() {
+    int left = unary();
+    for (;;) {
+      skip_space();
+      if (pos_ + 1 < text_.size() && text_[pos_] == '*' && text_[pos_ + 1] == '*') return left;  // power's
+      if (accept('*')) left = g_.binary(ExprOp::kMul, left, unary());
+      else if (accept('/')) left = g_.binary(ExprOp::kDiv, left, unary());
+      else return left;
+    }
+  }
+  int unary() {
+    DepthGuard guard(*this);
+    if (accept('-')) return g_.unary(ExprOp::kNeg, unary());
+    if (accept('+')) return unary();
+    return power();
+  }
+  int power() {
+    const int base = primary();
+    skip_space();
+    if (accept('^')) return g_.binary(ExprOp::kPow, base, unary());
+    if (pos_ + 1 < text_.size() && text_[pos_] == '*' && text_[pos_ + 1] == '*') {
+      pos_ += 2;
+      return g_.binary(ExprOp::kPow, base, unary());
+    }
+    return base;
+  }
+  int primary() {
+    skip_space();
+    if (pos_ >= text_.size()) throw ExpressionError(pos_, "expected a number, a name or '(' at the end");
+    const char c = text_[pos_];
+    if (accept('(')) {
+      const int inner = expression();
+      expect(')', "')'");
+      return inner;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number();
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
+    throw ExpressionError(pos_, std::string("unexpected '") + c + "'");
+  }
+  int number() {
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) ++pos_;
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      std::size_t p = pos_ + 1;
+      if (p < text_.size() && (text_[p] == '+' || text_[p] == '-')) ++p;
+      if (p < text_.size() && std::isdigit(static_cast<unsigned char>(text_[p]))) {
+        while (p < text_.size() && std::isdigit(static_cast<unsigned char>(text_[p]))) ++p;
+        pos_ = p;
+      }
+    }
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, v);
+    if (ec != std::errc() || end != text_.data() + pos_ || !std::isfinite(v))
+      throw ExpressionError(start, "malformed number '" + std::string(text_.substr(start, pos_ - start)) + "'");
+    return g_.constant(v);
+  }
+  std::string_view identifier() {
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    return text_.substr(start, pos_ - start);
+  }
+  int name() {
+    const std::size_t start = pos_;
+    const std::string_view id = identifier();
+    if (peek('(')) {
+      ++pos_;
+      if (id == "der") {
+        skip_space();
+        const std::size_t arg_start = pos_;
+        const std::string_view arg = (pos_ < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[pos_])) ||
+                                                              text_[pos_] == '_'))
+                                         ? identifier()
+                                         : std::string_view();
+        const auto node = arg.empty() ? std::nullopt : s_.velocity(arg);
+        if (!node)
+          throw ExpressionError(arg_start, "der() takes the name of a coordinate" +
+                                               (arg.empty() ? std::string() : " (got '" + std::string(arg) + "')"));
+        expect(')', "')'");
+        return *node;
+      }
+      const FunctionSpec* spec = nullptr;
+      for (const auto& f : kFunctionSpecs)
+        if (id == f.name) spec = &f;
+      if (!spec) {
+        std::string names;
+        for (const auto& f : kFunctionSpecs) names += (names.empty() ? "" : " ") + std::string(f.name);
+        throw ExpressionError(start, "unknown function '" + std::string(id) + "' (functions: der " + names + ")");
+      }
+      std::vector<int> args;
+      if (!peek(')')) {
+        args.push_back(expression());
+        while (accept(',')) args.push_back(expression());
+      }
+      expect(')', "')'");
+      if (static_cast<int>(args.size()) != spec->arity)
+        throw ExpressionError(start, std::string(spec->name) + "() takes " + std::to_string(spec->arity) +
+                                         (spec->arity == 1 ? " argument" : " arguments") + ", got " +
+                                         std::to_string(args.size()));
+      return spec->arity == 1 ? g_.unary(spec->op, args[0]) : g_.binary(spec->op, args[0], args[1]);
+    }
+    if (id.size() > 4 && id.substr(id.size() - 4) == "_dot") {
+      if (auto node = s_.velocity(id.substr(0, id.size() - 4))) return *node;
+    }
+    if (auto node = s_.name(id)) return *node;
+    for (const auto& f : kFunctionSpecs)
+      if (id == f.name) throw ExpressionError(start, std::string(f.name) + " is a function: write " + f.name + "(...)");
+    throw ExpressionError(start, "unknown symbol '" + std::string(id) + "' (known: " + s_.known() + ")");
+  }
+
+  std::string_view text_;
+  ExpressionGraph& g_;
+  const ExpressionSymbols& s_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+int parse_expression(std::string_view text, ExpressionGraph& graph, const ExpressionSymbols& symbols) {
+  return Parser(text, graph, symbols).parse();
+}
+
+}  // namespace clm

@@ -1,0 +1,99 @@
+// Mechanism files (docs/mechanism-files.md): a mechanism described in TOML by its coordinates, parameters,
+// kinetic and potential energy, generalized forces and constraints, as expressions. read_mechanism_file checks
+// the file's shape (sections, types, names, sizes); compile_mechanism builds one ExpressionGraph from it with the
+// parameters' values, derives every term the suite needs symbolically and flattens each into a Tape:
+//
+//   M(q) = d2T/dqd2,  a(q) = dT/dqd at qd = 0 (gyroscopic),  T0(q) = T at qd = 0 (enters as the potential -T0),
+//   velocity rows r(q, qd, t): A = dr/dqd (r must be linear in qd), b = r at qd = 0;
+//   position rows h(q, t): holonomic constraints (A = dh/dq derived by the core), or, next to velocity rows,
+//   Pfaffian rows A = dh/dq, b = dh/dt,
+//
+// then checks them at the initial state (T quadratic in qd, rows linear in qd, M symmetric positive definite,
+// everything finite). Every error is one line "FILE:LINE:COLUMN: what is wrong" (an InputError).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+#include "mechanism_files/tape.hpp"
+
+namespace clm {
+
+// An expression as written, with where it starts in the file (1-based line and column of its first character).
+struct SourceText {
+  std::string text;
+  int line = 0, column = 0;
+};
+
+struct MechanismParameter {
+  std::string name;
+  double value = 0;
+  std::string unit, description;
+  std::optional<double> min, max;
+  int line = 0, column = 0;
+};
+
+// A mechanism file is text a person writes: far below this.
+inline constexpr std::size_t kMaxMechanismFileBytes = 16u << 20;
+
+struct MechanismFile {
+  std::string path;    // as given
+  std::string sha256;  // of the bytes read (read_mechanism_file; empty from parse_mechanism_text)
+  std::string name, description;
+  std::vector<std::string> coordinates, units;
+  std::vector<MechanismParameter> parameters;
+  std::map<std::string, SourceText> lets;
+  SourceText kinetic, potential;
+  std::vector<std::pair<int, SourceText>> forces;  // coordinate index -> expression
+  std::vector<SourceText> position_rows, velocity_rows;
+  // Initial values: numbers, or expressions in the parameters (strings); qd empty: at rest.
+  std::vector<SourceText> q0, qd0;
+};
+
+// Reads and checks the shape of a mechanism file. Throws InputError ("PATH:LINE:COLUMN: message").
+MechanismFile read_mechanism_file(const std::string& path);
+// The same from text (tests, the fuzz target); `path` names it in messages.
+MechanismFile parse_mechanism_text(const std::string& text, const std::string& path);
+
+// What a mechanism file compiles to for one parameter set: the tapes the Problem evaluates (inputs
+// q_0 .. q_{n-1}, qd_0 .. qd_{n-1}, t) and what the model reports.
+struct CompiledMechanism {
+  std::string path, sha256, name, description;
+  std::vector<std::string> coordinates, units;
+  std::vector<std::pair<std::string, double>> parameters;  // with the overrides applied
+  int n = 0, m = 0;
+  bool holonomic = false;        // position rows only: h(q, t) = 0
+  bool time_dependent = false;   // t in V, h or b, or b(q) != 0
+  bool has_forces = false;       // a [forces] section
+  bool has_gyroscopic = false;   // T has a term linear in qd
+  Tape mass;        // n x n outputs, row-major, at qd = 0
+  Tape potential;   // 1 output: V - T0 (q, t)
+  Tape constraint;  // m outputs: h (q, t) (holonomic)
+  Tape pfaffian;    // m x n outputs, row-major: A (q) (Pfaffian)
+  Tape affine;      // m outputs: b (q, t) (Pfaffian, time-dependent)
+  Tape gyroscopic;  // n outputs: a (q)
+  Tape force;       // n outputs: F (q, qd, t)
+  Tape kinetic;     // 1 output: T (q, qd) (checks)
+  int graph_nodes = 0;  // the size of the expression graph (diagnostics)
+  Vec q0, qd0;
+};
+
+// Builds the tapes for the parameter values (overrides by name: unknown names and values outside [min, max]
+// throw InputError) and checks them at the initial state.
+std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& file,
+                                                           const std::map<std::string, double>& overrides = {});
+
+// Whether a problem name names a mechanism file: PATH ending in .toml, or PATH@sha256:HEX (a recorded
+// configuration: the file with the contents it must have).
+bool is_mechanism_file(const std::string& problem);
+// Reads the mechanism file a problem name names; with @sha256:HEX, refuses other contents in one line.
+MechanismFile read_named_mechanism_file(const std::string& problem);
+// What a configuration records for a mechanism file: PATH@sha256:HEX of its contents now (the name as given
+// when it cannot be read: the run reports that).
+std::string mechanism_file_identity(const std::string& problem);
+
+}  // namespace clm

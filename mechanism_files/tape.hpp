@@ -1,0 +1,155 @@
+// A flat register tape: the nodes of an ExpressionGraph that some outputs need, as straight-line code over
+// registers, evaluated over any scalar type (double, ceres::Jet, the second-order scalars of core/), in the
+// manner of CasADi's SX virtual machine. The tape is what a mechanism file's Problem (mechanism_files/
+// tape_problem.hpp) runs for M(q), V(q, t), h(q, t), A(q), ...; automatic differentiation then happens by
+// running it over a derivative-carrying scalar, exactly as for a zoo problem's templated functions.
+//
+// Registers 0 .. inputs-1 hold the inputs; the others are reused once their value is dead (linear scan over the
+// instruction order), so a tape's scratch is far smaller than its graph. Evaluation allocates nothing: the
+// registers are a buffer the caller keeps (scratch<T>() gives one per thread and scalar type).
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "mechanism_files/expression_graph.hpp"
+
+namespace clm {
+
+struct TapeInstruction {
+  ExprOp op;
+  int out, a, b;
+  double value;  // kConst: the number; kPowConst: the exponent
+};
+
+class Tape {
+ public:
+  Tape() = default;
+  // Straight-line code for the given output nodes of `graph` (any node: an input, a constant, an operation).
+  Tape(const ExpressionGraph& graph, const std::vector<int>& outputs);
+
+  int inputs() const { return inputs_; }
+  int outputs() const { return static_cast<int>(output_registers_.size()); }
+  int registers() const { return registers_; }
+  int instructions() const { return static_cast<int>(code_.size()); }
+  // Whether any output depends on input k (for the caller's checks: a velocity in V, t in A, ...).
+  bool reads_input(int k) const { return k < static_cast<int>(reads_.size()) && reads_[k]; }
+
+  // Runs the code on regs (at least registers() long, regs[0 .. inputs) set by the caller), then out[k] is
+  // regs[output_register(k)].
+  template <class T>
+  void run(T* regs) const;
+  int output_register(int k) const { return output_registers_[k]; }
+
+  // A per-thread register buffer for scalar type T, at least `size` long (grows, never shrinks: no allocation
+  // once a thread has evaluated its largest tape in T).
+  template <class T>
+  static T* scratch(int size) {
+    thread_local std::vector<T> buffer;
+    if (static_cast<int>(buffer.size()) < size) buffer.resize(size);
+    return buffer.data();
+  }
+
+ private:
+  int inputs_ = 0;
+  int registers_ = 0;
+  std::vector<TapeInstruction> code_;
+  std::vector<int> output_registers_;
+  std::vector<char> reads_;
+};
+
+namespace tape_math {
+
+// The elementary functions over T: the scalar's own where it has one (found by argument-dependent lookup, or
+// std:: for double), otherwise composed from those every scalar of the suite has (sin cos tan atan atan2 exp
+// log sqrt abs pow(x, double)).
+using std::abs, std::acos, std::asin, std::atan, std::atan2, std::cos, std::cosh, std::exp, std::log, std::pow,
+    std::sin, std::sinh, std::sqrt, std::tan, std::tanh;
+
+template <class T>
+T t_asin(const T& x) {
+  if constexpr (requires { asin(x); }) return asin(x);
+  else return atan2(x, sqrt(T(1.0) - x * x));
+}
+template <class T>
+T t_acos(const T& x) {
+  if constexpr (requires { acos(x); }) return acos(x);
+  else return atan2(sqrt(T(1.0) - x * x), x);
+}
+template <class T>
+T t_sinh(const T& x) {
+  if constexpr (requires { sinh(x); }) return sinh(x);
+  else return (exp(x) - exp(-x)) * 0.5;
+}
+template <class T>
+T t_cosh(const T& x) {
+  if constexpr (requires { cosh(x); }) return cosh(x);
+  else return (exp(x) + exp(-x)) * 0.5;
+}
+template <class T>
+T t_tanh(const T& x) {
+  if constexpr (requires { tanh(x); }) return tanh(x);
+  else return T(1.0) - T(2.0) / (exp(x * 2.0) + T(1.0));
+}
+template <class T>
+T t_pow(const T& x, double p) {
+  // Integer exponents multiplied out: exact for x < 0 and at x = 0 (pow's derivative p x^p / x is 0/0 there).
+  if (p == std::round(p) && std::abs(p) <= 64) {
+    long n = static_cast<long>(std::abs(p));
+    T result(1.0), base = x;
+    bool first = true;
+    while (n > 0) {
+      if (n & 1) {
+        result = first ? base : result * base;
+        first = false;
+      }
+      n >>= 1;
+      if (n > 0) base = base * base;
+    }
+    return p < 0 ? T(1.0) / result : result;
+  }
+  if (p == 0.5) return sqrt(x);
+  return pow(x, p);
+}
+
+}  // namespace tape_math
+
+template <class T>
+void Tape::run(T* r) const {
+  using namespace tape_math;
+  for (const TapeInstruction& in : code_) {
+    T& out = r[in.out];
+    switch (in.op) {
+      case ExprOp::kConst: out = T(in.value); break;
+      case ExprOp::kInput: break;
+      case ExprOp::kAdd: out = r[in.a] + r[in.b]; break;
+      case ExprOp::kSub: out = r[in.a] - r[in.b]; break;
+      case ExprOp::kMul: out = r[in.a] * r[in.b]; break;
+      case ExprOp::kDiv: out = r[in.a] / r[in.b]; break;
+      case ExprOp::kNeg: out = -r[in.a]; break;
+      case ExprOp::kPowConst: out = t_pow(r[in.a], in.value); break;
+      case ExprOp::kPow: out = exp(r[in.b] * log(r[in.a])); break;
+      case ExprOp::kSin: out = sin(r[in.a]); break;
+      case ExprOp::kCos: out = cos(r[in.a]); break;
+      case ExprOp::kTan: out = tan(r[in.a]); break;
+      case ExprOp::kAsin: out = t_asin(r[in.a]); break;
+      case ExprOp::kAcos: out = t_acos(r[in.a]); break;
+      case ExprOp::kAtan: out = atan(r[in.a]); break;
+      case ExprOp::kAtan2: out = atan2(r[in.a], r[in.b]); break;
+      case ExprOp::kSinh: out = t_sinh(r[in.a]); break;
+      case ExprOp::kCosh: out = t_cosh(r[in.a]); break;
+      case ExprOp::kTanh: out = t_tanh(r[in.a]); break;
+      case ExprOp::kExp: out = exp(r[in.a]); break;
+      case ExprOp::kLog: out = log(r[in.a]); break;
+      case ExprOp::kSqrt: out = sqrt(r[in.a]); break;
+      case ExprOp::kAbs: out = abs(r[in.a]); break;
+      case ExprOp::kMin: out = r[in.b] < r[in.a] ? r[in.b] : r[in.a]; break;
+      case ExprOp::kMax: out = r[in.a] < r[in.b] ? r[in.b] : r[in.a]; break;
+      case ExprOp::kSign: out = T(r[in.a] > T(0.0) ? 1.0 : (r[in.a] < T(0.0) ? -1.0 : 0.0)); break;
+      case ExprOp::kStep: out = T(r[in.a] > T(0.0) ? 1.0 : 0.0); break;
+    }
+  }
+}
+
+}  // namespace clm

@@ -1,0 +1,140 @@
+// A mechanism file as a Problem (core/problem.hpp) like any zoo problem: its templated functions run the compiled
+// tapes over whatever scalar the core asks for (double, ceres::Jet, Taylor2, HyperDual, ...), so AutoDiffModel,
+// every formulation, integrator, projection and analysis work on it unchanged.
+//
+// The Problem concept fixes at compile time what a problem writes (holonomic h or Pfaffian A, explicit time
+// dependence, a generalized force), so a file mechanism is one of eight instantiations, chosen at run time from
+// what the file holds (runs/mechanism_model.cpp). The gyroscopic term is always written (zero where T has no
+// part linear in qd) and reported by has_gyroscopic_term(), which AutoDiffModel asks for Model::gyroscopic().
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/problem.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+
+namespace clm {
+
+template <bool kHolonomicRows, bool kTimeDependentTerms, bool kForces>
+struct TapeProblem {
+  static constexpr const char* kName = "mechanism_file";
+  static constexpr const char* kDescription = "a mechanism file (docs/mechanism-files.md)";
+  static constexpr int kDof = Eigen::Dynamic;
+  static constexpr int kConstraints = Eigen::Dynamic;
+  static constexpr ConstraintKind kConstraintKind =
+      kHolonomicRows ? ConstraintKind::kHolonomic : ConstraintKind::kPfaffian;
+  static constexpr std::array<ParameterSpec<TapeProblem>, 0> kParameters{};
+
+  std::shared_ptr<const CompiledMechanism> mechanism;
+
+  int dof() const { return mechanism->n; }
+  int constraints() const { return mechanism->m; }
+  void validate() const {}
+
+  // Run-time identity (AutoDiffModel reads these where a problem has them instead of kName, kParameters).
+  std::string name() const { return mechanism->name; }
+  std::string description() const { return mechanism->description; }
+  std::vector<std::pair<std::string, double>> parameter_values() const { return mechanism->parameters; }
+  std::vector<std::string> coordinate_names() const { return mechanism->coordinates; }
+  std::vector<std::string> coordinate_units() const { return mechanism->units; }
+  bool has_gyroscopic_term() const { return mechanism->has_gyroscopic; }
+
+  template <class T>
+  void mass_matrix(const VecN<T, kDof>& q, MatN<T, kDof, kDof>& M) const {
+    const Tape& tape = mechanism->mass;
+    T* r = registers<T>(tape, q, nullptr, T(0.0));
+    const int n = mechanism->n;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) M(i, j) = r[tape.output_register(i * n + j)];
+  }
+
+  template <class T>
+  T potential(const VecN<T, kDof>& q) const
+    requires(!kTimeDependentTerms)
+  {
+    const Tape& tape = mechanism->potential;
+    return registers<T>(tape, q, nullptr, T(0.0))[tape.output_register(0)];
+  }
+  template <class T>
+  T potential(const VecN<T, kDof>& q, const T& t) const
+    requires(kTimeDependentTerms)
+  {
+    const Tape& tape = mechanism->potential;
+    return registers<T>(tape, q, nullptr, t)[tape.output_register(0)];
+  }
+
+  template <class T>
+  void constraint(const VecN<T, kDof>& q, VecN<T, kConstraints>& h) const
+    requires(kHolonomicRows && !kTimeDependentTerms)
+  {
+    copy_outputs(mechanism->constraint, registers<T>(mechanism->constraint, q, nullptr, T(0.0)), h);
+  }
+  template <class T>
+  void constraint(const VecN<T, kDof>& q, const T& t, VecN<T, kConstraints>& h) const
+    requires(kHolonomicRows && kTimeDependentTerms)
+  {
+    copy_outputs(mechanism->constraint, registers<T>(mechanism->constraint, q, nullptr, t), h);
+  }
+
+  template <class T>
+  void pfaffian(const VecN<T, kDof>& q, MatN<T, kConstraints, kDof>& A) const
+    requires(!kHolonomicRows)
+  {
+    const Tape& tape = mechanism->pfaffian;
+    T* r = registers<T>(tape, q, nullptr, T(0.0));
+    const int n = mechanism->n, m = mechanism->m;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) A(i, j) = r[tape.output_register(i * n + j)];
+  }
+  template <class T>
+  void affine_term(const VecN<T, kDof>& q, const T& t, VecN<T, kConstraints>& b) const
+    requires(!kHolonomicRows && kTimeDependentTerms)
+  {
+    copy_outputs(mechanism->affine, registers<T>(mechanism->affine, q, nullptr, t), b);
+  }
+
+  template <class T>
+  void gyroscopic(const VecN<T, kDof>& q, VecN<T, kDof>& a) const {
+    copy_outputs(mechanism->gyroscopic, registers<T>(mechanism->gyroscopic, q, nullptr, T(0.0)), a);
+  }
+
+  void generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) const
+    requires(kForces)
+  {
+    const Tape& tape = mechanism->force;
+    double* r = registers<double>(tape, q, &qd, t);
+    for (int i = 0; i < mechanism->n; ++i) F[i] += r[tape.output_register(i)];
+  }
+
+  void default_initial(Vec& q0, Vec& qd0) const {
+    q0 = mechanism->q0;
+    qd0 = mechanism->qd0;
+  }
+
+ private:
+  // The thread's registers for T with the inputs written: q, qd (zero where not given) and t.
+  template <class T, class Q>
+  static T* registers_impl(const Tape& tape, const Q& q, const Vec* qd, const T& t, int n) {
+    T* r = Tape::scratch<T>(std::max(tape.registers(), tape.inputs()));
+    for (int i = 0; i < n; ++i) {
+      r[i] = T(q[i]);
+      r[n + i] = qd ? T((*qd)[i]) : T(0.0);
+    }
+    r[2 * n] = t;
+    tape.run(r);
+    return r;
+  }
+  template <class T, class Q>
+  T* registers(const Tape& tape, const Q& q, const Vec* qd, const T& t) const {
+    return registers_impl<T>(tape, q, qd, t, mechanism->n);
+  }
+  template <class T, class Out>
+  static void copy_outputs(const Tape& tape, const T* r, Out& out) {
+    for (int k = 0; k < tape.outputs(); ++k) out[k] = r[tape.output_register(k)];
+  }
+};
+
+}  // namespace clm

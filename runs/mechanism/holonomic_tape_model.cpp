@@ -1,0 +1,16 @@
+// The holonomic instantiations of TapeProblem (runs/mechanism/tape_models.hpp).
+#include "mechanism_files/tape_problem.hpp"
+#include "runs/mechanism/tape_models.hpp"
+#include "runs/problem_capabilities.hpp"
+
+namespace clm {
+
+std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const CompiledMechanism> mechanism) {
+  const bool time = mechanism->time_dependent, forces = mechanism->has_forces;
+  if (time && forces) return make_model_with_capabilities(TapeProblem<true, true, true>{std::move(mechanism)});
+  if (time) return make_model_with_capabilities(TapeProblem<true, true, false>{std::move(mechanism)});
+  if (forces) return make_model_with_capabilities(TapeProblem<true, false, true>{std::move(mechanism)});
+  return make_model_with_capabilities(TapeProblem<true, false, false>{std::move(mechanism)});
+}
+
+}  // namespace clm

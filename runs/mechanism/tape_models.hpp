@@ -1,0 +1,16 @@
+// The Models of mechanism files (mechanism_files/tape_problem.hpp): one AutoDiffModel per instantiation of
+// TapeProblem, with every capability the Problem supports, as the registry builds zoo problems. The eight
+// instantiations are compiled in two translation units (holonomic, Pfaffian) of four each.
+#pragma once
+
+#include <memory>
+
+#include "core/model.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+
+namespace clm {
+
+std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const CompiledMechanism> mechanism);
+std::shared_ptr<const Model> make_pfaffian_tape_model(std::shared_ptr<const CompiledMechanism> mechanism);
+
+}  // namespace clm

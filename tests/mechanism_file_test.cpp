@@ -1,0 +1,316 @@
+// Mechanism files (docs/mechanism-files.md, mechanism_files/): the expression graph and its symbolic derivatives
+// against finite differences, the tape over double and ceres::Jet against the graph's folding, file versions
+// of zoo problems against the compiled problems (every model term at random states, and whole runs under
+// several formulations), and the one-line errors with file, line and column.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "allocation_counter.hpp"
+#include "core/formulation.hpp"
+#include "core/integrator.hpp"
+#include "core/problem_registry.hpp"
+#include "core/simulate.hpp"
+#include "mechanism_files/expression_parser.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+#include "mechanism_files/tape.hpp"
+
+using namespace clm;
+
+namespace {
+
+const std::string kData = std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/";
+
+// Symbols x, y (inputs 0, 1) and a = 0.7 for the graph tests.
+struct XY {
+  ExpressionGraph g{2};
+  ExpressionSymbols s;
+  XY() {
+    s.name = [this](std::string_view n) -> std::optional<int> {
+      if (n == "x") return 0;
+      if (n == "y") return 1;
+      if (n == "a") return g.constant(0.7);
+      return std::nullopt;
+    };
+    s.velocity = [](std::string_view) -> std::optional<int> { return std::nullopt; };
+    s.known = [] { return std::string("x, y, a"); };
+  }
+  double eval(int node, double x, double y) {
+    Tape tape(g, {node});
+    std::vector<double> r(std::max(tape.registers(), 2));
+    r[0] = x;
+    r[1] = y;
+    tape.run(r.data());
+    return r[tape.output_register(0)];
+  }
+};
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message of the InputError `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// Every function and operator: the symbolic derivative agrees with central differences of the tape.
+TEST(ExpressionGraph, SymbolicDerivativesAgreeWithCentralDifferences) {
+  const char* exprs[] = {"x*y + a*x^3 - y/x", "sin(x)*cos(y) + tan(x*y)", "asin(x/2) + acos(y/3) + atan(x - y)",
+                         "atan2(y, x) + atan2(x + 1, y - 2)", "sinh(x) + cosh(y) + tanh(x*y)",
+                         "exp(x*y) + log(x^2 + y^2) + sqrt(1 + x^2)", "abs(x - y) + min(x, y) + max(x*y, 1)",
+                         "pow(x, y) + x**2.5 + 2^x + (x + y)^-2", "-x^2 + -(y - x)*-a", "x^0 + y^1 + (x*0 + y*1)"};
+  for (const char* text : exprs) {
+    XY c;
+    const int node = parse_expression(text, c.g, c.s);
+    for (int k = 0; k < 2; ++k) {
+      const int d = c.g.derivative(node, k);
+      const double x = 0.63, y = 1.27, h = 1e-5;
+      const double exact = c.eval(d, x, y);
+      const double cd = k == 0 ? (c.eval(node, x + h, y) - c.eval(node, x - h, y)) / (2 * h)
+                               : (c.eval(node, x, y + h) - c.eval(node, x, y - h)) / (2 * h);
+      EXPECT_NEAR(exact, cd, 1e-8 * std::max(1.0, std::abs(cd))) << text << " d/d" << (k ? "y" : "x");
+    }
+  }
+}
+
+// The values: the tape computes what the C++ expression computes (to the bit where the operations are the same).
+TEST(ExpressionGraph, TapeEvaluatesLikeTheCppExpression) {
+  XY c;
+  const double x = 0.63, y = 1.27;
+  const double want = std::sin(x) * std::cos(y) + 0.7 * x * x * x - y / x + std::atan2(y, x) + std::sqrt(1 + x * x);
+  const int node = parse_expression("sin(x)*cos(y) + a*x^3 - y/x + atan2(y, x) + sqrt(1 + x^2)", c.g, c.s);
+  EXPECT_NEAR(c.eval(node, x, y), want, 4e-16 * std::abs(want));
+  // Precedence and associativity: 2^3^2 = 2^9, -x^2 = -(x^2), 2*3/4*5 = 7.5, 2**-1 = 0.5.
+  for (auto [text, value] : {std::pair{"2^3^2", 512.0}, {"-3^2", -9.0}, {"2*3/4*5", 7.5}, {"2**-1", 0.5},
+                             {"(1+2)*(3-5)", -6.0}, {"1e-3*1E3 + .5", 1.5}, {"min(2, -1) + max(2, -1)", 1.0}}) {
+    XY d;
+    const int n = parse_expression(text, d.g, d.s);
+    EXPECT_TRUE(d.g.is_constant(n)) << text;
+    EXPECT_EQ(d.g.node(n).value, value) << text;
+  }
+}
+
+// Common subexpressions are one node; x + 0, x * 1, x * 0 and constants are simplified away.
+TEST(ExpressionGraph, CommonSubexpressionsAreMerged) {
+  XY c;
+  const int a = parse_expression("sin(x*y) + sin(y*x)", c.g, c.s);
+  const int size_after_first = c.g.size();
+  const int b = parse_expression("sin(x*y)", c.g, c.s);
+  EXPECT_EQ(c.g.size(), size_after_first);  // nothing new: x*y and sin(x*y) exist
+  EXPECT_EQ(c.g.node(a).op, ExprOp::kAdd);
+  EXPECT_EQ(c.g.node(a).a, b);
+  EXPECT_EQ(c.g.node(a).b, b);
+  const int z = parse_expression("(x + 0)*1 - x + y*0", c.g, c.s);
+  EXPECT_TRUE(c.g.is_constant(z, 0));
+}
+
+// The tape over ceres::Jet carries the same derivatives as the graph's symbolic ones.
+TEST(ExpressionGraph, TapeOverJetsGivesTheSymbolicDerivatives) {
+  XY c;
+  const int node = parse_expression("exp(x*y)*sin(x) + log(1 + y^2)/x + asin(x/3)*tanh(y)", c.g, c.s);
+  Tape tape(c.g, {node});
+  using J = ceres::Jet<double, 2>;
+  std::vector<J> r(std::max(tape.registers(), 2));
+  r[0] = J(0.4, 0);
+  r[1] = J(-0.9, 1);
+  tape.run(r.data());
+  const J out = r[tape.output_register(0)];
+  for (int k = 0; k < 2; ++k) EXPECT_NEAR(out.v[k], c.eval(c.g.derivative(node, k), 0.4, -0.9), 1e-15 * 10);
+}
+
+TEST(ExpressionParser, ErrorsNameThePlace) {
+  struct Bad {
+    const char* text;
+    std::size_t offset;
+    const char* message;
+  };
+  for (const Bad& b : {Bad{"x + ", 4, "expected a number, a name or '(' at the end"}, Bad{"x + z", 4, "unknown symbol 'z'"},
+                       Bad{"sin(x", 5, "expected ')'"}, Bad{"foo(x)", 0, "unknown function 'foo'"},
+                       Bad{"atan2(x)", 0, "atan2() takes 2 arguments, got 1"}, Bad{"x $ y", 2, "unexpected '$'"},
+                       Bad{"1.2.3", 0, "malformed number"}, Bad{"", 0, "empty expression"},
+                       Bad{"der(a)", 4, "der() takes the name of a coordinate"}, Bad{"x y", 2, "unexpected 'y'"}}) {
+    XY c;
+    try {
+      parse_expression(b.text, c.g, c.s);
+      ADD_FAILURE() << b.text << ": no error";
+    } catch (const ExpressionError& e) {
+      EXPECT_EQ(e.offset(), b.offset) << b.text << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << b.text << ": " << e.what();
+    }
+  }
+  // Deep nesting is refused, not a stack overflow.
+  XY c;
+  EXPECT_THROW(parse_expression(std::string(100000, '(') + "x" + std::string(100000, ')'), c.g, c.s), ExpressionError);
+}
+
+// A file version of a zoo problem gives the same model terms at random states: M, c, F, A, Adot qd, h, the
+// energy (and the same default state).
+TEST(MechanismFile, FileVersionsOfZooProblemsGiveTheSameTerms) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  for (const char* name : {"chaplygin_sleigh", "pendulum_cartesian"}) {
+    auto zoo = make_model(name, {}, false);
+    auto file = make_model(kData + name + ".toml", {}, false);
+    ASSERT_EQ(file->n(), zoo->n());
+    ASSERT_EQ(file->m(), zoo->m());
+    EXPECT_EQ(file->holonomic(), zoo->holonomic());
+    EXPECT_FALSE(file->gyroscopic());
+    EXPECT_FALSE(file->time_dependent());
+    Vec q0z, qd0z, q0f, qd0f;
+    zoo->default_initial(q0z, qd0z);
+    file->default_initial(q0f, qd0f);
+    EXPECT_EQ(q0f, q0z) << name;
+    EXPECT_EQ(qd0f, qd0z) << name;
+    auto wz = zoo->make_workspace();
+    auto wf = file->make_workspace();
+    ModelTerms tz = zoo->make_terms(), tf = file->make_terms();
+    const unsigned what = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kEnergy |
+                          (zoo->holonomic() ? kConstraintValue : 0u);
+    double worst = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+      Vec q(zoo->n()), qd(zoo->n());
+      for (int i = 0; i < zoo->n(); ++i) {
+        q[i] = u(rng);
+        qd[i] = u(rng);
+      }
+      zoo->evaluate(0.0, q, qd, what, *wz, tz);
+      file->evaluate(0.0, q, qd, what, *wf, tf);
+      auto rel = [&](const auto& a, const auto& b) {
+        const double scale = std::max(1.0, b.template lpNorm<Eigen::Infinity>());
+        return (a - b).template lpNorm<Eigen::Infinity>() / scale;
+      };
+      worst = std::max({worst, rel(tf.M, tz.M), rel(tf.c, tz.c), rel(tf.F, tz.F), rel(tf.A, tz.A),
+                        rel(tf.Adot_qd, tz.Adot_qd), std::abs(tf.energy() - tz.energy()) / std::max(1.0, std::abs(tz.energy()))});
+      if (zoo->holonomic()) worst = std::max(worst, rel(tf.h, tz.h));
+    }
+    std::printf("  %-20s: largest relative difference of M, c, F, A, Adot qd, h, energy: %.2e\n", name, worst);
+    EXPECT_LT(worst, 4e-16) << name;
+  }
+}
+
+// Whole runs on the file version and the zoo problem agree under every formulation that applies.
+TEST(MechanismFile, RunsAgreeWithTheZooProblem) {
+  struct RunCase {
+    const char* problem;
+    const char* formulation;
+    const char* integrator;
+  };
+  for (const RunCase c : {RunCase{"chaplygin_sleigh", "kkt", "dopri5"}, RunCase{"chaplygin_sleigh", "schur", "dopri5"},
+                          RunCase{"chaplygin_sleigh", "nullspace", "dopri5"}, RunCase{"chaplygin_sleigh", "penalty", "radau5"},
+                          RunCase{"pendulum_cartesian", "kkt", "dopri5"}, RunCase{"pendulum_cartesian", "schur", "radau5"},
+                          RunCase{"pendulum_cartesian", "nullspace", "dopri5"}, RunCase{"pendulum_cartesian", "kkt", "rattle"}}) {
+    Vec y_end[2];
+    for (int k = 0; k < 2; ++k) {
+      auto model = k == 0 ? make_model(c.problem, {}, false) : make_model(kData + c.problem + ".toml", {}, false);
+      auto f = formulation_registry().get(c.formulation).make(model, FormulationOptions{});
+      Vec q0, qd0, y0;
+      model->default_initial(q0, qd0);
+      f->initial_state(q0, qd0, y0);
+      auto integ = integrator_registry().get(c.integrator).make();
+      SimulationSettings sim;
+      sim.t_end = 3.0;
+      sim.output_every = 1.0;
+      IntegratorSettings s;
+      s.rtol = s.atol = 1e-10;
+      s.dt = 1e-3;
+      const SimulationResult r = simulate(*f, *integ, y0, sim, s, [&](double, const Vec& y) { y_end[k] = y; });
+      ASSERT_EQ(r.status, "ok") << c.problem << " " << c.formulation << ": " << r.message;
+    }
+    // The positions q (nullspace's state is (q, v), and v depends on the velocity basis: the zoo sleigh brings
+    // its natural one, the file leaves nullspace to compute one, so the two integrate different ODEs for the
+    // same motion and agree to the tolerance (measured 2.5e-11 at rtol 1e-10); everywhere else the runs are the same to the bit).
+    const int n = std::string(c.problem) == "chaplygin_sleigh" ? 3 : 2;
+    const double diff = (y_end[1].head(n) - y_end[0].head(n)).lpNorm<Eigen::Infinity>();
+    const bool same_ode = !(std::string(c.formulation) == "nullspace" && n == 3);
+    std::printf("  %-20s %-10s %-8s: |q_file - q_zoo| %.2e\n", c.problem, c.formulation, c.integrator, diff);
+    EXPECT_LT(diff, same_ode ? 1e-15 : 1e-10) << c.problem << " " << c.formulation << " " << c.integrator;
+  }
+}
+
+// Parameters are overridden like a zoo problem's; unknown names and values out of range are refused in one line.
+TEST(MechanismFile, ParametersAreOverriddenAndChecked) {
+  auto model = make_model(kData + "chaplygin_sleigh.toml", {{"b", 0.5}});
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  EXPECT_DOUBLE_EQ(qd0[1], 0.8 * 0.5);  // the initial state's expression in b
+  auto ws = model->make_workspace();
+  ModelTerms t = model->make_terms();
+  model->evaluate(0.0, q0, qd0, kConstraintJacobian, *ws, t);
+  EXPECT_EQ(t.A(0, 2), -0.5);
+  const std::string unknown = error_of([] { make_model(kData + "chaplygin_sleigh.toml", {{"mass", 2.0}}); });
+  EXPECT_NE(unknown.find("unknown parameter 'mass'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("known: m, Ic, b"), std::string::npos) << unknown;
+  const std::string below = error_of([] { make_model(kData + "chaplygin_sleigh.toml", {{"m", -1.0}}); });
+  EXPECT_NE(below.find("chaplygin_sleigh.toml:9:5: parameter m = -1 is below its min 0 (set to -1)"), std::string::npos) << below;
+}
+
+// Each error is one line naming the file, line and column.
+TEST(MechanismFile, ErrorsAreOneLineWithFileLineAndColumn) {
+  const std::string head = "name = \"e\"\ncoordinates = [\"x\", \"y\"]\n[parameters]\nk = 2\n";
+  struct Bad {
+    const char* body;
+    const char* expected;
+  };
+  const Bad cases[] = {
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\nV = \"k*z\"\n[initial]\nq = [0, 0]\n",
+       ":7:8: unknown symbol 'z' (known: x, y, der(x), der(y), t, k) in V"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\nV = \"k*der(x)\"\n[initial]\nq = [0, 0]\n",
+       ":7:6: V depends on der(x)"},
+      {"[energy]\nT = \"der(x)^4 + der(y)^2\"\n[initial]\nq = [0, 0]\nqd = [1, 1]\n",
+       ":6:6: T is not quadratic in the velocities"},
+      {"[energy]\nT = \"der(x)^2 - der(y)^2\"\n[initial]\nq = [0, 0]\n",
+       ":6:6: the mass matrix d2T/dqd2 is not positive definite at the initial state"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\nV = \"log(x)\"\n[initial]\nq = [0, 0]\n",
+       ":7:6: V is not finite at the initial state"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\n[constraints]\nvelocity = [\"x*der(x)^2\"]\n[initial]\nq = [1, 0]\nqd = [1, 1]\n",
+       ":8:14: this velocity row is not linear in the velocities"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\n[constraints]\nposition = [\"x - der(y)\"]\n[initial]\nq = [1, 0]\n",
+       ":8:14: position row depends on der(y)"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\n[initial]\nq = [0]\n", ":8:5: q has 1 entries for 2 coordinates"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\n[initial]\nq = [0, 0]\n[let]\nk = \"x\"\n", ":10:5: duplicate name 'k'"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\nW = \"0\"\n[initial]\nq = [0, 0]\n",
+       ":7:5: unknown key 'W' in [energy] (known: T, V)"},
+      {"[energy]\nT = \"der(x)^2 + der(y)^2\"\n[initial]\nq = [0, 0]\n[let]\nu = \"w\"\nw = \"u\"\n",
+       ":10:6: [let] names refer to each other in a cycle: u -> w -> u"},
+      {"[energy\nT = 1\n", ":5:8: not TOML"},
+  };
+  for (const Bad& b : cases) {
+    const std::string path = write_temp("bad.toml", head + b.body);
+    const std::string message = error_of([&] { make_model(path); });
+    EXPECT_NE(message.find(path + b.expected), std::string::npos) << "expected: " << b.expected << "\ngot: " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(error_of([] { make_model("no/such/file.toml"); }).find("no/such/file.toml"), std::string::npos);
+}
+
+// Evaluating a file mechanism's terms allocates nothing once the thread's registers are sized.
+TEST(MechanismFile, NoHeapAllocationPerEvaluation) {
+  for (const char* name : {"chaplygin_sleigh", "pendulum_cartesian"}) {
+    auto model = make_model(kData + name + ".toml");
+    auto ws = model->make_workspace();
+    ModelTerms t = model->make_terms();
+    Vec q0, qd0;
+    model->default_initial(q0, qd0);
+    const unsigned what = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kEnergy |
+                          (model->holonomic() ? kConstraintValue : 0u);
+    model->evaluate(0.0, q0, qd0, what, *ws, t);
+    clm::testing::AllocationScope scope;
+    for (int i = 0; i < 10; ++i) model->evaluate(0.0, q0, qd0, what, *ws, t);
+    EXPECT_EQ(scope.count(), 0u) << name;
+  }
+}
