@@ -252,7 +252,7 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
                                        const ConstraintAnalysisOptions& options = {}) {
   const AutoDiffModel<P> model(p, false);
   ConstraintAnalysis out;
-  out.problem = P::kName;
+  out.problem = model.name();  // a mechanism file says its name at run time
   out.options = options;
   out.n = model.n();
   out.m = model.m();

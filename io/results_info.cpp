@@ -226,7 +226,11 @@ ResultsInfo read_results_info(const std::string& path) {
   for (size_t i = 0; i < R; ++i) {
     ResultsRow row;
     row.run_id = ids[i];
+    // A mechanism file's identity PATH@sha256:HEX shortened to 12 hex digits for the table (git's habit; the
+    // attribute keeps all 64, `info --run` shows them).
     row.problem = problems[i];
+    if (const auto mark = row.problem.rfind("@sha256:"); mark != std::string::npos && row.problem.size() > mark + 20)
+      row.problem = row.problem.substr(0, mark + 20);
     row.formulation = formulations[i];
     row.integrator = integrators[i];
     row.status = statuses[i];

@@ -32,9 +32,10 @@ class Compiler {
  public:
   Compiler(const MechanismFile& f, const std::map<std::string, double>& overrides)
       : f_(f), n_(static_cast<int>(f.coordinates.size())), g_(2 * n_ + 1) {
-    for (const auto& [key, value] : overrides) {
+    for (const auto& entry : overrides) {
+      const std::string& key = entry.first;  // (a structured binding cannot be captured before clang 16)
       const auto it = std::find_if(f.parameters.begin(), f.parameters.end(),
-                                   [&](const MechanismParameter& p) { return p.name == key; });
+                                   [&key](const MechanismParameter& p) { return p.name == key; });
       if (it == f.parameters.end()) {
         std::string known;
         for (const auto& p : f.parameters) known += (known.empty() ? "" : ", ") + p.name;
@@ -67,6 +68,7 @@ class Compiler {
       for (const auto& c : f_.coordinates) add(c);
       for (const auto& c : f_.coordinates) add("der(" + c + ")");
       add("t");
+      add("pi");
       for (const auto& p : f_.parameters) add(p.name);
       for (const auto& [name, text] : f_.lets) add(name);
       return out;
@@ -190,6 +192,7 @@ class Compiler {
     for (int i = 0; i < n_; ++i)
       if (f_.coordinates[i] == name) return g_.input(i);
     if (name == "t") return g_.input(2 * n_);
+    if (name == "pi") return g_.constant(M_PI);
     for (const auto& [pname, value] : values_)
       if (pname == name) return g_.constant(value);
     const auto it = f_.lets.find(std::string(name));

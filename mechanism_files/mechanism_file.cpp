@@ -158,7 +158,7 @@ class Reader {
     return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
   }
   static bool reserved(const std::string& s) {
-    static const std::set<std::string> kReserved = {"t",    "der",  "sin",  "cos",  "tan",  "asin", "acos",
+    static const std::set<std::string> kReserved = {"t", "pi", "der",  "sin",  "cos",  "tan",  "asin", "acos",
                                                     "atan", "atan2", "sinh", "cosh", "tanh", "exp",  "log",
                                                     "sqrt", "abs",  "min",  "max",  "pow",  "sign"};
     return kReserved.count(s) > 0 || (s.size() > 4 && s.substr(s.size() - 4) == "_dot");
