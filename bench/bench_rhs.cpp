@@ -233,6 +233,25 @@ const char* const kProblems[] = {"pendulum_polar", "pendulum_cartesian", "slider
                                  "chaplygin_sleigh", "rolling_disk",      "skate_incline", "sphere_in_disguise",
                                  "suslov"};
 const char* const kFormulations[] = {"kkt", "schur", "nullspace"};
+// A mechanism file (tests/data/mechanisms/NAME.toml, the zoo problem NAME written as a file) against the compiled
+// zoo problem, both on the autodiff path (no hand-written terms): kkt's rhs, the tapes against the templates.
+void BM_FileRhs(benchmark::State& state, const std::string& problem, bool file) {
+  const std::string name = file ? std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/" + problem + ".toml" : problem;
+  auto model = make_model(name, {}, /*use_analytic=*/false);
+  auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
+  Vec q0, qd0, y, dy;
+  model->default_initial(q0, qd0);
+  f->initial_state(q0, qd0, y);
+  dy.resize(y.size());
+  f->rhs(0.0, y, dy);
+  clm::testing::start_counting_allocations();
+  for (auto _ : state) {
+    f->rhs(0.0, y, dy);
+    benchmark::DoNotOptimize(dy.data());
+  }
+  report_allocations(state, clm::testing::stop_counting_allocations());
+}
+
 // Per zoo problem, every formulation (refused pairs are skipped with the reason).
 const char* const kAllFormulations[] = {"kkt",        "schur",       "nullspace",  "penalty",        "added_mass",
                                         "added_mass_multiplier", "vakonomic", "substituted", "fernandez_bloch",
@@ -289,6 +308,10 @@ int register_all() {
   benchmark::RegisterBenchmark("ModelTerms/closed_chain", BM_ModelTerms, std::string("closed_chain"), unsigned(kDynamics))
       ->RangeMultiplier(2)
       ->Range(4, 64);
+  for (const char* p : {"chaplygin_sleigh", "pendulum_cartesian", "pendulum_polar", "ball_on_turntable"})
+    for (const bool file : {false, true})
+      benchmark::RegisterBenchmark((std::string("FileRhs/") + p + (file ? "/file" : "/zoo")).c_str(), BM_FileRhs,
+                                   std::string(p), file);
   benchmark::RegisterBenchmark("ModelTermsAutodiff/closed_chain", BM_ModelTermsAutodiff)->RangeMultiplier(2)->Range(4, 64);
   benchmark::RegisterBenchmark("Floor/KktLu/closed_chain", BM_FloorKktLu)->RangeMultiplier(2)->Range(4, 64);
   benchmark::RegisterBenchmark("Floor/SchurLlt/closed_chain", BM_FloorSchurLlt)->RangeMultiplier(2)->Range(4, 64);

@@ -121,10 +121,7 @@ class AutoDiffModel final : public Model {
   int n() const override { return n_; }
   int m() const override { return m_; }
   bool holonomic() const override { return kHolonomic; }
-  bool gyroscopic() const override {
-    if constexpr (requires { p_.has_gyroscopic_term(); }) return p_.has_gyroscopic_term();
-    else return HasGyroscopic<P>;
-  }
+  bool gyroscopic() const override { return gyroscopic_present(); }
   bool time_dependent() const override { return kTimeDependent; }
   bool has_singular_positions() const override { return HasSingularPositions<P>; }
   const std::vector<int>& actuated_coordinates() const override { return actuated_; }
@@ -229,7 +226,7 @@ class AutoDiffModel final : public Model {
     if (what & kConstraintCurvature) constraint_curvature(ws, out);
     if (what & kLagrangianGradient) lagrangian_gradient(ws, out);
     if (what & kMomentum) out.p.noalias() = out.M * qd;
-    if constexpr (HasGyroscopic<P>) {
+    if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {
       if (what & (kMomentum | kEnergy)) {
         p_.template gyroscopic<double>(ws.q, ws.a);
         if (what & kMomentum) out.p += ws.a;
@@ -288,7 +285,7 @@ class AutoDiffModel final : public Model {
           out.dc_dqd(i, l) = acc;
         }
       }
-      if constexpr (HasGyroscopic<P>) {
+      if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {
         for (int start = 0; start < n; start += K) {  // + Da - Da^T, Da(i, start + k) = ak[i].v[k]
           seed_chunk(ws, start);
           p_.template gyroscopic<JetK>(ws.qk, ws.ak);
@@ -309,7 +306,7 @@ class AutoDiffModel final : public Model {
           for (int j = 0; j < n; ++j) acc += ws.Mh(i, j).d * qd[j];
           out.dc_dq(i, l) = acc;
         }
-        if constexpr (HasGyroscopic<P>) {  // + d/dq_l (Da qd)_i = d^2 a_i [qd, e_l]
+        if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {  // + d/dq_l (Da qd)_i = d^2 a_i [qd, e_l]
           p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
           for (int i = 0; i < n; ++i) out.dc_dq(i, l) += ws.ah[i].d;
         }
@@ -326,7 +323,7 @@ class AutoDiffModel final : public Model {
             T2 += row * qd[a];
           }
           HyperDual W = potential_at<HyperDual>(ws.qh, 0.0) - 0.5 * T2;
-          if constexpr (HasGyroscopic<P>) {
+          if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {
             p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
             for (int a = 0; a < n; ++a) W -= ws.ah[a] * qd[a];
           }
@@ -487,7 +484,7 @@ class AutoDiffModel final : public Model {
     seed_along(ws.q1, ws.q, ws.qd, n);
     p_.template mass_matrix<Jet1>(ws.q1, ws.M1);
     split_along(ws.M1, ws.qd, n, n, out.M, out.c);  // M and Mdot qd
-    if constexpr (HasGyroscopic<P>) {  // + Da qd = d/dt a along qd
+    if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {  // + Da qd = d/dt a along qd
       p_.template gyroscopic<Jet1>(ws.q1, ws.a1);
       for (int i = 0; i < n; ++i) out.c[i] += ws.a1[i].v[0];
     }
@@ -524,12 +521,20 @@ class AutoDiffModel final : public Model {
   JetK gyroscopic_pairing(Workspace& ws) const {
     JetK G(0.0);
     if constexpr (HasGyroscopic<P>) {
-      p_.template gyroscopic<JetK>(ws.qk, ws.ak);
-      for (int i = 0; i < n_; ++i) G += ws.ak[i] * ws.qd[i];
+      if (gyroscopic_present()) {
+        p_.template gyroscopic<JetK>(ws.qk, ws.ak);
+        for (int i = 0; i < n_; ++i) G += ws.ak[i] * ws.qd[i];
+      }
     } else {
       (void)ws;
     }
     return G;
+  }
+  // Whether the gyroscopic term is there: a problem known at run time (a mechanism file) writes gyroscopic()
+  // always and says by has_gyroscopic_term() whether it is zero, so that its passes are skipped then.
+  bool gyroscopic_present() const {
+    if constexpr (requires { p_.has_gyroscopic_term(); }) return p_.has_gyroscopic_term();
+    else return HasGyroscopic<P>;
   }
 
   // The derivatives of the bias Adot qd (kkt / schur Jacobians; DynamicsDerivatives::dbias_dq, dbias_dqd), after

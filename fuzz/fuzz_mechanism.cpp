@@ -1,7 +1,8 @@
 // libFuzzer target: a mechanism file (mechanism_files/, docs/mechanism-files.md) on arbitrary bytes: the TOML
 // reader, the expression parser, the symbolic derivatives and the tapes. Every input must end in a
-// CompiledMechanism or an InputError (one line, naming the file); a compiled one must evaluate M, V, the
-// constraint terms finite at its initial state, in double and in ceres::Jet, with the same values to round-off. Anything else (a crash, a hang, a non-finite value that passed the checks) is a finding.
+// CompiledMechanism or an InputError (one line, naming the file); a compiled one must evaluate M, V, a and
+// the constraint tape finite at its initial state, in double and in ceres::Jet, with the same values to
+// round-off. Anything else (a crash, a hang, a non-finite value that passed the checks) is a finding.
 #include <ceres/jet.h>
 
 #include <cmath>

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/value_parsing.hpp"
 #include "mechanism_files/expression_parser.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 
@@ -39,7 +40,7 @@ class Compiler {
       if (it == f.parameters.end()) {
         std::string known;
         for (const auto& p : f.parameters) known += (known.empty() ? "" : ", ") + p.name;
-        throw InputError("unknown parameter '" + key + "' for mechanism " + f.name + " (" + f.path + "; known: " +
+        throw InputError("unknown parameter '" + echo_value(key) + "' for mechanism " + f.name + " (" + f.path + "; known: " +
                          (known.empty() ? "none" : known) + ")");
       }
     }

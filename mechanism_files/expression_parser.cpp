@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/value_parsing.hpp"
+
 namespace clm {
 
 namespace {
@@ -35,7 +37,7 @@ class Parser {
     if (pos_ == text_.size()) throw ExpressionError(0, "empty expression");
     const int node = expression();
     skip_space();
-    if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected '" + std::string(1, text_[pos_]) + "'");
+    if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected '" + echo_value(std::string(1, text_[pos_])) + "'");
     return node;
   }
 
@@ -55,7 +57,7 @@ class Parser {
   void expect(char c, const char* what) {
     if (!accept(c)) {
       if (pos_ >= text_.size()) throw ExpressionError(pos_, std::string("expected ") + what + " at the end");
-      throw ExpressionError(pos_, std::string("expected ") + what + ", found '" + text_[pos_] + "'");
+      throw ExpressionError(pos_, std::string("expected ") + what + ", found '" + echo_value(std::string(1, text_[pos_])) + "'");
     }
   }
   struct DepthGuard {
@@ -112,7 +114,7 @@ class Parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number();
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
-    throw ExpressionError(pos_, std::string("unexpected '") + c + "'");
+    throw ExpressionError(pos_, "unexpected '" + echo_value(std::string(1, c)) + "'");
   }
   int number() {
     const std::size_t start = pos_;

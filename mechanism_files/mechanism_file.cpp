@@ -10,6 +10,7 @@
 
 #include "core/input_file.hpp"
 #include "core/sha256.hpp"
+#include "core/value_parsing.hpp"
 #include "mechanism_files/expression_parser.hpp"
 
 namespace clm {
@@ -43,7 +44,7 @@ class Reader {
     if (f.name.empty()) fail_at(root_["name"].node(), "name must not be empty");
     for (char c : f.name)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
-        fail_at(root_["name"].node(), "name '" + f.name + "' may hold letters, digits, '_' and '-' only");
+        fail_at(root_["name"].node(), "name '" + echo_value(f.name) + "' may hold letters, digits, '_' and '-' only");
     if (auto d = root_["description"]) f.description = string_of(*d.node(), "description");
     f.coordinates = string_array(root_, "coordinates", true);
     if (f.coordinates.empty()) fail_at(root_["coordinates"].node(), "coordinates must name at least one coordinate");
@@ -60,7 +61,7 @@ class Reader {
     std::set<std::string> taken;
     auto claim = [&](const std::string& name, int line, int column, const char* what) {
       if (!valid_identifier(name))
-        fail(path_, line, column, std::string(what) + " '" + name + "' is not a name (a letter or '_', then letters, digits, '_')");
+        fail(path_, line, column, std::string(what) + " '" + echo_value(name) + "' is not a name (a letter or '_', then letters, digits, '_')");
       if (reserved(name)) fail(path_, line, column, std::string(what) + " '" + name + "' is a reserved name");
       if (!taken.insert(name).second) fail(path_, line, column, "duplicate name '" + name + "'");
     };
@@ -130,7 +131,7 @@ class Reader {
         const auto it = std::find(f.coordinates.begin(), f.coordinates.end(), name);
         const Where w = where(node);
         if (it == f.coordinates.end())
-          fail(path_, w.line, w.column, "[forces] key '" + name + "' is not a coordinate (coordinates: " + join(f.coordinates) + ")");
+          fail(path_, w.line, w.column, "[forces] key '" + echo_value(name) + "' is not a coordinate (coordinates: " + join(f.coordinates) + ")");
         f.forces.emplace_back(static_cast<int>(it - f.coordinates.begin()), expression_of(node, "force on " + name));
       }
     }
@@ -181,7 +182,7 @@ class Reader {
         std::string names;
         for (const char* k : known) names += (names.empty() ? "" : ", ") + std::string(k);
         const Where w = where(node);
-        fail(path_, w.line, w.column, "unknown key '" + std::string(key.str()) + "' in " + what + " (known: " + names + ")");
+        fail(path_, w.line, w.column, "unknown key '" + echo_value(std::string(key.str())) + "' in " + what + " (known: " + names + ")");
       }
     }
   }
@@ -298,7 +299,7 @@ MechanismFile parse_mechanism_text(const std::string& text, const std::string& p
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     fail(path, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column),
-         "not TOML: " + std::string(e.description()));
+         "not TOML: " + echo_value(std::string(e.description())));  // toml++ may quote a newline it saw
   }
   return Reader(root, path).read();
 }

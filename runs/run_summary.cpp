@@ -197,10 +197,12 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
 RunSummary RunSummaryAccumulator::finish() const {
   RunSummary s;
   const bool any = samples_ > 0;
-  s.max_drift_position = holonomic_ && any ? max_dp_ : kNaN;
-  s.final_drift_position = holonomic_ && any ? last_dp_ : kNaN;
-  s.max_drift_velocity = any ? max_dv_ : kNaN;
-  s.final_drift_velocity = any ? last_dv_ : kNaN;
+  // Without constraints (m = 0: charged_particle, a spring pendulum file) there is no drift to measure: "-", not 0.
+  const bool constrained = model_.m() > 0;
+  s.max_drift_position = holonomic_ && constrained && any ? max_dp_ : kNaN;
+  s.final_drift_position = holonomic_ && constrained && any ? last_dp_ : kNaN;
+  s.max_drift_velocity = constrained && any ? max_dv_ : kNaN;
+  s.final_drift_velocity = constrained && any ? last_dv_ : kNaN;
   s.max_rel_energy_error = any ? max_rel_energy_ : kNaN;
   s.q_error_vs_reference = any && q_reference_ ? q_err_ : kNaN;
   s.lambda_consistency =

@@ -208,6 +208,9 @@ def load_run(g, run_id):
     t = np.asarray(g["t"][()], dtype=float) if "t" in g else np.zeros(0)
     k = len(t)
     problem, formulation, integrator = (text(a.get(x, "?")) for x in ("problem", "formulation", "integrator"))
+    # A mechanism file is recorded as PATH@sha256:HEX (its identity); labels name the file's stem.
+    if "@sha256:" in problem:
+        problem = os.path.splitext(os.path.basename(problem.split("@sha256:")[0]))[0]
     q, qd, lam = matrix(g, "q", k), matrix(g, "qd", k), matrix(g, "lambda", k)
     for name, v in (("q", q), ("qd", qd), ("lambda", lam)):
         if v.shape[0] != k:
