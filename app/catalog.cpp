@@ -58,6 +58,7 @@ std::string format_catalog(const std::string& what) {
         out << "\n";
       }
     }
+    out << "  or a mechanism file: --problem PATH.toml (docs/mechanism-files.md; shipped in mechanisms/)\n";
   }
   if (what.empty() || what == "formulations") {
     if (what.empty()) out << "\n";
