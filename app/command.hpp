@@ -39,6 +39,7 @@ Command analyze_command();
 Command options_command();
 Command sweep_command();
 Command merge_command();
+Command mechanism_command();
 
 // The exit-code paragraph of the help texts.
 const char* exit_codes_help();

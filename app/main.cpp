@@ -27,6 +27,7 @@ const std::vector<Command>& commands() {
       kozlov_command(),
       info_command(),
       analyze_command(),
+      mechanism_command(),
       options_command(),
   };
   return table;

@@ -210,7 +210,11 @@ Option<Target> name(std::string section, std::string key, Field field, std::func
   o.rule = std::move(rule);
   o.assign = [field, check, rule = o.rule](Target& t, const std::string& text, const std::string& where) {
     const std::string v = trim(text);
-    if (echo_value(v) != v) throw InputError("bad value '" + echo_value(v) + "' for " + where + " (expected " + rule + ")");
+    // Control characters are refused (echo_value would show them escaped); a long value is not (a mechanism
+    // file's identity PATH@sha256:HEX is over 70 characters).
+    for (const unsigned char c : v)
+      if (c < 0x20 || c == 0x7f)
+        throw InputError("bad value '" + echo_value(v) + "' for " + where + " (expected " + rule + ")");
     if (check) check(v);
     field(t) = v;
   };

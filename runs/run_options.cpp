@@ -1,5 +1,7 @@
 #include "runs/run_options.hpp"
 
+#include "mechanism_files/mechanism_file.hpp"
+
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
@@ -55,7 +57,12 @@ const std::vector<Option<RunSpec>>& run_options() {
     // [run]: what runs, for how long, how it is sampled, integrated and stopped.
     r.push_back(o::name<RunSpec>(
         "run", "problem", [](auto& s) -> auto& { return s.problem; },
-        [](const std::string& v) { find_problem(v); }, "a registered problem or a mechanism file (.toml)",
+        // A mechanism file is read when the run is resolved (find_problem), whose one-line errors name the
+        // file's line and column; this check would replace them by "bad value".
+        [](const std::string& v) {
+          if (!is_mechanism_file(v)) problem_registry().get(v);
+        },
+        "a registered problem or a mechanism file (.toml)",
         "problem name (clmbench list problems), or the path of a mechanism file (docs/mechanism-files.md)", "problem",
         "problem"));
     r.push_back(o::name<RunSpec>(

@@ -14,9 +14,12 @@
 #include <vector>
 
 #include "allocation_counter.hpp"
+#include "clmbench_process.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
+#include "core/input_file.hpp"
+#include "core/sha256.hpp"
 #include "core/simulate.hpp"
 #include "mechanism_files/expression_parser.hpp"
 #include "mechanism_files/mechanism_file.hpp"
@@ -507,4 +510,36 @@ TEST(MechanismFile, BeadOnRotatingHoopFollowsItsReducedEquation) {
   // Measured 1.1e-11 and 8.7e-12 (kkt + dopri5 at rtol 1e-12, no stabilization: the drift of the rows is in it).
   EXPECT_LT(worst_theta, 5e-11);
   EXPECT_LT(worst_jacobi, 4e-11);
+}
+
+// `clmbench mechanism check FILE` from the command line: one line per fact, and a bad file one line with its
+// position and exit 1; a run on a file records PATH@sha256:HEX and refuses other contents on a re-run.
+TEST(MechanismFile, CheckCommandAndIdentityFromTheCommandLine) {
+  clm::testing::ScratchDir dir("mechanism_check");
+  const std::string coin = std::string(CLMBENCH_SOURCE_DIR) + "/mechanisms/coin_on_incline.toml";
+  const auto ok = dir.run("mechanism check " + coin);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  for (const char* line : {"n = 4: x [m], y [m], phi [rad], psi [rad]", "m = 2 (Pfaffian A(q) qd + b = 0)",
+                           "rank A(q0)            2 of m = 2", "|A qd0 + b| = 0 (consistent)",
+                           "integrability         not integrable", "problems found        none"})
+    EXPECT_NE(ok.out.find(line), std::string::npos) << line << "\n" << ok.out;
+  std::ofstream(dir / "bad.toml") << "name = \"e\"\ncoordinates = [\"x\"]\n[energy]\nT = \"der(x)^2/2\"\nV = \"k*x\"\n[initial]\nq = [0]\n";
+  const auto bad = dir.run("mechanism check bad.toml");
+  EXPECT_EQ(bad.exit_code, 1);
+  ASSERT_EQ(bad.err_lines().size(), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("bad.toml:5:6: unknown symbol 'k'"), std::string::npos) << bad.err;
+
+  // A run on a copy of the file, then the copy edited: the recorded configuration refuses to run it again.
+  std::filesystem::copy_file(coin, dir / "coin.toml");
+  const auto run = dir.run("run --problem coin.toml --formulation kkt --integrator dopri5 --t-end 0.1 --out c.h5");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto info = dir.run("info c.h5");
+  EXPECT_NE(info.out.find("coin_on_incline_kkt_dopri5  coin.toml@sha256:"), std::string::npos) << info.out;
+  std::ofstream(dir / "coin.toml", std::ios::app) << "# edited\n";
+  const std::string sha = sha256_hex(read_input_file(coin, "mechanism file", 1u << 20));
+  const auto rerun = dir.run("run --problem coin.toml@sha256:" + sha + " --formulation kkt --integrator dopri5 "
+                             "--t-end 0.1 --out c2.h5");
+  EXPECT_EQ(rerun.exit_code, 1);
+  EXPECT_NE(rerun.err.find("mechanism file coin.toml has changed since the result was computed"), std::string::npos)
+      << rerun.err;
 }

@@ -1,0 +1,152 @@
+// clmbench mechanism check FILE: what a researcher wants to know about a mechanism file before running it
+// (docs/mechanism-files.md): parsed and compiled, its sizes and kind, T quadratic, M at the initial state, the
+// rank of A and the constraint residual of the initial state, and analyze's integrability verdict, one line each.
+// A file with an error gives that error in one line (FILE:LINE:COLUMN) and exit 1, like every command.
+#include <Eigen/Eigenvalues>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "app/command.hpp"
+#include "app/problem_analysis.hpp"
+#include "core/problem_registry.hpp"
+#include "core/value_parsing.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+
+namespace clm {
+
+namespace {
+
+po::options_description mechanism_options() {
+  po::options_description o("mechanism options", 100, 50);
+  o.add_options()
+      ("param", po::value<std::vector<std::string>>()->composing(), "name=value, repeatable: a parameter of the file")
+      ("q0", po::value<std::string>(), "a,b,c: the configuration to check at (default: the file's initial q)")
+      ("help,h", "this help");
+  return o;
+}
+
+std::string mechanism_help() {
+  std::ostringstream s;
+  s << "usage: clmbench mechanism check FILE.toml [--param name=value ...] [--q0 a,b,...]\n\n"
+       "Reads and checks a mechanism file (docs/mechanism-files.md) and prints, one line each: its name, n, m and\n"
+       "kind (holonomic / Pfaffian, time-dependent, forces, gyroscopic term), the size of its expression graph and\n"
+       "tapes and the time to read and compile it, that T is quadratic in the velocities, the eigenvalues of the\n"
+       "mass matrix at the initial state, the rank of A and the constraint residual of the initial state, and the\n"
+       "integrability verdict of `clmbench analyze`. An error in the file is one line FILE:LINE:COLUMN (exit 1).\n\n"
+       "Example: clmbench mechanism check mechanisms/coin_on_incline.toml\n\n"
+    << mechanism_options() << "\n"
+    << exit_codes_help();
+  return s.str();
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << std::setprecision(3) << v;
+  return s.str();
+}
+
+int check(const CommandInvocation& call, const std::string& path, const po::variables_map& vm) {
+  std::map<std::string, double> overrides;
+  for (const auto& p : strings_of(vm, "param")) {
+    const auto [name, value] = split_param(p);
+    overrides[name] = parse_number(value, "--param " + name);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const MechanismFile file = read_named_mechanism_file(path);
+  const auto compiled = compile_mechanism(file, overrides);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const CompiledMechanism& c = *compiled;
+  const auto model = make_model(path, overrides);
+  Vec q, qd;
+  model->default_initial(q, qd);
+  if (vm.count("q0")) {
+    const std::vector<double> values = parse_number_list(vm["q0"].as<std::string>(), "--q0");
+    if (static_cast<int>(values.size()) != c.n)
+      throw InputError("--q0 has " + std::to_string(values.size()) + " numbers for the " + std::to_string(c.n) +
+                       " coordinates of " + c.name);
+    for (int i = 0; i < c.n; ++i) q[i] = values[i];
+  }
+  auto& out = call.out;
+  const int w = 22;
+  auto line = [&](const std::string& key, const std::string& value) { out << std::left << std::setw(w) << key << value << "\n"; };
+  line("file", file.path + " (sha256 " + file.sha256.substr(0, 12) + ")");
+  line("mechanism", c.name + ": " + c.description);
+  std::string coords;
+  for (int i = 0; i < c.n; ++i) coords += (i ? ", " : "") + c.coordinates[i] + (c.units[i].empty() ? "" : " [" + c.units[i] + "]");
+  line("coordinates", "n = " + std::to_string(c.n) + ": " + coords);
+  std::string kind = c.m == 0 ? "no constraints" : c.holonomic ? "holonomic h(q, t) = 0" : "Pfaffian A(q) qd + b = 0";
+  if (c.time_dependent) kind += ", time-dependent";
+  if (c.has_forces) kind += ", generalized forces (no exact Jacobian)";
+  if (c.has_gyroscopic) kind += ", gyroscopic term dT/dqd at qd = 0";
+  line("constraints", "m = " + std::to_string(c.m) + " (" + kind + ")");
+  std::string params;
+  for (const auto& [name, value] : c.parameters) params += (params.empty() ? "" : ", ") + name + " = " + format_number(value);
+  line("parameters", params.empty() ? "none" : params);
+  line("compiled", std::to_string(c.graph_nodes) + " graph nodes; tapes M " + std::to_string(c.mass.instructions()) +
+                       ", V " + std::to_string(c.potential.instructions()) + ", constraints " +
+                       std::to_string(c.holonomic ? c.constraint.instructions() : c.pfaffian.instructions()) +
+                       " instructions; read and compiled in " + fmt(ms) + " ms");
+  line("T quadratic in qd", "yes (checked: d2T/dqd2 does not change with the velocities)");
+  auto ws = model->make_workspace();
+  ModelTerms t = model->make_terms();
+  const unsigned what = kMassMatrix | kConstraintJacobian | kEnergy | (c.holonomic && c.m > 0 ? kConstraintValue : 0u) |
+                        (model->time_dependent() ? kConstraintRate : 0u);
+  model->evaluate(0.0, q, qd, what, *ws, t);
+  Eigen::SelfAdjointEigenSolver<Mat> eig(t.M, Eigen::EigenvaluesOnly);
+  line("mass matrix at q0", "symmetric positive definite, eigenvalues " + fmt(eig.eigenvalues().minCoeff()) + " .. " +
+                                fmt(eig.eigenvalues().maxCoeff()));
+  if (c.m > 0) {
+    Eigen::JacobiSVD<Mat> svd(t.A);
+    const auto& s = svd.singularValues();
+    int rank = 0;
+    for (int i = 0; i < s.size(); ++i) rank += s[i] > 1e-9 * s[0];
+    line("rank A(q0)", std::to_string(rank) + " of m = " + std::to_string(c.m) + " (singular values " +
+                           fmt(s[s.size() - 1]) + " .. " + fmt(s[0]) + ")" +
+                           (rank < c.m ? ": redundant rows (kkt, schur, nullspace, augmented_lagrangian accept them)" : ""));
+    Vec velocity = t.A * qd;
+    if (t.b.size() == velocity.size()) velocity += t.b;
+    std::string residual = "|A qd0 + b| = " + fmt(velocity.norm());
+    if (c.holonomic) residual = "|h(q0)| = " + fmt(t.h.norm()) + ", " + residual;
+    const bool consistent = velocity.norm() <= 1e-10 && (!c.holonomic || t.h.norm() <= 1e-10);
+    line("initial residual", residual + (consistent ? " (consistent)" : " (runs project the initial state onto the constraints)"));
+    const ConstraintAnalysis a = analyze_problem(path, overrides, q);
+    line("integrability", a.verdict);
+  }
+  line("energy at q0", "T + V = " + fmt(t.energy()));
+  line("problems found", "none");
+  return kExitOk;
+}
+
+int mechanism(const CommandInvocation& call) {
+  const po::options_description options = mechanism_options();
+  if (call.args.empty() || call.args[0] == "--help" || call.args[0] == "-h") {
+    call.out << mechanism_help();
+    return kExitOk;
+  }
+  const std::string action = call.args[0];
+  if (action != "check")
+    throw InputError("mechanism: unknown action '" + echo_value(action) + "' (expected check; clmbench mechanism --help)");
+  std::vector<std::string> rest(call.args.begin() + 1, call.args.end());
+  const po::variables_map vm = parse_command_line(rest, options, "mechanism", "file");
+  if (vm.count("help")) {
+    call.out << mechanism_help();
+    return kExitOk;
+  }
+  const auto files = strings_of(vm, "file");
+  if (files.size() != 1) throw InputError("mechanism check takes one FILE.toml (clmbench mechanism --help)");
+  if (!is_mechanism_file(files[0]))
+    throw InputError("mechanism check: '" + echo_value(files[0]) + "' is not a mechanism file (a path ending in .toml)");
+  return check(call, files[0], vm);
+}
+
+}  // namespace
+
+Command mechanism_command() {
+  return {"mechanism", "check a mechanism file (docs/mechanism-files.md): sizes, kind, M at q0, rank of A, initial\n"
+                       "residual, integrability; an error in the file is one line FILE:LINE:COLUMN",
+          mechanism_help, mechanism};
+}
+
+}  // namespace clm
