@@ -101,6 +101,7 @@ class ExpressionGraph {
   // Per input k: derivative node of each node (-1: not yet taken), and dependency (-1 unknown, 0, 1).
   std::vector<std::vector<int>> derivative_;
   std::vector<std::vector<signed char>> depends_;
+  std::vector<int> settled_;  // per input: every node below this index has its depends_ entry
   int zero_first_ = -1, zero_count_ = 0;
   std::vector<int> zero_;
 };
