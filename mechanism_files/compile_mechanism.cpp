@@ -15,11 +15,7 @@ namespace clm {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, int line, int column, const std::string& message) {
-  std::ostringstream s;
-  s << path;
-  if (line > 0) s << ":" << line << ":" << column;
-  s << ": " << message;
-  throw InputError(s.str());
+  throw_at(path, line, column, message);
 }
 
 std::string format_number(double v) {

@@ -203,27 +203,30 @@ bool ExpressionGraph::depends_on(int i, int k) {
   return memo[i] == 1;
 }
 
+template <class Follow>
+std::vector<int> ExpressionGraph::operands_first(int i, Follow follow) const {
+  std::vector<int> order, stack{i};
+  std::vector<char> seen(size(), 0);
+  seen[i] = 1;
+  while (!stack.empty()) {
+    const int j = stack.back();
+    stack.pop_back();
+    order.push_back(j);
+    for (int operand : {nodes_[j].a, nodes_[j].b})
+      if (operand >= 0 && !seen[operand] && follow(operand)) {
+        seen[operand] = 1;
+        stack.push_back(operand);
+      }
+  }
+  std::sort(order.begin(), order.end());  // operands precede their node
+  return order;
+}
+
 int ExpressionGraph::derivative(int i, int k) {
   if (!depends_on(i, k)) return constant(0);
   if (static_cast<int>(derivative_.size()) <= k) derivative_.resize(k + 1);
   // The nodes i depends on through input k, in increasing order (operands first).
-  std::vector<int> order;
-  {
-    std::vector<int> stack{i};
-    std::vector<char> seen(size(), 0);
-    seen[i] = 1;
-    while (!stack.empty()) {
-      const int j = stack.back();
-      stack.pop_back();
-      order.push_back(j);
-      for (int operand : {nodes_[j].a, nodes_[j].b})
-        if (operand >= 0 && !seen[operand] && depends_on(operand, k)) {
-          seen[operand] = 1;
-          stack.push_back(operand);
-        }
-    }
-    std::sort(order.begin(), order.end());
-  }
+  const std::vector<int> order = operands_first(i, [&](int operand) { return depends_on(operand, k); });
   for (int j : order) {
     if (static_cast<int>(derivative_[k].size()) < size()) derivative_[k].resize(size(), -1);
     if (derivative_[k][j] >= 0) continue;
@@ -313,22 +316,9 @@ int ExpressionGraph::at_zero(int i, int first, int count) {
   }
   if (static_cast<int>(zero_.size()) < size()) zero_.resize(size(), -1);
   if (zero_[i] >= 0) return zero_[i];
-  // The nodes i reaches, operands first; each rebuilt from its rebuilt operands (which simplifies).
-  std::vector<int> order;
-  std::vector<int> stack{i};
-  std::vector<char> seen(size(), 0);
-  seen[i] = 1;
-  while (!stack.empty()) {
-    const int j = stack.back();
-    stack.pop_back();
-    order.push_back(j);
-    for (int operand : {nodes_[j].a, nodes_[j].b})
-      if (operand >= 0 && !seen[operand] && zero_[operand] < 0) {
-        seen[operand] = 1;
-        stack.push_back(operand);
-      }
-  }
-  std::sort(order.begin(), order.end());
+  // The nodes i reaches that are not rebuilt yet, operands first; each rebuilt from its rebuilt operands (which
+  // simplifies).
+  const std::vector<int> order = operands_first(i, [&](int operand) { return zero_[operand] < 0; });
   for (int j : order) {
     if (static_cast<int>(zero_.size()) < size()) zero_.resize(size(), -1);
     if (zero_[j] >= 0) continue;

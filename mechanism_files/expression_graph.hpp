@@ -85,6 +85,9 @@ class ExpressionGraph {
 
  private:
   int add_node(const ExprNode& n);
+  // Node i and the nodes it reaches through operands for which follow(operand) holds, in increasing order.
+  template <class Follow>
+  std::vector<int> operands_first(int i, Follow follow) const;
   struct Key {
     ExprOp op;
     int a, b;

@@ -1,7 +1,5 @@
 #include "mechanism_files/mechanism_file.hpp"
 
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -18,11 +16,7 @@ namespace clm {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, int line, int column, const std::string& message) {
-  std::ostringstream s;
-  s << path;
-  if (line > 0) s << ":" << line << ":" << column;
-  s << ": " << message;
-  throw InputError(s.str());
+  throw_at(path, line, column, message);
 }
 
 struct Where {
@@ -48,7 +42,6 @@ class Reader {
     if (auto d = root_["description"]) f.description = string_of(*d.node(), "description");
     f.coordinates = string_array(root_, "coordinates", true);
     if (f.coordinates.empty()) fail_at(root_["coordinates"].node(), "coordinates must name at least one coordinate");
-    const Where coordinates_at = where(*root_["coordinates"].node());
     if (root_["units"]) {
       f.units = string_array(root_, "units", false);
       if (f.units.size() != f.coordinates.size())
@@ -72,7 +65,6 @@ class Reader {
         claim(f.coordinates[i], w.line, w.column, "coordinate");
       }
     }
-    (void)coordinates_at;
     if (auto p = root_["parameters"]) {
       const toml::table* t = p.as_table();
       if (!t) fail_at(p.node(), "[parameters] must be a table");
@@ -269,6 +261,14 @@ std::pair<std::string, std::string> split_identity(const std::string& problem) {
 }
 
 }  // namespace
+
+void throw_at(const std::string& path, int line, int column, const std::string& message) {
+  std::ostringstream s;
+  s << path;
+  if (line > 0) s << ":" << line << ":" << column;
+  s << ": " << message;
+  throw InputError(s.str());
+}
 
 bool is_mechanism_file(const std::string& problem) {
   const std::string path = split_identity(problem).first;

@@ -87,6 +87,9 @@ struct CompiledMechanism {
 std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& file,
                                                            const std::map<std::string, double>& overrides = {});
 
+// Throws the one-line InputError "PATH:LINE:COLUMN: message" (PATH: message when line is 0).
+[[noreturn]] void throw_at(const std::string& path, int line, int column, const std::string& message);
+
 // Whether a problem name names a mechanism file: PATH ending in .toml, or PATH@sha256:HEX (a recorded
 // configuration: the file with the contents it must have).
 bool is_mechanism_file(const std::string& problem);

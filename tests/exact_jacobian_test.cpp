@@ -46,6 +46,20 @@ Mat central_jacobian(Formulation& f, double t, const Vec& y, double delta) {
   return J;
 }
 
+// A non-default state (q, qd) of formulation f, off the constraint: the default state moved by fixed amounts (the
+// rhs is defined there; Baumgarte's h and A qd terms are then nonzero and their derivatives are exercised).
+Vec off_constraint_state(Formulation& f, const Model& model) {
+  Vec q0, qd0, y;
+  model.default_initial(q0, qd0);
+  f.initial_state(q0, qd0, y);
+  const int n = f.dimension() / 2;
+  for (int i = 0; i < n; ++i) {
+    y[i] += 0.05 * std::sin(1.7 * i + 0.3);
+    y[n + i] += 0.3 * std::cos(0.9 * i + 0.2);
+  }
+  return y;
+}
+
 // Largest entry difference relative to the largest entry of J.
 double relative(const Mat& a, const Mat& b) { return (a - b).lpNorm<Eigen::Infinity>() / b.lpNorm<Eigen::Infinity>(); }
 
@@ -76,16 +90,8 @@ TEST(ExactJacobian, SaddlePointFormulationsAgreeWithCentralDifferences) {
       options.baumgarte_beta = c.beta;
       auto f = formulation_registry().get(formulation).make(model, options);
       ASSERT_TRUE(f->has_jacobian()) << formulation << " " << c.problem;
-      Vec q0, qd0, y;
-      model->default_initial(q0, qd0);
-      f->initial_state(q0, qd0, y);
-      const int dim = f->dimension(), n = dim / 2;
-      // A non-default state, off the constraint (the rhs is defined there; Baumgarte's h and A qd terms are
-      // then nonzero and their derivatives are exercised).
-      for (int i = 0; i < n; ++i) {
-        y[i] += 0.05 * std::sin(1.7 * i + 0.3);
-        y[n + i] += 0.3 * std::cos(0.9 * i + 0.2);
-      }
+      const Vec y = off_constraint_state(*f, *model);
+      const int dim = f->dimension();
       Mat J(dim, dim);
       f->jacobian(0.3, y, J);
       const Mat J_cd = central_jacobian(*f, 0.3, y, delta);
@@ -315,14 +321,8 @@ TEST(ExactJacobian, AugmentedLagrangianIsKktsWithItsGains) {
     ASSERT_TRUE(f->has_jacobian()) << c.problem;
     // auto takes it for every problem (augmented_lagrangian.hpp: differences of this rhs are poor).
     EXPECT_TRUE(f->own_jacobian_is_cheaper()) << c.problem;
-    Vec q0, qd0, y;
-    model->default_initial(q0, qd0);
-    f->initial_state(q0, qd0, y);
-    const int dim = f->dimension(), n = dim / 2;
-    for (int i = 0; i < n; ++i) {
-      y[i] += 0.05 * std::sin(1.7 * i + 0.3);
-      y[n + i] += 0.3 * std::cos(0.9 * i + 0.2);
-    }
+    const Vec y = off_constraint_state(*f, *model);
+    const int dim = f->dimension();
     Mat J(dim, dim), Jk(dim, dim);
     f->jacobian(0.3, y, J);
     kkt->jacobian(0.3, y, Jk);
@@ -333,8 +333,7 @@ TEST(ExactJacobian, AugmentedLagrangianIsKktsWithItsGains) {
     soft.al_tolerance = 0;
     soft.al_iterations = 200;
     auto fs = formulation_registry().get("augmented_lagrangian").make(model, soft);
-    Vec ys;
-    fs->initial_state(q0, qd0, ys);
+    (void)off_constraint_state(*fs, *model);  // its initial_state() sets the formulation up for the run
     Mat Js(dim, dim);
     fs->jacobian(0.3, y, Js);
     const Mat J_cd = central_jacobian(*fs, 0.3, y, delta);
@@ -363,14 +362,8 @@ TEST(ExactJacobian, AddedMassAgreesWithCentralDifferences) {
     options.added_mass_form = "direct";
     auto f = formulation_registry().get("added_mass").make(model, options);
     ASSERT_TRUE(f->has_jacobian()) << c.problem;
-    Vec q0, qd0, y;
-    model->default_initial(q0, qd0);
-    f->initial_state(q0, qd0, y);
-    const int dim = f->dimension(), n = dim / 2;
-    for (int i = 0; i < n; ++i) {
-      y[i] += 0.05 * std::sin(1.7 * i + 0.3);
-      y[n + i] += 0.3 * std::cos(0.9 * i + 0.2);
-    }
+    const Vec y = off_constraint_state(*f, *model);
+    const int dim = f->dimension();
     Mat J(dim, dim);
     f->jacobian(0.3, y, J);
     const Mat J_cd = central_jacobian(*f, 0.3, y, delta);
