@@ -67,7 +67,6 @@ void AddedMassFormulation::jacobian(double t, const Vec& y, Mat& J) {
     jac_dH_ = Mat::Zero(n, n);
     jac_dy_ = Vec::Zero(2 * n);
     jac_dlambda_ = Vec::Zero(m);
-    jac_llt_ = Eigen::LLT<Mat>(n);
     jac_ready_ = true;
   }
   rhs(t, y, jac_dy_);  // terms_ (M, c, A, Adot qd, C), H_, lambda_, qdd_ at y
@@ -103,10 +102,7 @@ void AddedMassFormulation::jacobian(double t, const Vec& y, Mat& J) {
       col_v.noalias() -= N * (A.transpose() * d.dbias_dqd.col(l));
     }
   }
-  jac_llt_.compute(H_);
-  if (jac_llt_.info() != Eigen::Success)
-    throw NumericalFailure("added_mass: Cholesky of M + N A^T A failed in the Jacobian");
-  jac_llt_.solveInPlace(jac_cols_);
+  llt_.solve_in_place(jac_cols_);  // the factor of M + N A^T A the rhs() at y left
   if (!jac_cols_.allFinite()) throw NumericalFailure("added_mass: non-finite Jacobian");
   J.setZero();
   J.topRightCorner(n, n).setIdentity();

@@ -58,7 +58,6 @@ class AddedMassFormulation final : public AccelerationFormulation {
   DynamicsDerivatives jac_deriv_;
   Mat jac_dcurv_, jac_cols_, jac_dH_;
   Vec jac_dy_, jac_dlambda_;
-  Eigen::LLT<Mat> jac_llt_;
   bool jac_ready_ = false;
 
   Mat H_;  // M + N A^T A

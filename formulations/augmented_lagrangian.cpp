@@ -92,7 +92,6 @@ void AugmentedLagrangianFormulation::solve_accelerations() {
 }
 
 void AugmentedLagrangianFormulation::size_linearized_solver() {
-  jac_llt_ = Eigen::LLT<Mat>(n_);
   jac_base_ = Mat::Zero(n_, 2 * n_);
   jac_x_ = Mat::Zero(n_, 2 * n_);
   jac_mu_ = Mat::Zero(m_, 2 * n_);
@@ -102,14 +101,11 @@ void AugmentedLagrangianFormulation::size_linearized_solver() {
 // jac_rhs_ = [r1; r2] of [M -A^T; A 0][dqdd; dlambda] = [r1; r2] (saddle_jacobian). In Bayo's sign, mu = -dlambda:
 // M dqdd + A^T mu = r1, A dqdd = r2, solved by the rhs's own iteration with g = -r2, column by column at once:
 //   (M + alpha A^T A) X_i = r1 + alpha A^T r2 - A^T Mu_i,   Mu_{i+1} = Mu_i + alpha (A X_i - r2),
-// stopped by the rhs's rule (update below al_tolerance, or no longer halving). mbar_ is M + alpha A^T A at the
-// state of the last rhs(), which saddle_jacobian evaluated at y.
+// stopped by the rhs's rule (update below al_tolerance, or no longer halving). llt_ holds the factor of
+// M + alpha A^T A that the rhs() at y (saddle_jacobian's first step) computed: no second factorization.
 void AugmentedLagrangianFormulation::solve_linearized() {
   const int n = n_, m = m_;
   const double alpha = options_.al_alpha;
-  jac_llt_.compute(mbar_);
-  if (jac_llt_.info() != Eigen::Success)
-    throw NumericalFailure("augmented_lagrangian: Cholesky of M + alpha A^T A failed in the Jacobian");
   auto r1 = jac_rhs_.topRows(n);
   auto r2 = jac_rhs_.bottomRows(m);
   jac_base_ = r1;
@@ -119,7 +115,7 @@ void AugmentedLagrangianFormulation::solve_linearized() {
   for (long i = 0; i < options_.al_iterations; ++i) {
     jac_x_ = jac_base_;
     jac_x_.noalias() -= terms_.A.transpose() * jac_mu_;
-    jac_llt_.solveInPlace(jac_x_);
+    llt_.solve_in_place(jac_x_);
     jac_update_ = -r2;
     jac_update_.noalias() += terms_.A * jac_x_;
     jac_update_ *= alpha;

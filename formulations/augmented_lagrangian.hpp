@@ -84,7 +84,6 @@ class AugmentedLagrangianFormulation final : public AccelerationFormulation {
   Vec g_, base_, rhs_, r_, lambda_star_, dlambda_;
   int last_iterations_ = 0;
   // The Jacobian's iteration with 2n right-hand sides (solve_linearized).
-  Eigen::LLT<Mat> jac_llt_;
   Mat jac_base_, jac_x_, jac_mu_, jac_update_;
 };
 

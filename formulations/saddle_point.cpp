@@ -220,6 +220,14 @@ void CholeskySolver::solve_in_place(Vec& b) const {
   llt_.solveInPlace(b);
 }
 
+void CholeskySolver::solve_in_place(Mat& B) const {
+  if (solve_) {
+    for (Eigen::Index j = 0; j < B.cols(); ++j) solve_(L_.data(), B.col(j).data());  // columns are contiguous
+    return;
+  }
+  llt_.solveInPlace(B);
+}
+
 SaddlePointWorkspace::SaddlePointWorkspace(int n, int m) : n_(n), m_(m), lu_(n + m), b_(n + m), gamma_(m) {}
 
 bool solve_saddle_point(const ModelTerms& terms, const Vec& f, const Vec& qd, double compliance,

@@ -64,6 +64,8 @@ class CholeskySolver {
   double pivot_ratio() const;
   // b := K^-1 b.
   void solve_in_place(Vec& b) const;
+  // B := K^-1 B, column by column (the exact Jacobians' 2n right-hand sides on the factor the rhs left).
+  void solve_in_place(Mat& B) const;
 
  private:
   using Factor = bool (*)(const double* K, double* L);
