@@ -199,12 +199,18 @@ struct JacobianCase {
   std::unique_ptr<Formulation> f;
   Vec y0;
 };
-JacobianCase jacobian_case(const std::string& problem, double bars, const std::string& formulation) {
+// A formulation "servo:FIELD" is servo with servo_direction = FIELD.
+JacobianCase jacobian_case(const std::string& problem, double bars, const std::string& formulation_spec) {
   std::map<std::string, double> params;
   if (bars > 0) params["n"] = bars;
   auto model = make_model(problem, params);
   FormulationOptions options;
   options.N = 1e6;
+  std::string formulation = formulation_spec;
+  if (const auto colon = formulation.find(':'); colon != std::string::npos) {
+    options.servo_direction = formulation.substr(colon + 1);
+    formulation = formulation.substr(0, colon);
+  }
   JacobianCase c{formulation_registry().get(formulation).make(model, options), {}};
   Vec q0, qd0;
   model->default_initial(q0, qd0);
@@ -282,7 +288,13 @@ const int registered = [] {
           JacobianCase{"augmented_lagrangian/closed_chain8", "closed_chain", 8, "augmented_lagrangian", 1},
           JacobianCase{"added_mass/chaplygin_sleigh", "chaplygin_sleigh", 0, "added_mass", 5},
           JacobianCase{"added_mass/rolling_disk", "rolling_disk", 0, "added_mass", 5},
-          JacobianCase{"added_mass/four_bar", "four_bar", 0, "added_mass", 1}}) {
+          JacobianCase{"added_mass/four_bar", "four_bar", 0, "added_mass", 1},
+          JacobianCase{"servo/chaplygin_sleigh", "chaplygin_sleigh", 0, "servo:lateral_com", 5},
+          JacobianCase{"servo/suslov", "suslov", 0, "servo:control_torque", 5},
+          JacobianCase{"servo/four_bar", "four_bar", 0, "servo", 1},
+          JacobianCase{"fernandez_bloch/chaplygin_sleigh", "chaplygin_sleigh", 0, "fernandez_bloch", 5},
+          JacobianCase{"fernandez_bloch/rolling_disk", "rolling_disk", 0, "fernandez_bloch", 5},
+          JacobianCase{"fernandez_bloch/skate_incline", "skate_incline", 0, "fernandez_bloch", 5}}) {
       for (const char* jacobian : {"finite_difference", "autodiff"}) {
         for (const char* name : {"radau5", "implicit_midpoint"})
           benchmark::RegisterBenchmark((std::string("JacobianRun/") + c.label + "/" + name + "/" + jacobian).c_str(),

@@ -156,13 +156,14 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
   const DynamicsDerivatives& d = jac_deriv_;
   double alpha = 0, beta2 = 0;
   stabilization_gains(alpha, beta2);
+  const std::vector<Mat>& dR = m > 0 ? reaction_derivatives(d) : d.dA;
   for (int l = 0; l < n; ++l) {
     // d/dq_l
     auto top = jac_rhs_.col(l).head(n);
     top = -d.dc_dq.col(l);
     top.noalias() -= d.dM[l] * qdd_;
     if (m > 0) {
-      top.noalias() += d.dA[l].transpose() * lambda_;
+      top.noalias() += dR[l].transpose() * lambda_;
       auto bottom = jac_rhs_.col(l).tail(m);
       bottom = -d.dbias_dq.col(l);
       bottom.noalias() -= d.dA[l] * qdd_;
@@ -182,11 +183,6 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
   J.setZero();
   J.topRightCorner(n, n).setIdentity();
   J.bottomRows(n) = jac_rhs_.topRows(n);
-}
-
-
-bool AccelerationFormulation::exact_jacobian_is_cheaper() const {
-  return !model_->uses_analytic_terms() && model_->n() >= kExactJacobianMinDof;
 }
 
 }  // namespace clm

@@ -10,6 +10,20 @@
 
 namespace clm {
 
+// jacobian = auto (OdeSystem::own_jacobian_is_cheaper) for a formulation with an exact Jacobian: a rule fixed
+// from bench_integrators' JacobianRun / JacobianCall (docs/design.md, "The exact Jacobian"), not a timing at
+// the run's start, so that a run's numbers never depend on the machine's load: the exact Jacobian where the
+// model's terms come from automatic differentiation and it has at least kExactJacobianMinDof coordinates
+// (four_bar, n = 9: 38 against 113 us per Jacobian), finite differences below (near parity: the sleigh, the
+// rolling disk, the pendulum, n <= 4) and for models with hand-written terms (closed_chain: its rhs is cheap,
+// 644 against 174 us at n = 16). A run takes the same steps and Newton iterations with either Jacobian, so the
+// cheaper Jacobian is the cheaper run.
+// Shared by every formulation with an exact Jacobian (also fernandez_bloch, which is not an acceleration one).
+inline constexpr int kExactJacobianMinDof = 6;
+inline bool exact_jacobian_is_cheaper(const Model& model) {
+  return !model.uses_analytic_terms() && model.n() >= kExactJacobianMinDof;
+}
+
 class AccelerationFormulation : public Formulation {
  public:
   AccelerationFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
@@ -52,16 +66,8 @@ class AccelerationFormulation : public Formulation {
   // Jacobian would have to be sparse too to pay, nor with redundant constraints (minimum-norm path).
   bool saddle_jacobian_available() const;
   void saddle_jacobian(double t, const Vec& y, Mat& J);
-  // jacobian = auto (OdeSystem::own_jacobian_is_cheaper) for a formulation with an exact Jacobian: a rule fixed
-  // from bench_integrators' JacobianRun / JacobianCall (docs/design.md, "The exact Jacobian"), not a timing at
-  // the run's start, so that a run's numbers never depend on the machine's load: the exact Jacobian where the
-  // model's terms come from automatic differentiation and it has at least kExactJacobianMinDof coordinates
-  // (four_bar, n = 9: 38 against 113 us per Jacobian), finite differences below (near parity: the sleigh, the
-  // rolling disk, the pendulum, n <= 4) and for models with hand-written terms (closed_chain: its rhs is cheap,
-  // 644 against 174 us at n = 16). A run takes the same steps and Newton iterations with either Jacobian, so the
-  // cheaper Jacobian is the cheaper run.
-  bool exact_jacobian_is_cheaper() const;
-  static constexpr int kExactJacobianMinDof = 6;
+  // jacobian = auto: the rule clm::exact_jacobian_is_cheaper below.
+  bool exact_jacobian_is_cheaper() const { return clm::exact_jacobian_is_cheaper(*model_); }
   // Given jac_rhs_ ((n + m) x 2n: the stacked right-hand sides above, column l for q_l, n + l for qd_l) at
   // the state of the last rhs(), overwrite its top n rows with dqdd. No heap allocation after the first call.
   virtual void solve_linearized() {}
@@ -73,6 +79,10 @@ class AccelerationFormulation : public Formulation {
   // The stabilization gains of the constraint row A qdd = -Adot qd - 2 alpha A qd - beta2 h that the rhs applies,
   // as saddle_jacobian differentiates it: kkt's and schur's Baumgarte gains (beta2 = beta^2, 0 for Pfaffian
   // problems); the augmented Lagrangian's 2 xi omega and omega^2 enter as alpha = xi omega, beta2 = omega^2.
+  // d/dq_l (l = 0..n-1) of the matrix whose transpose carries the constraint force R^T lambda, the term
+  // dR^T lambda of the first block row above: A for every formulation but servo, whose force is B^T lambda.
+  // Called once per Jacobian, after the dynamics derivatives at y.
+  virtual const std::vector<Mat>& reaction_derivatives(const DynamicsDerivatives& d) { return d.dA; }
   virtual void stabilization_gains(double& alpha, double& beta2) const {
     alpha = options_.baumgarte_alpha;
     beta2 = model_->holonomic() ? options_.baumgarte_beta * options_.baumgarte_beta : 0.0;

@@ -1,5 +1,7 @@
 #include "formulations/fernandez_bloch_formulation.hpp"
 
+#include "formulations/acceleration_formulation.hpp"
+
 #include <cmath>
 #include <sstream>
 
@@ -62,6 +64,41 @@ void FernandezBlochFormulation::rhs(double t, const Vec& y, Vec& dy) {
   if (!qdd_.allFinite()) throw NumericalFailure("fernandez_bloch: non-finite accelerations");
   dy.head(n_) = qd_;
   dy.tail(n_) = qdd_;
+}
+
+bool FernandezBlochFormulation::own_jacobian_is_cheaper() const {
+  return has_jacobian() && exact_jacobian_is_cheaper(*model_);  // kkt's rule, never a timing at run time
+}
+
+void FernandezBlochFormulation::jacobian(double t, const Vec& y, Mat& J) {
+  const int n = n_;
+  if (!jac_sized_) {
+    jac_dMt_.assign(n, Mat::Zero(n, n));
+    jac_dc_dq_ = Mat::Zero(n, n);
+    jac_dc_dqd_ = Mat::Zero(n, n);
+    jac_rhs_ = Mat::Zero(n, 2 * n);
+    jac_x_ = Mat::Zero(n, 2 * n);
+    jac_lu_ = Eigen::PartialPivLU<Mat>(n);
+    jac_dy_ = Vec::Zero(2 * n);
+    jac_sized_ = true;
+  }
+  rhs(t, y, jac_dy_);  // qdd_ and rt_ (M~) at y
+  restricted_->derivatives(q_, qd_, jac_dMt_, jac_dc_dq_, jac_dc_dqd_);
+  for (int l = 0; l < n; ++l) {
+    auto col = jac_rhs_.col(l);
+    col = -jac_dc_dq_.col(l);
+    col.noalias() -= jac_dMt_[l] * qdd_;
+  }
+  jac_rhs_.rightCols(n) = -jac_dc_dqd_;
+  jac_lu_.compute(rt_.M_tilde);
+  // PartialPivLU::solve's steps into the preallocated buffer (solve() would make a temporary).
+  jac_x_.noalias() = jac_lu_.permutationP() * jac_rhs_;
+  jac_lu_.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(jac_x_);
+  jac_lu_.matrixLU().triangularView<Eigen::Upper>().solveInPlace(jac_x_);
+  if (!jac_x_.allFinite()) throw NumericalFailure("fernandez_bloch: singular M~ in the Jacobian");
+  J.setZero();
+  J.topRightCorner(n, n).setIdentity();
+  J.bottomRows(n) = jac_x_;
 }
 
 void FernandezBlochFormulation::nonholonomic(double t, const Vec& q, const Vec& qd, Vec& qdd, Vec& lambda) {

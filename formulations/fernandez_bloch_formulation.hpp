@@ -27,6 +27,13 @@
 // nested automatic differentiation and the construction adds nothing: the constrained motion is already
 // Euler-Lagrange in reduced coordinates). M~ singular at q0 is refused (InputError), during a run it is a
 // NumericalFailure. FormulationOptions::initial_offset starts |A qd0| = offset off C along X.
+//
+// Exact Jacobian (jacobian = autodiff / auto): M~ dqdd = -dc~ - dM~ qdd (F is state-independent where the model
+// has dynamics derivatives), with dM~, dc~/dq, dc~/dqd from RestrictedLagrangian::derivatives: M~ holds the frame
+// X(q) (by default A^T (A A^T)^-1), so these are nested derivatives of A, taken by hyper-dual passes through the
+// templated M~ (core/quadratic_lagrangian_second_derivatives.hpp). `auto` takes it by kkt's rule (n >= 6 with
+// autodiff terms). The 2n right-hand sides are solved on an LU of M~ of the Jacobian's own (the rhs's
+// fixed-size kernels keep no factor).
 #pragma once
 
 #include "core/formulation.hpp"
@@ -45,6 +52,10 @@ class FernandezBlochFormulation final : public Formulation {
   void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
   void rhs(double t, const Vec& y, Vec& dy) override;
   std::vector<std::string> extra_names() const override { return {"fb_condition_1", "fb_condition_2"}; }
+
+  bool has_jacobian() const override { return model_->has_dynamics_derivatives(); }
+  void jacobian(double t, const Vec& y, Mat& J) override;
+  bool own_jacobian_is_cheaper() const override;
 
   // Off the hot path. cond1 (n): P_D C^T phi; cond2 (m): Gamma(phi) + X^T C^T phi - lambda; defect (n):
   // M~ qdd_nh + c~ - F, the residual of the restricted equations along the nonholonomic motion.
@@ -68,6 +79,13 @@ class FernandezBlochFormulation final : public Formulation {
   RestrictedTerms rt_;
   Vec q_, qd_, qdd_, b_;
   SquareLuSolver lu_;  // M~
+
+  // The exact Jacobian's workspace, sized by its first call (once per run).
+  bool jac_sized_ = false;
+  std::vector<Mat> jac_dMt_;
+  Mat jac_dc_dq_, jac_dc_dqd_, jac_rhs_, jac_x_;
+  Eigen::PartialPivLU<Mat> jac_lu_;
+  Vec jac_dy_;
 };
 
 }  // namespace clm

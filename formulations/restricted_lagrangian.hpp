@@ -26,10 +26,12 @@
 #include <algorithm>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "core/model.hpp"
 #include "core/problem.hpp"
 #include "core/quadratic_lagrangian.hpp"
+#include "core/quadratic_lagrangian_second_derivatives.hpp"
 #include "core/types.hpp"
 
 namespace clm {
@@ -71,6 +73,10 @@ class RestrictedLagrangian {
   virtual RestrictedTerms make_terms() const = 0;
   // Hot path: no heap allocation for fixed-size problems.
   virtual void evaluate(const Vec& q, const Vec& qd, RestrictedTerms& out) = 0;
+  // For the exact Jacobian of M~ qdd + c~ = F: dM~/dq_l into dMt[l] (n x n each), dc~/dq and dc~/dqd (n x n),
+  // all sized by the caller (core/quadratic_lagrangian_second_derivatives.hpp). No heap allocation for
+  // fixed-size problems.
+  virtual void derivatives(const Vec& q, const Vec& qd, std::vector<Mat>& dMt, Mat& dc_dq, Mat& dc_dqd) = 0;
 };
 
 // Pfaffian problems only (a holonomic A = dh/dq would need nested Jets here). M~ and c~ come from the
@@ -84,9 +90,18 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   using Derivatives = QuadraticLagrangianDerivatives<N, N>;
   using Jet1 = typename Derivatives::Jet1;
   using JetC = typename Derivatives::JetC;
+  // scratch<T>() keeps one buffer set per scalar type: the second-derivative passes use the same Jet<K>.
+  static_assert(std::is_same_v<JetC, typename QuadraticLagrangianSecondDerivatives<N>::JetC>);
 
   explicit AutoDiffRestrictedLagrangian(const P& problem)
-      : p_(problem), n_(p_.dof()), m_(p_.constraints()), derivatives_(n_, n_), s1_(n_, m_), sc_(n_, m_) {
+      : p_(problem),
+        n_(p_.dof()),
+        m_(p_.constraints()),
+        derivatives_(n_, n_),
+        second_derivatives_(n_),
+        s1_(n_, m_),
+        sc_(n_, m_),
+        sh_(n_, m_) {
     q_.resize(n_);
     qd_.resize(n_);
     grad_.resize(n_);
@@ -129,6 +144,19 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
     }
   }
 
+  void derivatives(const Vec& q, const Vec& qd, std::vector<Mat>& dMt, Mat& dc_dq, Mat& dc_dqd) override {
+    q_ = q;
+    qd_ = qd;
+    second_derivatives_.evaluate(
+        q_, qd_,
+        [this](const auto& qj, auto& Mt) {
+          using T = typename std::decay_t<decltype(Mt)>::Scalar;
+          auto& s = scratch<T>();
+          restricted_mass<T>(qj, s.M, s.A, s.X, s.MX, Mt);
+        },
+        [this](const auto& qj) { return p_.potential(qj); }, dMt, dc_dq, dc_dqd);
+  }
+
  private:
   // Intermediates of M~ in scalar T (one set per Jet type, so the Jet<1> pass's X and M X survive).
   template <class T>
@@ -147,6 +175,8 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   Scratch<T>& scratch() {
     if constexpr (std::is_same_v<T, Jet1>) {
       return s1_;
+    } else if constexpr (std::is_same_v<T, HyperDual>) {
+      return sh_;
     } else {
       return sc_;
     }
@@ -168,8 +198,10 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   P p_;
   int n_, m_;
   Derivatives derivatives_;
+  QuadraticLagrangianSecondDerivatives<N> second_derivatives_;  // the exact Jacobian's (derivatives())
   Scratch<Jet1> s1_;
   Scratch<JetC> sc_;
+  Scratch<HyperDual> sh_;
   VecN<double, N> q_, qd_, grad_;
 };
 

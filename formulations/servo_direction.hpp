@@ -5,13 +5,15 @@
 //   static constexpr std::array<const char*, K> kServoDirections = {"control_torque", ...};
 //   template <class T> void servo_direction(const VecN<T,kDof>& q, MatN<T,kConstraints,kDof>& B, int which) const;
 // `which` indexes kServoDirections. B enters the equations undifferentiated (M qdd + c = F + B^T lambda,
-// A qdd + Adot qd = 0), so only the double instance is used; the template keeps the problem's physics in
-// one scalar-generic form. The field "constraint" (B = A, the ideal reaction) needs no member: every
+// A qdd + Adot qd = 0), so the rhs uses the double instance; the exact Jacobian (jacobian = autodiff) needs
+// dB/dq, one dual-number pass (ceres::Jet<double, 1>) per coordinate through the same template. The field "constraint" (B = A, the ideal reaction) needs no member: every
 // problem with constraints has it, so servo runs on every Pfaffian or holonomic problem.
 //
 // Reached through Model::capability<ServoDirections>() (null when the problem offers no field of its own);
 // attached when the problem is registered (runs/problem_capabilities.hpp, add_servo_directions).
 #pragma once
+
+#include <ceres/jet.h>
 
 #include <memory>
 #include <string>
@@ -42,6 +44,8 @@ class ServoDirections : public Capability {
   virtual std::unique_ptr<Workspace> make_workspace() const = 0;
   // B(q) of field `which` into B (m x n, sized by the caller). No heap allocation.
   virtual void evaluate(int which, const Vec& q, Workspace& ws, Mat& B) const = 0;
+  // dB/dq_l of field `which` into dB[l], l = 0..n-1 (each m x n, sized by the caller). No heap allocation.
+  virtual void derivative(int which, const Vec& q, Workspace& ws, std::vector<Mat>& dB) const = 0;
 };
 
 template <Problem P>
@@ -52,9 +56,12 @@ class ProblemServoDirections final : public ServoDirections {
 
   explicit ProblemServoDirections(const P& p) : p_(p), n_(p_.dof()), m_(p_.constraints()) {}
 
+  using Dual = ceres::Jet<double, 1>;
   struct Buffers : Workspace {
     VecN<double, N> q;
     MatN<double, C, N> B;
+    VecN<Dual, N> qj;
+    MatN<Dual, C, N> Bj;
   };
 
   std::vector<std::string> names() const override {
@@ -64,6 +71,8 @@ class ProblemServoDirections final : public ServoDirections {
     auto ws = std::make_unique<Buffers>();
     ws->q.resize(n_);
     ws->B.resize(m_, n_);
+    ws->qj.resize(n_);
+    ws->Bj.resize(m_, n_);
     return ws;
   }
   void evaluate(int which, const Vec& q, Workspace& base, Mat& B) const override {
@@ -71,6 +80,16 @@ class ProblemServoDirections final : public ServoDirections {
     ws.q = q;
     p_.template servo_direction<double>(ws.q, ws.B, which);
     B = ws.B;
+  }
+  void derivative(int which, const Vec& q, Workspace& base, std::vector<Mat>& dB) const override {
+    auto& ws = static_cast<Buffers&>(base);
+    for (int l = 0; l < n_; ++l) {
+      for (int i = 0; i < n_; ++i) ws.qj[i] = Dual(q[i]);  // value only (Jet(a, k) would seed e_k)
+      ws.qj[l].v[0] = 1.0;
+      p_.template servo_direction<Dual>(ws.qj, ws.Bj, which);
+      for (int r = 0; r < m_; ++r)
+        for (int c = 0; c < n_; ++c) dB[l](r, c) = ws.Bj(r, c).v[0];
+    }
   }
 
  private:

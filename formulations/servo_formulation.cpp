@@ -113,6 +113,35 @@ void ServoFormulation::solve_accelerations() {
   qdd_ = z_;
 }
 
+const std::vector<Mat>& ServoFormulation::reaction_derivatives(const DynamicsDerivatives& d) {
+  if (which_ < 0) return d.dA;  // B = A
+  directions_->derivative(which_, q_, *directions_ws_, dB_);
+  return dB_;
+}
+
+void ServoFormulation::size_linearized_solver() {
+  if (which_ >= 0) dB_.assign(n_, Mat::Zero(m_, n_));
+  jac_z_ = Mat::Zero(n_, 2 * n_);
+  jac_w_ = Mat::Zero(m_, 2 * n_);
+  jac_v_ = Mat::Zero(m_, 2 * n_);
+}
+
+// [M -B^T; A 0][dqdd; dlambda] = [r1; r2] (jac_rhs_) on the rhs's factors at y, as solve_accelerations solves.
+void ServoFormulation::solve_linearized() {
+  jac_z_ = jac_rhs_.topRows(n_);
+  llt_M_.matrixL().solveInPlace(jac_z_);
+  jac_w_ = jac_rhs_.bottomRows(m_);
+  jac_w_.noalias() -= X_.transpose() * jac_z_;
+  // PartialPivLU::solve's steps into the preallocated buffer (solve() would make a temporary).
+  jac_v_.noalias() = lu_R_.permutationP() * jac_w_;
+  lu_R_.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(jac_v_);
+  lu_R_.matrixLU().triangularView<Eigen::Upper>().solveInPlace(jac_v_);
+  jac_z_.noalias() += Y_ * jac_v_;
+  llt_M_.matrixU().solveInPlace(jac_z_);
+  if (!jac_z_.allFinite()) throw NumericalFailure("servo: singular realizability matrix in the Jacobian");
+  jac_rhs_.topRows(n_) = jac_z_;
+}
+
 void ServoFormulation::read_state(double t, const Vec& y, Observation& obs) {
   AccelerationFormulation::read_state(t, y, obs);
   obs.extras = {realizability_};

@@ -16,6 +16,12 @@
 // not change when A or B is scaled or its rows are recombined. Below kServoRealizabilityFloor at q0 the run
 // is refused (InputError, one line); during a run it ends "failed" naming the condition. B is the
 // problem's field `servo_direction` (formulations/servo_direction.hpp); "constraint" is B = A.
+//
+// Exact Jacobian (jacobian = autodiff / auto; AccelerationFormulation::saddle_jacobian): the implicit derivative
+// of [M -B^T; A 0][qdd; lambda] = [F - c; gamma], whose first block row carries dB^T lambda (dB/dq by dual-number
+// passes through the problem's templated servo_direction; B = A takes kkt's dA). Its 2n right-hand sides are
+// solved as the rhs solves, on the factors the rhs at y left: z = L^-1 r1, dlambda = R^-1 (r2 - X^T z),
+// dqdd = L^-T (z + Y dlambda), R = X^T Y = A M^-1 B^T.
 #pragma once
 
 #include "formulations/acceleration_formulation.hpp"
@@ -37,9 +43,16 @@ class ServoFormulation final : public AccelerationFormulation {
   double realizability() const { return realizability_; }
   static std::string refuses(const Model& model);
 
+  bool has_jacobian() const override { return saddle_jacobian_available(); }
+  void jacobian(double t, const Vec& y, Mat& J) override { saddle_jacobian(t, y, J); }
+  bool own_jacobian_is_cheaper() const override { return has_jacobian() && exact_jacobian_is_cheaper(); }
+
  protected:
   void solve_accelerations() override;
   void read_state(double t, const Vec& y, Observation& obs) override;
+  const std::vector<Mat>& reaction_derivatives(const DynamicsDerivatives& d) override;
+  void size_linearized_solver() override;
+  void solve_linearized() override;
 
  private:
   // Factors M, fills B_, X_, Y_, R_ and realizability_ from terms_ (M, A) at q_. False when M is not
@@ -55,6 +68,10 @@ class ServoFormulation final : public AccelerationFormulation {
   Mat B_, X_, Y_, R_, SA_, SB_;
   Vec z_, gamma_;
   double realizability_ = 0;
+  // The exact Jacobian's workspace (size_linearized_solver, once per run): dB/dq_l, L^-1 r1 (n x 2n), the
+  // multiplier rows (m x 2n) before and after R^-1.
+  std::vector<Mat> dB_;
+  Mat jac_z_, jac_w_, jac_v_;
 };
 
 }  // namespace clm

@@ -101,9 +101,10 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    {"auto", "finite_difference", "autodiff"},
                                    "Jacobian df/dy of implicit integrators (radau5, implicit_midpoint, cvode bdf): "
                                    "forward differences, or the formulation's exact one by automatic "
-                                   "differentiation (penalty, kkt, schur, augmented_lagrangian, added_mass on problems without "
-                                   "time dependence or generalized force, dense path; refused before the run for "
-                                   "the others). auto: for kkt, schur, penalty and added_mass the exact one where the model's "
+                                   "differentiation (penalty, kkt, schur, augmented_lagrangian, added_mass, servo, "
+                                   "fernandez_bloch on problems without time dependence or generalized force, dense "
+                                   "path; refused before the run for the others). auto: for kkt, schur, penalty, "
+                                   "added_mass, servo and fernandez_bloch the exact one where the model's "
                                    "terms come from autodiff and n >= 6 (a rule from bench_integrators, not a "
                                    "timing: four_bar 38 against 113 us per Jacobian), else finite differences "
                                    "(small problems at parity; closed_chain's hand-written terms: 644 against 174 "

@@ -63,6 +63,25 @@ Vec off_constraint_state(Formulation& f, const Model& model) {
 // Largest entry difference relative to the largest entry of J.
 double relative(const Mat& a, const Mat& b) { return (a - b).lpNorm<Eigen::Infinity>() / b.lpNorm<Eigen::Infinity>(); }
 
+// The formulation's own Jacobian at y against central differences of its rhs: |J_cd - J| / |J| and the
+// differences' own scatter (their change when the step doubles). Prints both under `label`; checks the
+// Jacobian sits within 3x that scatter (a wrong term would be O(1)) and that a second call allocates nothing.
+double check_against_central_differences(Formulation& f, const Vec& y, const std::string& label) {
+  const double delta = std::cbrt(std::numeric_limits<double>::epsilon());  // 6.1e-6
+  const int dim = f.dimension();
+  Mat J(dim, dim);
+  f.jacobian(0.3, y, J);
+  const Mat J_cd = central_jacobian(f, 0.3, y, delta);
+  const Mat J_cd2 = central_jacobian(f, 0.3, y, 2 * delta);
+  const double err = relative(J_cd, J), scatter = relative(J_cd2, J_cd);
+  std::printf("  %-44s: |J_cd - J| / |J| %.2e, scatter %.2e\n", label.c_str(), err, scatter);
+  EXPECT_LT(err, 3 * std::max(scatter, 1e-12)) << label;
+  clm::testing::AllocationScope scope;
+  f.jacobian(0.3, y, J);
+  EXPECT_EQ(scope.count(), 0u) << label;
+  return err;
+}
+
 const Case kCases[] = {
     {"pendulum_cartesian", {}, 0, 0},
     {"pendulum_cartesian", {}, 5, 7},
@@ -237,9 +256,14 @@ TEST(ExactJacobian, AutoPicksTheCheaperJacobian) {
     const char* problem;
     double bars;
     bool own_expected;
+    const char* formulation = "kkt";
   };
+  // servo and fernandez_bloch by kkt's rule (bench_integrators: servo four_bar 44 against 124 us per Jacobian;
+  // fernandez_bloch's exact Jacobian 1.3-2x the differences at n = 3..5).
   for (const AutoCase c : {AutoCase{"four_bar", 0, true}, AutoCase{"closed_chain", 16, false},
-                           AutoCase{"chaplygin_sleigh", 0, false}}) {
+                           AutoCase{"chaplygin_sleigh", 0, false}, AutoCase{"four_bar", 0, true, "servo"},
+                           AutoCase{"chaplygin_sleigh", 0, false, "servo"},
+                           AutoCase{"chaplygin_sleigh", 0, false, "fernandez_bloch"}}) {
     std::map<std::string, double> params;
     if (c.bars > 0) params["n"] = c.bars;
     auto model = make_model(c.problem, params);
@@ -249,12 +273,13 @@ TEST(ExactJacobian, AutoPicksTheCheaperJacobian) {
     s.rtol = s.atol = 1e-8;
     s.dt = 1e-4;
     s.jacobian = "auto";
-    std::unique_ptr<Formulation> f = formulation_registry().get("kkt").make(model, FormulationOptions{});
+    std::unique_ptr<Formulation> f = formulation_registry().get(c.formulation).make(model, FormulationOptions{});
+    ASSERT_TRUE(f->has_jacobian()) << c.formulation << " " << c.problem;
     f->initial_state(q0, qd0, y0);
     std::unique_ptr<Integrator> integ = integrator_registry().get("radau5").make();
     integ->initialize(*f, 0.0, y0, s);
     const bool own = f->own_jacobian_is_cheaper();
-    EXPECT_EQ(own, c.own_expected) << c.problem;
+    EXPECT_EQ(own, c.own_expected) << c.formulation << " " << c.problem;
     // What auto chose is said (the run attribute jacobian_used).
     EXPECT_EQ(integ->jacobian_used(), c.own_expected ? "exact" : "finite_difference") << c.problem;
     // The choice shows in the counters: no rhs evaluations spent on Jacobians with the own one.
@@ -353,7 +378,6 @@ TEST(ExactJacobian, AugmentedLagrangianIsKktsWithItsGains) {
 // nonzero, and holonomic ones (C = 0), at N = 100 (the condition of M + N A^T A grows with N and with it the
 // differences' cancellation error).
 TEST(ExactJacobian, AddedMassAgreesWithCentralDifferences) {
-  const double delta = std::cbrt(std::numeric_limits<double>::epsilon());
   for (const Case& c : kCases) {
     if (c.alpha != 0 || c.beta != 0) continue;
     auto model = make_model(c.problem, c.params);
@@ -362,18 +386,75 @@ TEST(ExactJacobian, AddedMassAgreesWithCentralDifferences) {
     options.added_mass_form = "direct";
     auto f = formulation_registry().get("added_mass").make(model, options);
     ASSERT_TRUE(f->has_jacobian()) << c.problem;
-    const Vec y = off_constraint_state(*f, *model);
-    const int dim = f->dimension();
-    Mat J(dim, dim);
-    f->jacobian(0.3, y, J);
-    const Mat J_cd = central_jacobian(*f, 0.3, y, delta);
-    const Mat J_cd2 = central_jacobian(*f, 0.3, y, 2 * delta);
-    const double err = relative(J_cd, J), scatter = relative(J_cd2, J_cd);
-    std::printf("  added_mass N 100 %-18s: |J_cd - J| / |J| %.2e, scatter %.2e\n", c.problem, err, scatter);
-    EXPECT_LT(err, 3 * std::max(scatter, 1e-12)) << c.problem;
-    // No heap allocation after the first call.
-    clm::testing::AllocationScope scope;
-    f->jacobian(0.3, y, J);
-    EXPECT_EQ(scope.count(), 0u) << c.problem;
+    check_against_central_differences(*f, off_constraint_state(*f, *model), std::string("added_mass N 100 ") + c.problem);
+  }
+}
+
+// servo: the force B^T lambda along the problem's field brings dB/dq into the first block row (dual-number passes
+// through servo_direction); the system [M -B^T; A 0] is solved on the rhs's factors through A M^-1 B^T. Against
+// central differences with the problems' own fields (with and without Baumgarte gains), and with B = A against
+// kkt's Jacobian, an independent solve of the same system (an LU of the KKT matrix).
+TEST(ExactJacobian, ServoAgreesWithCentralDifferencesAndWithKkt) {
+  struct ServoCase {
+    const char* problem;
+    std::map<std::string, double> params;
+    const char* direction;
+    double alpha;
+  };
+  const ServoCase cases[] = {
+      {"chaplygin_sleigh", {}, "lateral_com", 0},
+      {"chaplygin_sleigh", {}, "lateral_com", 5},
+      {"suslov", {{"n1", 0.3}, {"n2", -0.4}, {"n3", 1.0}, {"l1", 0.2}}, "control_torque", 0},
+      {"suslov", {{"n1", 0.3}, {"n2", -0.4}, {"n3", 1.0}, {"l1", 0.2}}, "control_torque", 3},
+  };
+  // Measured 1.1e-11 .. 2.9e-11 against scatters 3.2e-11 .. 6.9e-11 (a wrong dB term was 0.1 .. 0.7).
+  for (const ServoCase& c : cases) {
+    auto model = make_model(c.problem, c.params);
+    FormulationOptions options;
+    options.servo_direction = c.direction;
+    options.baumgarte_alpha = c.alpha;
+    auto f = formulation_registry().get("servo").make(model, options);
+    ASSERT_TRUE(f->has_jacobian()) << c.problem;
+    check_against_central_differences(*f, off_constraint_state(*f, *model),
+                                      std::string("servo ") + c.problem + " " + c.direction +
+                                          " alpha " + std::to_string(int(c.alpha)));
+  }
+  for (const Case& c : kCases) {
+    auto model = make_model(c.problem, c.params);
+    FormulationOptions options;
+    options.baumgarte_alpha = c.alpha;
+    options.baumgarte_beta = c.beta;
+    options.servo_direction = "constraint";
+    auto servo = formulation_registry().get("servo").make(model, options);
+    auto kkt = formulation_registry().get("kkt").make(model, options);
+    const Vec y = off_constraint_state(*servo, *model);
+    (void)off_constraint_state(*kkt, *model);
+    const int dim = servo->dimension();
+    Mat Js(dim, dim), Jk(dim, dim);
+    servo->jacobian(0.3, y, Js);
+    kkt->jacobian(0.3, y, Jk);
+    const double d = relative(Js, Jk);
+    std::printf("  servo (B = A) %-18s alpha %g beta %g: |J_servo - J_kkt| / |J| %.2e\n", c.problem, c.alpha, c.beta,
+                d);
+    EXPECT_LT(d, 1e-14) << c.problem;  // measured 0 .. 2.75e-15 (closed_chain(8))
+  }
+}
+
+// fernandez_bloch: M~ qdd + c~ = F with M~ = M - (M X A + A^T X^T M) holding the frame X(q), so dM~ and dc~ are
+// nested derivatives of A (hyper-dual passes through the templated M~). Against central differences off the
+// constraint (the formulation integrates unconstrained), with the problems' own frames (sleigh) and the default
+// pseudo-inverse frame A^T (A A^T)^-1 (rolling_disk, suslov with a tilted constraint vector).
+TEST(ExactJacobian, FernandezBlochAgreesWithCentralDifferences) {
+  const Case cases[] = {
+      {"chaplygin_sleigh", {}, 0, 0},
+      {"rolling_disk", {}, 0, 0},
+      {"suslov", {{"l1", 0.2}, {"l2", -0.1}}, 0, 0},
+  };
+  // Measured 2.9e-12 (rolling_disk) .. 1.9e-10 (suslov) against scatters 2.2e-11 .. 5.6e-10.
+  for (const Case& c : cases) {
+    auto model = make_model(c.problem, c.params);
+    auto f = formulation_registry().get("fernandez_bloch").make(model, FormulationOptions{});
+    ASSERT_TRUE(f->has_jacobian()) << c.problem;
+    check_against_central_differences(*f, off_constraint_state(*f, *model), std::string("fernandez_bloch ") + c.problem);
   }
 }
