@@ -235,9 +235,12 @@ const char* const kProblems[] = {"pendulum_polar", "pendulum_cartesian", "slider
 const char* const kFormulations[] = {"kkt", "schur", "nullspace"};
 // A mechanism file (tests/data/mechanisms/NAME.toml, the zoo problem NAME written as a file) against the compiled
 // zoo problem, both on the autodiff path (no hand-written terms): kkt's rhs, the tapes against the templates.
-void BM_FileRhs(benchmark::State& state, const std::string& problem, bool file) {
-  const std::string name = file ? std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/" + problem + ".toml" : problem;
-  auto model = make_model(name, {}, /*use_analytic=*/false);
+// The zoo problem (its autodiff terms) or its file version tests/data/mechanisms/STEM.toml; bars > 0: closed_chain's n.
+void BM_FileRhs(benchmark::State& state, const std::string& problem, const std::string& stem, int bars, bool file) {
+  const std::string name = file ? std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/" + stem + ".toml" : problem;
+  std::map<std::string, double> params;
+  if (bars > 0) params["n"] = bars;
+  auto model = make_model(name, params, /*use_analytic=*/false);
   auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
   Vec q0, qd0, y, dy;
   model->default_initial(q0, qd0);
@@ -308,10 +311,20 @@ int register_all() {
   benchmark::RegisterBenchmark("ModelTerms/closed_chain", BM_ModelTerms, std::string("closed_chain"), unsigned(kDynamics))
       ->RangeMultiplier(2)
       ->Range(4, 64);
-  for (const char* p : {"chaplygin_sleigh", "pendulum_cartesian", "pendulum_polar", "ball_on_turntable"})
+  struct FileCase {
+    const char* problem;
+    const char* stem;
+    int bars;
+  };
+  for (const FileCase c : {FileCase{"chaplygin_sleigh", "chaplygin_sleigh", 0},
+                           FileCase{"pendulum_cartesian", "pendulum_cartesian", 0},
+                           FileCase{"pendulum_polar", "pendulum_polar", 0},
+                           FileCase{"ball_on_turntable", "ball_on_turntable", 0}, FileCase{"four_bar", "four_bar", 0},
+                           FileCase{"rolling_disk", "rolling_disk", 0}, FileCase{"slider_crank", "slider_crank", 0},
+                           FileCase{"closed_chain", "closed_chain_16", 16}})
     for (const bool file : {false, true})
-      benchmark::RegisterBenchmark((std::string("FileRhs/") + p + (file ? "/file" : "/zoo")).c_str(), BM_FileRhs,
-                                   std::string(p), file);
+      benchmark::RegisterBenchmark((std::string("FileRhs/") + c.stem + (file ? "/file" : "/zoo")).c_str(), BM_FileRhs,
+                                   std::string(c.problem), std::string(c.stem), c.bars, file);
   benchmark::RegisterBenchmark("ModelTermsAutodiff/closed_chain", BM_ModelTermsAutodiff)->RangeMultiplier(2)->Range(4, 64);
   benchmark::RegisterBenchmark("Floor/KktLu/closed_chain", BM_FloorKktLu)->RangeMultiplier(2)->Range(4, 64);
   benchmark::RegisterBenchmark("Floor/SchurLlt/closed_chain", BM_FloorSchurLlt)->RangeMultiplier(2)->Range(4, 64);

@@ -49,6 +49,33 @@ void transversal_frame(const P& p, const VecN<T, P::kDof>& q, const MatN<T, P::k
   if constexpr (HasTransversalFrame<P>) {
     (void)A;
     p.template transversal_frame<T>(q, X);
+  } else if constexpr (P::kDof == Eigen::Dynamic || P::kConstraints == Eigen::Dynamic) {
+    // Dynamic sizes (mechanism files): the same X without heap temporaries per call. Each row x of X solves
+    // G x^T = (that column of A) by Cholesky of G = A A^T in a per-thread buffer that is sized once.
+    (void)q;
+    using std::sqrt;
+    const Eigen::Index m = A.rows(), n = A.cols();
+    thread_local MatN<T, Eigen::Dynamic, Eigen::Dynamic> L;
+    if (L.rows() != m) L.resize(m, m);
+    for (Eigen::Index i = 0; i < m; ++i)
+      for (Eigen::Index j = 0; j <= i; ++j) {
+        T s = T(0.0);
+        for (Eigen::Index k = 0; k < n; ++k) s += A(i, k) * A(j, k);
+        for (Eigen::Index k = 0; k < j; ++k) s -= L(i, k) * L(j, k);
+        L(i, j) = i == j ? sqrt(s) : s / L(j, j);
+      }
+    for (Eigen::Index r = 0; r < n; ++r) {
+      for (Eigen::Index i = 0; i < m; ++i) {  // L y = a
+        T s = A(i, r);
+        for (Eigen::Index k = 0; k < i; ++k) s -= L(i, k) * X(r, k);
+        X(r, i) = s / L(i, i);
+      }
+      for (Eigen::Index i = m - 1; i >= 0; --i) {  // L^T x = y
+        T s = X(r, i);
+        for (Eigen::Index k = i + 1; k < m; ++k) s -= L(k, i) * X(r, k);
+        X(r, i) = s / L(i, i);
+      }
+    }
   } else {
     (void)q;
     const MatN<T, P::kConstraints, P::kConstraints> G = A * A.transpose();
@@ -189,10 +216,16 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
     p_.template mass_matrix<T>(q, M);
     p_.template pfaffian<T>(q, A);
     transversal_frame<P, T>(p_, q, A, X);
-    MX.noalias() = M * X;
     Mt = M;
-    Mt.noalias() -= MX * A;
-    Mt.noalias() -= A.transpose() * MX.transpose();
+    if constexpr (N == Eigen::Dynamic) {  // coefficient-wise products: no heap blocking space per call
+      MX.noalias() = M.lazyProduct(X);
+      Mt.noalias() -= MX.lazyProduct(A);
+      Mt.noalias() -= A.transpose().lazyProduct(MX.transpose());
+    } else {
+      MX.noalias() = M * X;
+      Mt.noalias() -= MX * A;
+      Mt.noalias() -= A.transpose() * MX.transpose();
+    }
   }
 
   P p_;
@@ -225,10 +258,18 @@ class ProblemRestrictedLagrangianFactory final : public RestrictedLagrangianFact
 
 // Registration: Pfaffian problems get the capability (holonomic ones would need nested Jets); not problems
 // with a gyroscopic term qd . a(q), which L~ (built from M and V) does not carry (fernandez_bloch refuses them).
+// A problem that declares the member may still have no such term (a mechanism file whose T has no part linear
+// in qd: its TapeProblem always writes a(q) and says at run time, Model::gyroscopic(), whether it is zero).
+// Also not a potential V(q, t) (a time-dependent mechanism file's): L~ has no t.
+template <class P>
+concept HasTimeFreePotential = requires(const P& p, const VecN<double, P::kDof>& q) { p.potential(q); };
+
 template <Problem P>
 void add_restricted_lagrangian(Model& model, const P& p) {
-  if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian && !HasGyroscopic<P>)
+  if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian && HasTimeFreePotential<P>) {
+    if (HasGyroscopic<P> && model.gyroscopic()) return;
     model.add_capability<RestrictedLagrangianFactory>(std::make_shared<ProblemRestrictedLagrangianFactory<P>>(p));
+  }
 }
 
 }  // namespace clm

@@ -449,6 +449,7 @@ TEST(ExactJacobian, FernandezBlochAgreesWithCentralDifferences) {
       {"chaplygin_sleigh", {}, 0, 0},
       {"rolling_disk", {}, 0, 0},
       {"suslov", {{"l1", 0.2}, {"l2", -0.1}}, 0, 0},
+      {CLMBENCH_SOURCE_DIR "/tests/data/mechanisms/chaplygin_sleigh.toml", {}, 0, 0},  // through the tape
   };
   // Measured 2.9e-12 (rolling_disk) .. 1.9e-10 (suslov) against scatters 2.2e-11 .. 5.6e-10.
   for (const Case& c : cases) {

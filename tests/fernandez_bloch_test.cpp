@@ -125,6 +125,11 @@ TEST(FernandezBloch, ResidualsAreTheDefectOfTheRestrictedEquations) {
       {"chaplygin_sleigh", {{"b", 0.45}, {"Ic", 0.7}}, (Vec(3) << 0.2, -0.4, 0.9).finished(), Vec()},
       {"skate_incline", {{"g", 3.0}, {"J", 0.25}}, (Vec(3) << 1.0, 0.5, -0.7).finished(), Vec()},
       {"rolling_disk", {{"R", 0.8}}, (Vec(4) << 0.1, 0.2, 0.3, 1.2).finished(), Vec()},
+      // Mechanism files (their restricted Lagrangian through the tape, with the default frame A^T (A A^T)^-1).
+      {CLMBENCH_SOURCE_DIR "/tests/data/mechanisms/chaplygin_sleigh.toml", {{"b", 0.45}, {"Ic", 0.7}},
+       (Vec(3) << 0.2, -0.4, 0.9).finished(), Vec()},
+      {CLMBENCH_SOURCE_DIR "/tests/data/mechanisms/rolling_disk.toml", {{"R", 0.8}},
+       (Vec(4) << 0.1, 0.2, 0.3, 1.2).finished(), Vec()},
   };
   for (auto& c : cases) {
     auto model = make_model(c.problem, c.params);
@@ -243,7 +248,8 @@ TEST(FernandezBloch, DefaultFrameIsThePseudoInverse) {
 }
 
 TEST(FernandezBloch, InitialOffsetLeavesTheConstraintByExactlyTheOffset) {
-  for (const char* problem : {"rolling_disk", "chaplygin_sleigh", "skate_incline"}) {
+  for (const char* problem : {"rolling_disk", "chaplygin_sleigh", "skate_incline",
+                              CLMBENCH_SOURCE_DIR "/tests/data/mechanisms/chaplygin_sleigh.toml"}) {
     auto model = make_model(problem);
     Vec q0, qd0, y;
     model->default_initial(q0, qd0);
@@ -258,7 +264,8 @@ TEST(FernandezBloch, InitialOffsetLeavesTheConstraintByExactlyTheOffset) {
 }
 
 TEST(FernandezBloch, RhsDoesNotAllocate) {
-  for (const char* problem : {"rolling_disk", "chaplygin_sleigh", "skate_incline"}) {
+  for (const char* problem : {"rolling_disk", "chaplygin_sleigh", "skate_incline",
+                              CLMBENCH_SOURCE_DIR "/tests/data/mechanisms/chaplygin_sleigh.toml"}) {
     auto model = make_model(problem);
     Vec q0, qd0, y;
     model->default_initial(q0, qd0);
