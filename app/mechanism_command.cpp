@@ -1,9 +1,16 @@
 // clmbench mechanism check FILE: what a researcher wants to know about a mechanism file before running it
 // (docs/mechanism-files.md): parsed and compiled, its sizes and kind, T quadratic, M at the initial state, the
 // rank of A and the constraint residual of the initial state, and analyze's integrability verdict, one line each.
+// clmbench mechanism export FILE [--out PATH]: the file as a C++ header for the zoo (mechanism_files/export_header.hpp).
 // A file with an error gives that error in one line (FILE:LINE:COLUMN) and exit 1, like every command.
 #include <Eigen/Eigenvalues>
+#include <unistd.h>
+
 #include <chrono>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -12,6 +19,7 @@
 #include "app/problem_analysis.hpp"
 #include "core/problem_registry.hpp"
 #include "core/value_parsing.hpp"
+#include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 
 namespace clm {
@@ -22,20 +30,27 @@ po::options_description mechanism_options() {
   po::options_description o("mechanism options", 100, 50);
   o.add_options()
       ("param", po::value<std::vector<std::string>>()->composing(), "name=value, repeatable: a parameter of the file")
-      ("q0", po::value<std::string>(), "a,b,c: the configuration to check at (default: the file's initial q)")
+      ("q0", po::value<std::string>(), "check: a,b,c: the configuration to check at (default: the file's initial q)")
+      ("out,o", po::value<std::string>(), "export: write the header to this path (default: standard output)")
       ("help,h", "this help");
   return o;
 }
 
 std::string mechanism_help() {
   std::ostringstream s;
-  s << "usage: clmbench mechanism check FILE.toml [--param name=value ...] [--q0 a,b,...]\n\n"
+  s << "usage: clmbench mechanism check FILE.toml [--param name=value ...] [--q0 a,b,...]\n"
+       "       clmbench mechanism export FILE.toml [--out problems/NAME.hpp]\n\n"
        "Reads and checks a mechanism file (docs/mechanism-files.md) and prints, one line each: its name, n, m and\n"
        "kind (holonomic / Pfaffian, time-dependent, forces, gyroscopic term), the size of its expression graph and\n"
        "tapes and the time to read and compile it, that T is quadratic in the velocities, the eigenvalues of the\n"
        "mass matrix at the initial state, the rank of A and the constraint residual of the initial state, and the\n"
        "integrability verdict of `clmbench analyze`. An error in the file is one line FILE:LINE:COLUMN (exit 1).\n\n"
-       "Example: clmbench mechanism check mechanisms/coin_on_incline.toml\n\n"
+       "export writes the file as a C++ header satisfying the Problem concept (M = d2T/dqd2, V - T0, h or A and b,\n"
+       "the forces and the initial state as templated code, the parameters as members with the file's min and max),\n"
+       "so that a file mechanism joins the zoo with a registration line (README, Extending); it equals the file's\n"
+       "tapes to round-off (the tapes fold the parameter values into their constants, the header keeps them).\n\n"
+       "Examples: clmbench mechanism check mechanisms/coin_on_incline.toml\n"
+       "          clmbench mechanism export mechanisms/coin_on_incline.toml --out problems/coin_on_incline.hpp\n\n"
     << mechanism_options() << "\n"
     << exit_codes_help();
   return s.str();
@@ -45,6 +60,25 @@ std::string fmt(double v) {
   std::ostringstream s;
   s << std::setprecision(3) << v;
   return s.str();
+}
+
+// The header complete or not at all: written beside PATH and renamed over it.
+void write_whole(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw InputError("mechanism export: cannot write '" + echo_value(path) + "' (" + std::strerror(errno) + ")");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw InputError("mechanism export: cannot write '" + echo_value(path) + "' (" + why + ")");
+  }
 }
 
 int check(const CommandInvocation& call, const std::string& path, const po::variables_map& vm) {
@@ -126,8 +160,9 @@ int mechanism(const CommandInvocation& call) {
     return kExitOk;
   }
   const std::string action = call.args[0];
-  if (action != "check")
-    throw InputError("mechanism: unknown action '" + echo_value(action) + "' (expected check; clmbench mechanism --help)");
+  if (action != "check" && action != "export")
+    throw InputError("mechanism: unknown action '" + echo_value(action) +
+                     "' (expected check or export; clmbench mechanism --help)");
   std::vector<std::string> rest(call.args.begin() + 1, call.args.end());
   const po::variables_map vm = parse_command_line(rest, options, "mechanism", "file");
   if (vm.count("help")) {
@@ -135,9 +170,23 @@ int mechanism(const CommandInvocation& call) {
     return kExitOk;
   }
   const auto files = strings_of(vm, "file");
-  if (files.size() != 1) throw InputError("mechanism check takes one FILE.toml (clmbench mechanism --help)");
+  if (files.size() != 1) throw InputError("mechanism " + action + " takes one FILE.toml (clmbench mechanism --help)");
   if (!is_mechanism_file(files[0]))
-    throw InputError("mechanism check: '" + echo_value(files[0]) + "' is not a mechanism file (a path ending in .toml)");
+    throw InputError("mechanism " + action + ": '" + echo_value(files[0]) +
+                     "' is not a mechanism file (a path ending in .toml)");
+  if (action == "export") {
+    if (vm.count("param") || vm.count("q0"))
+      throw InputError("mechanism export: --param and --q0 are check's (the header keeps every parameter)");
+    const std::string header = export_header(read_named_mechanism_file(files[0]));
+    if (!vm.count("out")) {
+      call.out << header;
+      return kExitOk;
+    }
+    write_whole(vm["out"].as<std::string>(), header);
+    call.err << "wrote " << vm["out"].as<std::string>() << "\n";
+    return kExitOk;
+  }
+  if (vm.count("out")) throw InputError("mechanism check: --out is export's");
   return check(call, files[0], vm);
 }
 
@@ -145,7 +194,8 @@ int mechanism(const CommandInvocation& call) {
 
 Command mechanism_command() {
   return {"mechanism", "check a mechanism file (docs/mechanism-files.md): sizes, kind, M at q0, rank of A, initial\n"
-                       "residual, integrability; an error in the file is one line FILE:LINE:COLUMN",
+                       "residual, integrability; or export it as a C++ header for the zoo; an error in the file is\n"
+                       "one line FILE:LINE:COLUMN",
           mechanism_help, mechanism};
 }
 

@@ -2,7 +2,8 @@
 // reader, the expression parser, the symbolic derivatives and the tapes. Every input must end in a
 // CompiledMechanism or an InputError (one line, naming the file); a compiled one must evaluate M, V, a and
 // the constraint tape finite at its initial state, in double and in ceres::Jet, with the same values to
-// round-off. Anything else (a crash, a hang, a non-finite value that passed the checks) is a finding.
+// round-off; then its export to a C++ header (the same derivation over symbolic parameters) must give a header or
+// an InputError. Anything else (a crash, a hang, a non-finite value that passed the checks) is a finding.
 #include <ceres/jet.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 
 namespace {
@@ -52,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!(std::abs(value_of(jout[k]) - out[k]) <= 1e-10 * std::max(1.0, std::abs(out[k])))) std::abort();
       }
     }
+    if (clm::export_header(file).find("struct ") == std::string::npos) std::abort();
   } catch (const clm::InputError& e) {
     const std::string m = e.what();
     if (m.find('\n') != std::string::npos || m.rfind("fuzz.toml", 0) != 0) std::abort();  // one line, naming the file

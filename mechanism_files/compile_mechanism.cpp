@@ -27,8 +27,13 @@ std::string format_number(double v) {
 
 class Compiler {
  public:
-  Compiler(const MechanismFile& f, const std::map<std::string, double>& overrides)
-      : f_(f), n_(static_cast<int>(f.coordinates.size())), g_(2 * n_ + 1) {
+  // symbolic_parameters: the parameters are inputs of the graph (2n + 1 + k, in the file's order) instead of
+  // numbers folded in, for an exported header whose parameters stay members (SymbolicMechanism).
+  Compiler(const MechanismFile& f, const std::map<std::string, double>& overrides, bool symbolic_parameters = false)
+      : f_(f),
+        n_(static_cast<int>(f.coordinates.size())),
+        symbolic_(symbolic_parameters),
+        g_(2 * n_ + 1 + (symbolic_parameters ? static_cast<int>(f.parameters.size()) : 0)) {
     for (const auto& entry : overrides) {
       const std::string& key = entry.first;  // (a structured binding cannot be captured before clang 16)
       const auto it = std::find_if(f.parameters.begin(), f.parameters.end(),
@@ -72,17 +77,18 @@ class Compiler {
     };
   }
 
-  std::shared_ptr<const CompiledMechanism> compile() {
-    auto out = std::make_shared<CompiledMechanism>();
-    CompiledMechanism& c = *out;
-    c.path = f_.path;
-    c.sha256 = f_.sha256;
-    c.name = f_.name;
-    c.description = f_.description.empty() ? "mechanism file " + f_.path : f_.description;
-    c.coordinates = f_.coordinates;
-    c.units = f_.units;
-    c.parameters = values_;
-    c.n = n_;
+  // The derived terms as nodes of g_, with the file's structural checks (T quadratic form, V free of velocities,
+  // rows linear in them, A free of t), shared by compile() and symbolic().
+  struct Derived {
+    int T = -1, V_eff = -1;
+    std::vector<int> M, M_full, a, h, A, A_full, b, F;
+    bool mass_reads_qd = false, rows_read_qd = false;
+    bool holonomic = false, time_dependent = false, has_forces = false, has_gyroscopic = false;
+    int m = 0;
+  };
+
+  Derived derive() {
+    Derived d;
     const int qd0 = n_, t_in = 2 * n_;
 
     // Every [let] name, used or not (its errors are the file's errors too).
@@ -98,8 +104,13 @@ class Compiler {
                                 "velocity-dependent forces go in [forces]");
 
     // M, a, T0 at qd = 0; M_ij for i <= j, mirrored (symmetric by construction).
-    std::vector<int> M(n_ * n_), M_full(n_ * n_), a(n_);
-    bool mass_reads_qd = false;
+    std::vector<int>& M = d.M;
+    std::vector<int>& M_full = d.M_full;
+    std::vector<int>& a = d.a;
+    M.assign(n_ * n_, 0);
+    M_full.assign(n_ * n_, 0);
+    a.assign(n_, 0);
+    bool& mass_reads_qd = d.mass_reads_qd;
     for (int i = 0; i < n_; ++i) {
       const int dTi = g_.derivative(T, qd0 + i);
       a[i] = g_.at_zero(dTi, qd0, n_);
@@ -111,12 +122,17 @@ class Compiler {
       }
     }
     const int T0 = g_.at_zero(T, qd0, n_);
-    c.has_gyroscopic = std::any_of(a.begin(), a.end(), [&](int node) { return !g_.is_constant(node, 0); });
+    d.has_gyroscopic = std::any_of(a.begin(), a.end(), [&](int node) { return !g_.is_constant(node, 0); });
     const int V_eff = g_.binary(ExprOp::kSub, V, T0);
+    d.T = T;
+    d.V_eff = V_eff;
 
     // Constraints.
-    std::vector<int> h, A, b, A_full;
-    bool rows_read_qd = false;
+    std::vector<int>& h = d.h;
+    std::vector<int>& A = d.A;
+    std::vector<int>& b = d.b;
+    std::vector<int>& A_full = d.A_full;
+    bool& rows_read_qd = d.rows_read_qd;
     for (const auto& row : f_.position_rows) {
       const int node = parse(row, "position row");
       for (int i = 0; i < n_; ++i)
@@ -127,9 +143,9 @@ class Compiler {
     }
     std::vector<int> velocity;
     for (const auto& row : f_.velocity_rows) velocity.push_back(parse(row, "velocity row"));
-    c.holonomic = f_.velocity_rows.empty();  // no rows at all: holonomic with m = 0, as the zoo writes it
-    c.m = static_cast<int>(h.size() + velocity.size());
-    if (!c.holonomic) {
+    d.holonomic = f_.velocity_rows.empty();  // no rows at all: holonomic with m = 0, as the zoo writes it
+    d.m = static_cast<int>(h.size() + velocity.size());
+    if (!d.holonomic) {
       // Position rows next to velocity rows enter as their derivatives: A = dh/dq, b = dh/dt.
       for (std::size_t r = 0; r < h.size(); ++r) {
         for (int j = 0; j < n_; ++j) {
@@ -159,12 +175,34 @@ class Compiler {
     const bool affine = std::any_of(b.begin(), b.end(), [&](int node) { return !g_.is_constant(node, 0); });
     bool reads_t = g_.depends_on(V_eff, t_in);
     for (int node : h) reads_t = reads_t || g_.depends_on(node, t_in);
-    c.time_dependent = reads_t || affine;
+    d.time_dependent = reads_t || affine;
 
     // Forces.
-    std::vector<int> F(n_, g_.constant(0));
-    for (const auto& [i, text] : f_.forces) F[i] = g_.binary(ExprOp::kAdd, F[i], parse(text, "force"));
-    c.has_forces = !f_.forces.empty();
+    d.F.assign(n_, g_.constant(0));
+    for (const auto& [i, text] : f_.forces) d.F[i] = g_.binary(ExprOp::kAdd, d.F[i], parse(text, "force"));
+    d.has_forces = !f_.forces.empty();
+    return d;
+  }
+
+  std::shared_ptr<const CompiledMechanism> compile() {
+    auto out = std::make_shared<CompiledMechanism>();
+    CompiledMechanism& c = *out;
+    c.path = f_.path;
+    c.sha256 = f_.sha256;
+    c.name = f_.name;
+    c.description = f_.description.empty() ? "mechanism file " + f_.path : f_.description;
+    c.coordinates = f_.coordinates;
+    c.units = f_.units;
+    c.parameters = values_;
+    c.n = n_;
+    const Derived d = derive();
+    const std::vector<int>&M = d.M, &a = d.a, &h = d.h, &A = d.A, &b = d.b, &F = d.F;
+    const int T = d.T, V_eff = d.V_eff;
+    c.holonomic = d.holonomic;
+    c.m = d.m;
+    c.time_dependent = d.time_dependent;
+    c.has_forces = d.has_forces;
+    c.has_gyroscopic = d.has_gyroscopic;
 
     c.mass = Tape(g_, M);
     c.potential = Tape(g_, {V_eff});
@@ -180,7 +218,42 @@ class Compiler {
     c.qd0 = f_.qd0.empty() ? Vec::Zero(n_) : initial_values(f_.qd0, "qd");
     c.graph_nodes = g_.size();
 
-    check_at_initial_state(c, M_full, mass_reads_qd, A_full, rows_read_qd);
+    check_at_initial_state(c, d.M_full, d.mass_reads_qd, d.A_full, d.rows_read_qd);
+    return out;
+  }
+
+  // The derived terms over symbolic parameters (Compiler constructed with symbolic_parameters = true).
+  SymbolicMechanism symbolic() {
+    const Derived d = derive();
+    SymbolicMechanism out;
+    out.n = n_;
+    out.m = d.m;
+    out.holonomic = d.holonomic;
+    out.time_dependent = d.time_dependent;
+    out.has_forces = d.has_forces;
+    out.has_gyroscopic = d.has_gyroscopic;
+    out.mass = d.M;
+    out.potential = d.V_eff;
+    out.gyroscopic = d.a;
+    out.force = d.F;
+    if (d.holonomic) out.constraint = d.h;
+    else {
+      out.pfaffian = d.A;
+      out.affine = d.b;
+    }
+    auto initial = [&](const std::vector<SourceText>& texts, const std::string& what, std::vector<int>& nodes) {
+      for (int i = 0; i < n_; ++i) {
+        const int node = parse(texts[i], "initial " + what);
+        for (int k = 0; k <= 2 * n_; ++k)
+          if (g_.depends_on(node, k))
+            fail_expr(texts[i], "initial " + what + " of " + f_.coordinates[i] + " must be a number or an expression "
+                                "in the parameters (no coordinates, velocities or t)");
+        nodes.push_back(node);
+      }
+    };
+    initial(f_.q0, "q", out.q0);
+    if (!f_.qd0.empty()) initial(f_.qd0, "qd", out.qd0);
+    out.graph = std::move(g_);
     return out;
   }
 
@@ -190,8 +263,9 @@ class Compiler {
       if (f_.coordinates[i] == name) return g_.input(i);
     if (name == "t") return g_.input(2 * n_);
     if (name == "pi") return g_.constant(M_PI);
-    for (const auto& [pname, value] : values_)
-      if (pname == name) return g_.constant(value);
+    for (std::size_t k = 0; k < values_.size(); ++k)
+      if (values_[k].first == name)
+        return symbolic_ ? g_.input(2 * n_ + 1 + static_cast<int>(k)) : g_.constant(values_[k].second);
     const auto it = f_.lets.find(std::string(name));
     if (it == f_.lets.end()) return std::nullopt;
     if (auto done = let_nodes_.find(it->first); done != let_nodes_.end()) return done->second;
@@ -328,6 +402,7 @@ class Compiler {
 
   const MechanismFile& f_;
   int n_;
+  bool symbolic_;
   ExpressionGraph g_;
   ExpressionSymbols symbols_;
   std::vector<std::pair<std::string, double>> values_;
@@ -340,6 +415,11 @@ class Compiler {
 std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& file,
                                                            const std::map<std::string, double>& overrides) {
   return Compiler(file, overrides).compile();
+}
+
+SymbolicMechanism symbolic_mechanism(const MechanismFile& file) {
+  compile_mechanism(file);  // every check of the file at its own parameter values, with the same errors
+  return Compiler(file, {}, /*symbolic_parameters=*/true).symbolic();
 }
 
 }  // namespace clm

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "mechanism_files/expression_graph.hpp"
 #include "mechanism_files/tape.hpp"
 
 namespace clm {
@@ -86,6 +87,18 @@ struct CompiledMechanism {
 // throw InputError) and checks them at the initial state.
 std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& file,
                                                            const std::map<std::string, double>& overrides = {});
+
+// The derived terms as nodes of one graph whose inputs are q (n), qd (n), t and the parameters (in the file's
+// order), the parameters not folded in: what `clmbench mechanism export` writes as C++ (export_header.hpp).
+// The file is checked first as compile_mechanism checks it.
+struct SymbolicMechanism {
+  ExpressionGraph graph{0};
+  int n = 0, m = 0;
+  bool holonomic = false, time_dependent = false, has_forces = false, has_gyroscopic = false;
+  std::vector<int> mass, constraint, pfaffian, affine, gyroscopic, force, q0, qd0;  // qd0 empty: zero
+  int potential = -1;  // V - T0
+};
+SymbolicMechanism symbolic_mechanism(const MechanismFile& file);
 
 // Throws the one-line InputError "PATH:LINE:COLUMN: message" (PATH: message when line is 0).
 [[noreturn]] void throw_at(const std::string& path, int line, int column, const std::string& message);

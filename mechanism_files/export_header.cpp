@@ -1,0 +1,283 @@
+#include "mechanism_files/export_header.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace clm {
+
+namespace {
+
+// A C++ string literal of s.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A double literal that reads back to the same value.
+std::string literal(double v) {
+  if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;  // the shortest that reads back exactly
+  std::string out(buffer, end);
+  if (out.find_first_of(".e") == std::string::npos) out += ".0";
+  return out;
+}
+
+// Names a parameter member may not take (the header's own identifiers and C++ keywords a file could use).
+const std::set<std::string> kReserved = {
+    "q_in", "qd_in", "t_in", "out", "q0", "qd0", "T", "dof", "constraints", "validate", "kName", "kDescription",
+    "kDof", "kConstraints", "kConstraintKind", "kParameters", "kCoordinateNames", "kCoordinateUnits", "auto", "bool",
+    "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum",
+    "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+    "mutable", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
+    "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor"};
+
+class Writer {
+ public:
+  Writer(const MechanismFile& f, const SymbolicMechanism& s) : g_(s.graph), n_(s.n) {
+    for (const auto& p : f.parameters) {
+      // v<digits> would meet the code's own variables.
+      const bool like_variable = p.name.size() > 1 && p.name[0] == 'v' &&
+                                 p.name.find_first_not_of("0123456789", 1) == std::string::npos;
+      members_.push_back(kReserved.count(p.name) || like_variable ? "p_" + p.name : p.name);
+    }
+  }
+
+  // Straight-line code (one `const T vK = ...;` per operation the outputs need, in graph order) into body;
+  // returns the expression of each output.
+  std::vector<std::string> code(const std::vector<int>& outputs, std::ostringstream& body) const {
+    std::vector<char> need(g_.size(), 0);
+    std::vector<int> stack(outputs.begin(), outputs.end());
+    while (!stack.empty()) {
+      const int i = stack.back();
+      stack.pop_back();
+      if (need[i]) continue;
+      need[i] = 1;
+      const ExprNode& nd = g_.node(i);
+      if (nd.a >= 0) stack.push_back(nd.a);
+      if (nd.b >= 0) stack.push_back(nd.b);
+    }
+    for (int i = 0; i < g_.size(); ++i) {
+      if (!need[i]) continue;
+      const ExprNode& nd = g_.node(i);
+      if (nd.op == ExprOp::kConst || nd.op == ExprOp::kInput) continue;
+      body << "    const T v" << i << " = " << operation(nd) << ";\n";
+    }
+    std::vector<std::string> out;
+    for (int i : outputs) out.push_back(ref(i));
+    return out;
+  }
+
+  // The expression that names node i's value: an input, a constant or the variable of an operation.
+  std::string ref(int i) const {
+    const ExprNode& nd = g_.node(i);
+    if (nd.op == ExprOp::kConst) return "T(" + literal(nd.value) + ")";
+    if (nd.op == ExprOp::kInput) {
+      const int k = nd.input;
+      if (k < n_) return "q_in[" + std::to_string(k) + "]";
+      if (k < 2 * n_) return "T(qd_in[" + std::to_string(k - n_) + "])";
+      if (k == 2 * n_) return "t_in";
+      return "T(" + members_[k - 2 * n_ - 1] + ")";
+    }
+    return "v" + std::to_string(i);
+  }
+
+  const std::vector<std::string>& members() const { return members_; }
+
+ private:
+  // The operation as Tape::run evaluates it (mechanism_files/tape.hpp), so that the two agree.
+  std::string operation(const ExprNode& nd) const {
+    const std::string a = nd.a >= 0 ? ref(nd.a) : "", b = nd.b >= 0 ? ref(nd.b) : "";
+    switch (nd.op) {
+      case ExprOp::kAdd: return a + " + " + b;
+      case ExprOp::kSub: return a + " - " + b;
+      case ExprOp::kMul: return a + " * " + b;
+      case ExprOp::kDiv: return a + " / " + b;
+      case ExprOp::kNeg: return "-" + a;
+      case ExprOp::kPowConst: return "t_pow(" + a + ", " + literal(nd.value) + ")";
+      case ExprOp::kPow: return "exp(" + b + " * log(" + a + "))";
+      case ExprOp::kSin: return "sin(" + a + ")";
+      case ExprOp::kCos: return "cos(" + a + ")";
+      case ExprOp::kTan: return "tan(" + a + ")";
+      case ExprOp::kAsin: return "t_asin(" + a + ")";
+      case ExprOp::kAcos: return "t_acos(" + a + ")";
+      case ExprOp::kAtan: return "atan(" + a + ")";
+      case ExprOp::kAtan2: return "atan2(" + a + ", " + b + ")";
+      case ExprOp::kSinh: return "t_sinh(" + a + ")";
+      case ExprOp::kCosh: return "t_cosh(" + a + ")";
+      case ExprOp::kTanh: return "t_tanh(" + a + ")";
+      case ExprOp::kExp: return "exp(" + a + ")";
+      case ExprOp::kLog: return "log(" + a + ")";
+      case ExprOp::kSqrt: return "sqrt(" + a + ")";
+      case ExprOp::kAbs: return "abs(" + a + ")";
+      case ExprOp::kMin: return b + " < " + a + " ? " + b + " : " + a;
+      case ExprOp::kMax: return a + " < " + b + " ? " + b + " : " + a;
+      case ExprOp::kSign: return "T(" + a + " > T(0.0) ? 1.0 : (" + a + " < T(0.0) ? -1.0 : 0.0))";
+      case ExprOp::kStep: return "T(" + a + " > T(0.0) ? 1.0 : 0.0)";
+      case ExprOp::kConst:
+      case ExprOp::kInput: break;
+    }
+    return ref(-1);  // unreachable
+  }
+
+  const ExpressionGraph& g_;
+  int n_;
+  std::vector<std::string> members_;
+};
+
+}  // namespace
+
+std::string exported_struct_name(const std::string& mechanism_name) {
+  std::string out;
+  bool upper = true;
+  for (const char c : mechanism_name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "Mechanism" + out;
+  return out;
+}
+
+std::string export_header(const MechanismFile& f) {
+  const SymbolicMechanism s = symbolic_mechanism(f);
+  const Writer w(f, s);
+  const std::string Name = exported_struct_name(f.name);
+  const int n = s.n, m = s.m;
+  const bool td = s.time_dependent;
+  std::ostringstream h;
+  h << "// " << Name << ": exported by `clmbench mechanism export` from the mechanism file\n"
+    << "// " << f.path << " (sha256 " << f.sha256 << ").\n"
+    << "// The terms the suite derives from the file (M = d2T/dqd2, V - T0"
+    << (s.has_gyroscopic ? ", the gyroscopic a(q)" : "") << (s.holonomic ? ", h" : ", A, b")
+    << (s.has_forces ? ", the forces" : "") << ")\n"
+    << "// as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold\n"
+    << "// into constants are computed here). Do not edit: export again.\n"
+    << "// Promote it to the zoo: problems/NAME.hpp, runs/zoo/NAME.cpp and a line in runs/zoo/zoo.def (README, Extending).\n"
+    << "#pragma once\n\n#include <array>\n#include <cmath>\n#include <limits>\n#include <string>\n\n"
+    << "#include \"core/elementary_functions.hpp\"\n#include \"core/problem.hpp\"\n\nnamespace clm {\n\n"
+    << "struct " << Name << " {\n"
+    << "  static constexpr const char* kName = " << quoted(f.name) << ";\n"
+    << "  static constexpr const char* kDescription = " << quoted(f.description.empty() ? "mechanism " + f.name : f.description)
+    << ";\n"
+    << "  static constexpr int kDof = " << n << ";\n"
+    << "  static constexpr int kConstraints = " << m << ";\n"
+    << "  static constexpr ConstraintKind kConstraintKind = ConstraintKind::" << (s.holonomic ? "kHolonomic" : "kPfaffian")
+    << ";\n";
+  h << "  static constexpr const char* kCoordinateNames[] = {";
+  for (int i = 0; i < n; ++i) h << (i ? ", " : "") << quoted(f.coordinates[i]);
+  h << "};\n";
+  if (!f.units.empty()) {
+    h << "  static constexpr const char* kCoordinateUnits[] = {";
+    for (int i = 0; i < n; ++i) h << (i ? ", " : "") << quoted(f.units[i]);
+    h << "};\n";
+  }
+  h << "\n";
+  const auto& members = w.members();
+  for (std::size_t k = 0; k < f.parameters.size(); ++k) {
+    const auto& p = f.parameters[k];
+    h << "  double " << members[k] << " = " << literal(p.value) << ";\n";
+  }
+  if (f.parameters.empty()) {
+    h << "  static constexpr std::array<ParameterSpec<" << Name << ">, 0> kParameters{};\n";
+  } else {
+    h << "  static constexpr std::array kParameters = {\n";
+    for (std::size_t k = 0; k < f.parameters.size(); ++k) {
+      const auto& p = f.parameters[k];
+      std::string text = p.description;
+      if (!p.unit.empty()) text += (text.empty() ? "[" : " [") + p.unit + "]";
+      h << "      ParameterSpec<" << Name << ">{" << quoted(p.name) << ", &" << Name << "::" << members[k] << ", "
+        << quoted(text) << "},\n";
+    }
+    h << "  };\n";
+  }
+  h << "\n  int dof() const { return " << n << "; }\n  int constraints() const { return " << m << "; }\n";
+  h << "  void validate() const {\n";
+  for (std::size_t k = 0; k < f.parameters.size(); ++k) {
+    const auto& p = f.parameters[k];
+    const std::string& v = members[k];
+    h << "    if (!std::isfinite(" << v << ")) throw InputError(" << quoted(f.name + ": parameter " + p.name + " must be finite")
+      << ");\n";
+    if (p.min)
+      h << "    if (" << v << " < " << literal(*p.min) << ") throw InputError("
+        << quoted(f.name + ": parameter " + p.name + " is below its min " + literal(*p.min)) << ");\n";
+    if (p.max)
+      h << "    if (" << v << " > " << literal(*p.max) << ") throw InputError("
+        << quoted(f.name + ": parameter " + p.name + " is above its max " + literal(*p.max)) << ");\n";
+  }
+  h << "  }\n";
+
+  // One templated function: signature, code, assignments.
+  auto function = [&](const std::string& signature, const std::vector<int>& outputs,
+                      const std::function<std::string(std::size_t)>& target, bool returns, bool double_only) {
+    std::ostringstream body;
+    const auto refs = w.code(outputs, body);
+    h << "\n";
+    if (!double_only) h << "  template <class T>\n";
+    h << "  " << signature << " const {\n";
+    if (double_only) h << "    using T = double;\n";
+    h << "    using namespace elementary;\n" << body.str();
+    if (returns) h << "    return " << refs[0] << ";\n";
+    else
+      for (std::size_t k = 0; k < refs.size(); ++k) h << "    " << target(k) << " = " << refs[k] << ";\n";
+    h << "  }\n";
+  };
+  function("void mass_matrix([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, kDof>& out)", s.mass,
+           [&](std::size_t k) { return "out(" + std::to_string(k / n) + ", " + std::to_string(k % n) + ")"; }, false,
+           false);
+  function(td ? "T potential([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in)" : "T potential([[maybe_unused]] const VecN<T, kDof>& q_in)",
+           {s.potential}, nullptr, true, false);
+  auto vector_target = [](std::size_t k) { return "out[" + std::to_string(k) + "]"; };
+  if (s.holonomic) {
+    function(td ? "void constraint([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, kConstraints>& out)"
+                : "void constraint([[maybe_unused]] const VecN<T, kDof>& q_in, VecN<T, kConstraints>& out)",
+             s.constraint, vector_target, false, false);
+  } else {
+    function("void pfaffian([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kConstraints, kDof>& out)", s.pfaffian,
+             [&](std::size_t k) { return "out(" + std::to_string(k / n) + ", " + std::to_string(k % n) + ")"; }, false,
+             false);
+    if (td)
+      function("void affine_term([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, kConstraints>& out)", s.affine,
+               vector_target, false, false);
+  }
+  if (s.has_gyroscopic)
+    function("void gyroscopic([[maybe_unused]] const VecN<T, kDof>& q_in, VecN<T, kDof>& out)", s.gyroscopic, vector_target, false,
+             false);
+  if (s.has_forces)
+    function("void generalized_force([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out)", s.force,
+             vector_target, false, true);
+  // The initial state: q0 and qd0 (zero when the file gives none).
+  {
+    std::vector<int> nodes = s.q0;
+    nodes.insert(nodes.end(), s.qd0.begin(), s.qd0.end());
+    std::ostringstream body;
+    const auto refs = w.code(nodes, body);
+    h << "\n  void default_initial(Vec& q0, Vec& qd0) const {\n    using T = double;\n    using namespace elementary;\n"
+      << "    q0.resize(" << n << ");\n    qd0.resize(" << n << ");\n" << body.str();
+    for (int i = 0; i < n; ++i) h << "    q0[" << i << "] = " << refs[i] << ";\n";
+    for (int i = 0; i < n; ++i)
+      h << "    qd0[" << i << "] = " << (s.qd0.empty() ? std::string("0.0") : refs[n + i]) << ";\n";
+    h << "  }\n";
+  }
+  h << "};\n\n}  // namespace clm\n";
+  return h.str();
+}
+
+}  // namespace clm
