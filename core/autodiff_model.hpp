@@ -210,7 +210,7 @@ class AutoDiffModel final : public Model {
 
     bool analytic_done = false;
     if constexpr (HasAnalyticTerms<P>) {
-      if (use_analytic_ && (want_M || want_c)) {
+      if (use_analytic_ && analytic_terms_on() && (want_M || want_c)) {
         p_.analytic_terms(q, qd, out.M, out.c);
         analytic_done = true;
       }
@@ -252,7 +252,7 @@ class AutoDiffModel final : public Model {
   // Nor may the problem depend on t explicitly (dynamics_derivatives has no time argument).
   bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P> && !kTimeDependent; }
   bool uses_analytic_terms() const override {
-    return use_analytic_ && (HasAnalyticTerms<P> || HasAnalyticConstraintTerms<P>);
+    return use_analytic_ && ((HasAnalyticTerms<P> && analytic_terms_on()) || HasAnalyticConstraintTerms<P>);
   }
 
   // dM/dq and, for Pfaffian problems, dA/dq by one Jet<K> pass each (per K coordinates); dc/dqd from dM/dq
@@ -532,6 +532,12 @@ class AutoDiffModel final : public Model {
   }
   // Whether the gyroscopic term is there: a problem known at run time (a mechanism file) writes gyroscopic()
   // always and says by has_gyroscopic_term() whether it is zero, so that its passes are skipped then.
+  // A problem with analytic_terms may say at run time whether to use them (has_analytic_terms(): a mechanism
+  // file's reverse-mode terms pay only from some size on, mechanism_files/tape_problem.hpp).
+  bool analytic_terms_on() const {
+    if constexpr (requires(const P& p) { p.has_analytic_terms(); }) return p_.has_analytic_terms();
+    else return true;
+  }
   bool gyroscopic_present() const {
     if constexpr (requires { p_.has_gyroscopic_term(); }) return p_.has_gyroscopic_term();
     else return HasGyroscopic<P>;

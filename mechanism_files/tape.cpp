@@ -54,6 +54,69 @@ Tape::Tape(const ExpressionGraph& g, const std::vector<int>& outputs) : inputs_(
   }
   registers_ = next;
   for (int o : outputs) output_registers_.push_back(reg[o]);
+  // The single-assignment twin: node i's value in its own register.
+  std::vector<int> ssa(size, -1);
+  for (int k = 0; k < inputs_; ++k) ssa[k] = k;
+  int ssa_next = inputs_;
+  for (int i = inputs_; i < size; ++i) {
+    if (!needed[i]) continue;
+    const ExprNode& n = g.node(i);
+    ssa[i] = ssa_next++;
+    ssa_code_.push_back({n.op, ssa[i], n.a >= 0 ? ssa[n.a] : -1, n.b >= 0 ? ssa[n.b] : -1, n.value});
+  }
+  ssa_registers_ = ssa_next;
+  for (int o : outputs) ssa_outputs_.push_back(ssa[o]);
+}
+
+void Tape::gradient(double* v, double* g, const double* weights) const {
+  using namespace elementary;
+  execute(ssa_code_, v);
+  std::fill(g, g + ssa_registers_, 0.0);
+  for (std::size_t k = 0; k < ssa_outputs_.size(); ++k) g[ssa_outputs_[k]] += weights[k];
+  // The adjoint of each instruction, last first: its output's adjoint pushed to its operands. The rules are the
+  // derivatives of the forward operations as Tape::run computes them (also those of the expression graph's
+  // symbolic derivative: abs' = sign, min and max select an operand, sign and step are flat).
+  for (auto it = ssa_code_.rbegin(); it != ssa_code_.rend(); ++it) {
+    const TapeInstruction& in = *it;
+    const double w = g[in.out];
+    if (w == 0.0) continue;
+    const double out = v[in.out];
+    const double a = in.a >= 0 ? v[in.a] : 0.0, b = in.b >= 0 ? v[in.b] : 0.0;
+    switch (in.op) {
+      case ExprOp::kConst:
+      case ExprOp::kInput:
+      case ExprOp::kSign:
+      case ExprOp::kStep: break;
+      case ExprOp::kAdd: g[in.a] += w; g[in.b] += w; break;
+      case ExprOp::kSub: g[in.a] += w; g[in.b] -= w; break;
+      case ExprOp::kMul: g[in.a] += w * b; g[in.b] += w * a; break;
+      case ExprOp::kDiv: g[in.a] += w / b; g[in.b] -= w * out / b; break;
+      case ExprOp::kNeg: g[in.a] -= w; break;
+      case ExprOp::kPowConst: g[in.a] += w * in.value * t_pow(a, in.value - 1.0); break;
+      case ExprOp::kPow: g[in.a] += w * b * out / a; g[in.b] += w * out * std::log(a); break;
+      case ExprOp::kSin: g[in.a] += w * std::cos(a); break;
+      case ExprOp::kCos: g[in.a] -= w * std::sin(a); break;
+      case ExprOp::kTan: g[in.a] += w * (1.0 + out * out); break;
+      case ExprOp::kAsin: g[in.a] += w / std::sqrt(1.0 - a * a); break;
+      case ExprOp::kAcos: g[in.a] -= w / std::sqrt(1.0 - a * a); break;
+      case ExprOp::kAtan: g[in.a] += w / (1.0 + a * a); break;
+      case ExprOp::kAtan2: {
+        const double r2 = a * a + b * b;
+        g[in.a] += w * b / r2;
+        g[in.b] -= w * a / r2;
+        break;
+      }
+      case ExprOp::kSinh: g[in.a] += w * std::cosh(a); break;
+      case ExprOp::kCosh: g[in.a] += w * std::sinh(a); break;
+      case ExprOp::kTanh: g[in.a] += w * (1.0 - out * out); break;
+      case ExprOp::kExp: g[in.a] += w * out; break;
+      case ExprOp::kLog: g[in.a] += w / a; break;
+      case ExprOp::kSqrt: g[in.a] += w * 0.5 / out; break;
+      case ExprOp::kAbs: g[in.a] += a > 0 ? w : (a < 0 ? -w : 0.0); break;
+      case ExprOp::kMin: g[b < a ? in.b : in.a] += w; break;
+      case ExprOp::kMax: g[a < b ? in.b : in.a] += w; break;
+    }
+  }
 }
 
 }  // namespace clm

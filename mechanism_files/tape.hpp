@@ -43,6 +43,15 @@ class Tape {
   void run(T* regs) const;
   int output_register(int k) const { return output_registers_[k]; }
 
+  // Reverse mode (double) for gradients of scalars: the gradient of sum_k weights[k] out_k with respect to the
+  // inputs, in O(instructions), by the tape's single-assignment twin (every instruction its own register, so
+  // that the backward sweep sees every forward value). values and adjoints: buffers of ssa_registers() with
+  // values[0 .. inputs) set by the caller; on return adjoints[0 .. inputs) is the gradient (and values, the
+  // outputs at values[ssa_output_register(k)]). No heap allocation.
+  void gradient(double* values, double* adjoints, const double* weights) const;
+  int ssa_registers() const { return ssa_registers_; }
+  int ssa_output_register(int k) const { return ssa_outputs_[k]; }
+
   // A per-thread register buffer for scalar type T, at least `size` long (grows, never shrinks: no allocation
   // once a thread has evaluated its largest tape in T).
   template <class T>
@@ -58,13 +67,24 @@ class Tape {
   std::vector<TapeInstruction> code_;
   std::vector<int> output_registers_;
   std::vector<char> reads_;
+  // The single-assignment twin of code_ (gradient()).
+  std::vector<TapeInstruction> ssa_code_;
+  std::vector<int> ssa_outputs_;
+  int ssa_registers_ = 0;
+  template <class T>
+  static void execute(const std::vector<TapeInstruction>& code, T* regs);
 };
 
 
 template <class T>
 void Tape::run(T* r) const {
+  execute(code_, r);
+}
+
+template <class T>
+void Tape::execute(const std::vector<TapeInstruction>& code, T* r) {
   using namespace elementary;
-  for (const TapeInstruction& in : code_) {
+  for (const TapeInstruction& in : code) {
     T& out = r[in.out];
     switch (in.op) {
       case ExprOp::kConst: out = T(in.value); break;

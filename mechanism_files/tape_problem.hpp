@@ -8,6 +8,9 @@
 // part linear in qd) and reported by has_gyroscopic_term(), which AutoDiffModel asks for Model::gyroscopic().
 #pragma once
 
+#include <ceres/jet.h>
+
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -109,12 +112,77 @@ struct TapeProblem {
     for (int i = 0; i < mechanism->n; ++i) F[i] += r[tape.output_register(i)];
   }
 
+  // M and c by reverse mode on the tapes (issue 22), in O(cost of M) instead of AutoDiffModel's Jet passes over
+  // M, whose cost grows as n times that (O(n^3) for a dense M): M and Mdot qd from one dual pass along qd,
+  // -1/2 d/dq(qd^T M qd) + d(V - T0)/dq by reverse sweeps over the mass tape (weights -1/2 qd_i qd_j) and the
+  // potential tape, and the gyroscopic Da qd - Da^T qd by a dual pass and a reverse sweep (weights -qd) over
+  // a(q). Taken from kReverseModeMinDof coordinates on, where it is the cheaper (bench_rhs FileRhs,
+  // ModelTermsFile); not for time-dependent files (analytic_terms has no t).
+  static constexpr int kReverseModeMinDof = 8;
+  bool has_analytic_terms() const { return !kTimeDependentTerms && mechanism->n >= kReverseModeMinDof; }
+  void analytic_terms(const Vec& q, const Vec& qd, Mat& M, Vec& c) const
+    requires(!kTimeDependentTerms)
+  {
+    using Dual = ceres::Jet<double, 1>;
+    const int n = mechanism->n;
+    thread_local VecN<Dual, Eigen::Dynamic> q1;
+    if (q1.size() != n) q1.resize(n);
+    for (int i = 0; i < n; ++i) {
+      q1[i] = Dual(q[i]);
+      q1[i].v[0] = qd[i];
+    }
+    const Tape& mass = mechanism->mass;
+    const Dual* r = registers<Dual>(mass, q1, nullptr, Dual(0.0));
+    for (int i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int j = 0; j < n; ++j) {
+        const Dual& x = r[mass.output_register(i * n + j)];
+        M(i, j) = x.a;
+        acc += x.v[0] * qd[j];
+      }
+      c[i] = acc;
+    }
+    thread_local std::vector<double> weights;
+    weights.resize(std::max(n * n, 1));
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) weights[i * n + j] = -0.5 * qd[i] * qd[j];
+    add_gradient(mass, q, weights.data(), c);
+    weights[0] = 1.0;
+    add_gradient(mechanism->potential, q, weights.data(), c);
+    if (mechanism->has_gyroscopic) {
+      const Tape& gyro = mechanism->gyroscopic;
+      const Dual* ra = registers<Dual>(gyro, q1, nullptr, Dual(0.0));
+      for (int i = 0; i < n; ++i) c[i] += ra[gyro.output_register(i)].v[0];
+      for (int i = 0; i < n; ++i) weights[i] = -qd[i];
+      add_gradient(gyro, q, weights.data(), c);
+    }
+  }
+
   void default_initial(Vec& q0, Vec& qd0) const {
     q0 = mechanism->q0;
     qd0 = mechanism->qd0;
   }
 
  private:
+  // c += d/dq of sum_k weights[k] out_k of `tape` at (q, qd = 0, t = 0), by its reverse sweep (per-thread
+  // buffers that grow to the largest tape once).
+  void add_gradient(const Tape& tape, const Vec& q, const double* weights, Vec& c) const {
+    thread_local std::vector<double> values, adjoints;
+    const int size = std::max(tape.ssa_registers(), tape.inputs());
+    if (static_cast<int>(values.size()) < size) {
+      values.resize(size);
+      adjoints.resize(size);
+    }
+    const int n = mechanism->n;
+    for (int i = 0; i < n; ++i) {
+      values[i] = q[i];
+      values[n + i] = 0.0;
+    }
+    values[2 * n] = 0.0;
+    tape.gradient(values.data(), adjoints.data(), weights);
+    for (int i = 0; i < n; ++i) c[i] += adjoints[i];
+  }
+
   // The thread's registers for T with the inputs written: q, qd (zero where not given) and t.
   template <class T, class Q>
   static T* registers_impl(const Tape& tape, const Q& q, const Vec* qd, const T& t, int n) {

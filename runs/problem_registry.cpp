@@ -36,10 +36,10 @@ ProblemEntry find_problem(const std::string& problem) {
   e.identity = file.path + "@sha256:" + file.sha256;
   for (const auto& p : file.parameters)
     e.parameters.push_back({p.name, p.value, p.description + (p.unit.empty() ? "" : " [" + p.unit + "]")});
-  e.make = [file](const std::map<std::string, double>& overrides, bool) -> std::shared_ptr<const Model> {
+  e.make = [file](const std::map<std::string, double>& overrides, bool use_analytic) -> std::shared_ptr<const Model> {
     auto mechanism = compile_mechanism(file, overrides);
-    return mechanism->holonomic ? make_holonomic_tape_model(std::move(mechanism))
-                                : make_pfaffian_tape_model(std::move(mechanism));
+    return mechanism->holonomic ? make_holonomic_tape_model(std::move(mechanism), use_analytic)
+                                : make_pfaffian_tape_model(std::move(mechanism), use_analytic);
   };
   return e;
 }

@@ -5,12 +5,13 @@
 
 namespace clm {
 
-std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const CompiledMechanism> mechanism) {
+std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const CompiledMechanism> mechanism,
+                                                    bool use_analytic) {
   const bool time = mechanism->time_dependent, forces = mechanism->has_forces;
-  if (time && forces) return make_model_with_capabilities(TapeProblem<true, true, true>{std::move(mechanism)});
-  if (time) return make_model_with_capabilities(TapeProblem<true, true, false>{std::move(mechanism)});
-  if (forces) return make_model_with_capabilities(TapeProblem<true, false, true>{std::move(mechanism)});
-  return make_model_with_capabilities(TapeProblem<true, false, false>{std::move(mechanism)});
+  if (time && forces) return make_model_with_capabilities(TapeProblem<true, true, true>{std::move(mechanism)}, use_analytic);
+  if (time) return make_model_with_capabilities(TapeProblem<true, true, false>{std::move(mechanism)}, use_analytic);
+  if (forces) return make_model_with_capabilities(TapeProblem<true, false, true>{std::move(mechanism)}, use_analytic);
+  return make_model_with_capabilities(TapeProblem<true, false, false>{std::move(mechanism)}, use_analytic);
 }
 
 }  // namespace clm

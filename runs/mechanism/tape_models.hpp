@@ -10,7 +10,11 @@
 
 namespace clm {
 
-std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const CompiledMechanism> mechanism);
-std::shared_ptr<const Model> make_pfaffian_tape_model(std::shared_ptr<const CompiledMechanism> mechanism);
+// use_analytic: M and c by reverse mode where the file's TapeProblem offers it (has_analytic_terms), as a zoo
+// problem's hand-written terms (false: AutoDiffModel's Jet passes over the tapes, e.g. for tests and benchmarks).
+std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const CompiledMechanism> mechanism,
+                                                       bool use_analytic = true);
+std::shared_ptr<const Model> make_pfaffian_tape_model(std::shared_ptr<const CompiledMechanism> mechanism,
+                                                      bool use_analytic = true);
 
 }  // namespace clm
