@@ -181,16 +181,17 @@ void BM_ModelTermsAutodiff(benchmark::State& state) {
 // closed_chain with n bars as a mechanism file (written by tools/make_closed_chain_mechanism.py into the
 // benchmark's temporary directory, once per n): kkt's model terms with the file's reverse-mode M and c
 // (TapeProblem::analytic_terms, from 8 coordinates on) or AutoDiffModel's Jet passes over the same tapes.
-std::string closed_chain_file(int n) {
-  const std::string path = "/tmp/clmbench_bench_closed_chain_" + std::to_string(n) + ".toml";
-  const std::string command = "python3 " + std::string(CLMBENCH_SOURCE_DIR) +
-                              "/tools/make_closed_chain_mechanism.py --n " + std::to_string(n) + " --out " + path;
+// --separable writes cos(theta_k - theta_l) = c_k c_l + s_k s_l: 2n trigonometric calls instead of n(n-1)/2.
+std::string closed_chain_file(int n, bool separable) {
+  const std::string path = "/tmp/clmbench_bench_closed_chain_" + std::to_string(n) + (separable ? "_sep" : "") + ".toml";
+  const std::string command = "python3 " + std::string(CLMBENCH_SOURCE_DIR) + "/tools/make_closed_chain_mechanism.py --n " +
+                              std::to_string(n) + (separable ? " --separable" : "") + " --out " + path;
   if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
   return path;
 }
 
-void BM_ModelTermsFile(benchmark::State& state, bool reverse) {
-  auto model = make_model(closed_chain_file(int(state.range(0))), {}, /*use_analytic=*/reverse);
+void BM_ModelTermsFile(benchmark::State& state, bool reverse, bool separable) {
+  auto model = make_model(closed_chain_file(int(state.range(0)), separable), {}, /*use_analytic=*/reverse);
   auto ws = model->make_workspace();
   ModelTerms terms = model->make_terms();
   Vec q0, qd0;
@@ -355,12 +356,13 @@ int register_all() {
                                    std::string(c.problem), std::string(c.stem), c.bars, file);
   benchmark::RegisterBenchmark("ModelTermsAutodiff/closed_chain", BM_ModelTermsAutodiff)->RangeMultiplier(2)->Range(4, 64);
   // From 8 bars: the file's default anchor (gx, gy) = (1.4, 0) is out of reach of 4 bars of 0.25 m.
-  benchmark::RegisterBenchmark("ModelTermsFile/closed_chain/reverse", BM_ModelTermsFile, true)
-      ->RangeMultiplier(2)
-      ->Range(8, 64);
-  benchmark::RegisterBenchmark("ModelTermsFile/closed_chain/jets", BM_ModelTermsFile, false)
-      ->RangeMultiplier(2)
-      ->Range(8, 64);
+  for (const bool separable : {false, true})
+    for (const bool reverse : {true, false})
+      benchmark::RegisterBenchmark((std::string("ModelTermsFile/closed_chain") + (separable ? "_separable" : "") +
+                                    (reverse ? "/reverse" : "/jets")).c_str(),
+                                   BM_ModelTermsFile, reverse, separable)
+          ->RangeMultiplier(2)
+          ->Range(8, 64);
   benchmark::RegisterBenchmark("Floor/KktLu/closed_chain", BM_FloorKktLu)->RangeMultiplier(2)->Range(4, 64);
   benchmark::RegisterBenchmark("Floor/SchurLlt/closed_chain", BM_FloorSchurLlt)->RangeMultiplier(2)->Range(4, 64);
   return 0;
