@@ -19,6 +19,7 @@
 #include "app/problem_analysis.hpp"
 #include "core/problem_registry.hpp"
 #include "core/value_parsing.hpp"
+#include "io/results_file.hpp"
 #include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 
@@ -71,13 +72,13 @@ void write_whole(const std::string& path, const std::string& text) {
     f.flush();
     if (!f) {
       std::remove(tmp.c_str());
-      throw InputError("mechanism export: cannot write '" + echo_value(path) + "' (" + std::strerror(errno) + ")");
+      throw OutputError("mechanism export: cannot write '" + echo_value(path) + "' (" + std::strerror(errno) + ")");
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    throw InputError("mechanism export: cannot write '" + echo_value(path) + "' (" + why + ")");
+    throw OutputError("mechanism export: cannot write '" + echo_value(path) + "' (" + why + ")");
   }
 }
 

@@ -7,7 +7,9 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -642,6 +644,25 @@ TEST(MechanismFile, CheckCommandAndIdentityFromTheCommandLine) {
   EXPECT_EQ(bad.exit_code, 1);
   ASSERT_EQ(bad.err_lines().size(), 1u) << bad.err;
   EXPECT_NE(bad.err.find("bad.toml:5:6: unknown symbol 'k'"), std::string::npos) << bad.err;
+
+  // export: the header on standard output or whole at --out; the file's error in one line (exit 1); an
+  // unwritable --out is an output error (exit 2) that leaves nothing behind.
+  const auto header = dir.run("mechanism export " + coin);
+  ASSERT_EQ(header.exit_code, 0) << header.err;
+  EXPECT_NE(header.out.find("struct CoinOnIncline {"), std::string::npos) << header.out;
+  const auto written = dir.run("mechanism export " + coin + " --out coin.hpp");
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  std::ifstream in(dir / "coin.hpp");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, header.out);
+  const auto bad_export = dir.run("mechanism export bad.toml");
+  EXPECT_EQ(bad_export.exit_code, 1);
+  EXPECT_EQ(bad_export.err_lines().size(), 1u) << bad_export.err;
+  const auto unwritable = dir.run("mechanism export " + coin + " --out no_such_dir/coin.hpp");
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_EQ(unwritable.err_lines().size(), 1u) << unwritable.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "no_such_dir"));
+  EXPECT_EQ(dir.run("mechanism export " + coin + " --param m=2").exit_code, 1);
 
   // A run on a copy of the file, then the copy edited: the recorded configuration refuses to run it again.
   std::filesystem::copy_file(coin, dir / "coin.toml");
