@@ -78,6 +78,26 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     log << label << ": projected initial data onto the constraints: |dq| = "
         << short_number(run.projection.position_distance)
         << ", |dqd| = " << short_number(run.projection.velocity_distance) << "\n";
+  } else if (model.m() > 0) {
+    // The problem's default state is consistent for its default parameters, but not necessarily for others (a
+    // mechanism file's initial numbers, a formula that assumed a parameter value): checked like given data
+    // (issue 24 item 1), and projected only when it is off, so that a consistent default start keeps its bits.
+    Vec q = run.q0, qd = run.qd0;
+    const ProjectionReport p = project_onto_constraints(model, q, qd, 1e-13, 50, 0.0, {});
+    if (p.position_distance > kStrictInitialTolerance || p.velocity_distance > kStrictInitialTolerance) {
+      const std::string off = "|dq| = " + short_number(p.position_distance) + ", |dqd| = " +
+                              short_number(p.velocity_distance);
+      if (spec.strict_initial)
+        throw InputError(label + ": the default initial data of problem " + model.name() +
+                         " are off the constraints for these parameters (" + off +
+                         " > 1e-12) and strict_initial is set; give q0 / qd0");
+      run.q0 = q;
+      run.qd0 = qd;
+      run.projection = p;
+      run.initial_source = "default, projected";
+      log << label << ": the default initial data are off the constraints for these parameters; projected onto "
+          << "them: " << off << "\n";
+    }
   }
 
   const FormulationEntry& fe = formulation_registry().get(spec.formulation);

@@ -34,7 +34,7 @@ struct RunRecord {
   bool holonomic = false;
   std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
   Vec q0, qd0;                    // the consistent initial data the run started from
-  std::string initial_source;     // "default" | "given"
+  std::string initial_source;     // "default" | "given" | "default, projected" (off for these parameters)
   std::vector<std::string> warnings;  // PreparedRun::warnings
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;

@@ -356,3 +356,37 @@ TEST(Config, NumberParsingIsStrict) {
   EXPECT_EQ(parse_number_list("1, -2 3", "x"), (std::vector<double>{1, -2, 3}));
   for (double v : {0.1, 1.0 / 3.0, 6.02214076e23, -1e-300, 9.81}) EXPECT_EQ(parse_number(format_number(v), "x"), v);
 }
+
+// Issue 24 item 1: a default start that is consistent only for the default parameters (here a mechanism file's
+// initial numbers: A qd0 = 0.15 - 0.5 b vanishes at b = 0.3) is checked like given data: projected and said
+// (log line, initial_source "default, projected", the projection's distances), refused under strict_initial;
+// at the default parameters nothing changes.
+TEST(CliRun, AnInconsistentDefaultStartIsProjectedAndSaid) {
+  ScratchDir dir("default_start");
+  std::ofstream(dir / "sleigh.toml") << "name = \"sleigh\"\ncoordinates = [\"x\", \"y\", \"theta\"]\n"
+                                        "[parameters]\nm = { value = 1.0 }\nI = { value = 0.2 }\nb = { value = 0.3 }\n"
+                                        "[energy]\nT = \"m/2*(der(x)^2 + der(y)^2) + I/2*der(theta)^2\"\nV = \"0\"\n"
+                                        "[constraints]\nvelocity = [\"-sin(theta)*der(x) + cos(theta)*der(y) - "
+                                        "b*der(theta)\"]\n[initial]\nq = [0, 0, 0]\nqd = [1, 0.15, 0.5]\n";
+  const std::string args = "run --problem sleigh.toml --formulation kkt --integrator dopri5 --t-end 0.1 ";
+  const auto fine = dir.run(args + "--out a.h5");
+  ASSERT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_EQ(fine.err.find("projected"), std::string::npos) << fine.err;
+  const auto info_a = dir.run("info a.h5 --run sleigh_kkt_dopri5");
+  EXPECT_NE(info_a.out.find("initial_source = default\n"), std::string::npos) << info_a.out;
+  EXPECT_NE(info_a.out.find("initial_projection_dqd = 0\n"), std::string::npos) << info_a.out;
+
+  const auto moved = dir.run(args + "--param b=0.5 --out b.h5");
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  EXPECT_NE(moved.err.find("the default initial data are off the constraints for these parameters; projected onto "
+                           "them: |dq| = 0.000e+00, |dqd| = 8.944e-02"),
+            std::string::npos)
+      << moved.err;
+  const auto info = dir.run("info b.h5 --run sleigh_kkt_dopri5");
+  EXPECT_NE(info.out.find("initial_source = default, projected"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("initial_projection_dqd = 0.08944"), std::string::npos) << info.out;
+
+  const auto strict = dir.run(args + "--param b=0.5 --strict-initial --out c.h5");
+  expect_one_line_error(strict, 1, {"default initial data of problem sleigh", "strict_initial"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "c.h5"));
+}
