@@ -1,5 +1,7 @@
 #include "mechanism_files/tape.hpp"
 
+#include <ceres/jet.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -69,8 +71,18 @@ Tape::Tape(const ExpressionGraph& g, const std::vector<int>& outputs) : inputs_(
 }
 
 void Tape::gradient(double* v, double* g, const double* weights) const {
-  using namespace elementary;
   execute(ssa_code_, v);
+  backward_sweep(v, g, weights);
+}
+
+namespace {
+double value_part(double x) { return x; }
+double value_part(const ceres::Jet<double, 1>& x) { return x.a; }
+}  // namespace
+
+template <class T>
+void Tape::backward_sweep(const T* v, double* g, const double* weights) const {
+  using namespace elementary;
   std::fill(g, g + ssa_registers_, 0.0);
   for (std::size_t k = 0; k < ssa_outputs_.size(); ++k) g[ssa_outputs_[k]] += weights[k];
   // The adjoint of each instruction, last first: its output's adjoint pushed to its operands. The rules are the
@@ -80,8 +92,8 @@ void Tape::gradient(double* v, double* g, const double* weights) const {
     const TapeInstruction& in = *it;
     const double w = g[in.out];
     if (w == 0.0) continue;
-    const double out = v[in.out];
-    const double a = in.a >= 0 ? v[in.a] : 0.0, b = in.b >= 0 ? v[in.b] : 0.0;
+    const double out = value_part(v[in.out]);
+    const double a = in.a >= 0 ? value_part(v[in.a]) : 0.0, b = in.b >= 0 ? value_part(v[in.b]) : 0.0;
     switch (in.op) {
       case ExprOp::kConst:
       case ExprOp::kInput:
@@ -118,5 +130,8 @@ void Tape::gradient(double* v, double* g, const double* weights) const {
     }
   }
 }
+
+template void Tape::backward_sweep<double>(const double*, double*, const double*) const;
+template void Tape::backward_sweep<ceres::Jet<double, 1>>(const ceres::Jet<double, 1>*, double*, const double*) const;
 
 }  // namespace clm

@@ -49,6 +49,16 @@ class Tape {
   // values[0 .. inputs) set by the caller; on return adjoints[0 .. inputs) is the gradient (and values, the
   // outputs at values[ssa_output_register(k)]). No heap allocation.
   void gradient(double* values, double* adjoints, const double* weights) const;
+  // The two halves of gradient(), for a caller that wants the forward pass in another scalar (a dual number
+  // along qd gives Mdot qd in the same pass, and its value parts are what the backward sweep reads):
+  // run_single_assignment over T, then backward_sweep over the values it left (T = double or
+  // ceres::Jet<double, 1>, whose value part is read).
+  template <class T>
+  void run_single_assignment(T* values) const {
+    execute(ssa_code_, values);
+  }
+  template <class T>
+  void backward_sweep(const T* values, double* adjoints, const double* weights) const;
   int ssa_registers() const { return ssa_registers_; }
   int ssa_output_register(int k) const { return ssa_outputs_[k]; }
 

@@ -113,48 +113,44 @@ struct TapeProblem {
   }
 
   // M and c by reverse mode on the tapes (issue 22), in O(cost of M) instead of AutoDiffModel's Jet passes over
-  // M, whose cost grows as n times that (O(n^3) for a dense M): M and Mdot qd from one dual pass along qd,
-  // -1/2 d/dq(qd^T M qd) + d(V - T0)/dq by reverse sweeps over the mass tape (weights -1/2 qd_i qd_j) and the
-  // potential tape, and the gyroscopic Da qd - Da^T qd by a dual pass and a reverse sweep (weights -qd) over
-  // a(q). Taken from kReverseModeMinDof coordinates on, where it is the cheaper (bench_rhs FileRhs,
+  // M, whose cost grows as n times that (O(n^3) for a dense M): one single-assignment pass of the mass tape over
+  // a dual number along qd gives M and Mdot qd, and its value parts feed the backward sweep for
+  // -1/2 d/dq(qd^T M qd) (weights -1/2 qd_i qd_j); d(V - T0)/dq and the gyroscopic Da qd - Da^T qd (weights -qd)
+  // likewise. Taken from kReverseModeMinDof coordinates on, where it is the cheaper (bench_rhs FileRhs,
   // ModelTermsFile); not for time-dependent files (analytic_terms has no t).
   static constexpr int kReverseModeMinDof = 8;
   bool has_analytic_terms() const { return !kTimeDependentTerms && mechanism->n >= kReverseModeMinDof; }
   void analytic_terms(const Vec& q, const Vec& qd, Mat& M, Vec& c) const
     requires(!kTimeDependentTerms)
   {
-    using Dual = ceres::Jet<double, 1>;
     const int n = mechanism->n;
-    thread_local VecN<Dual, Eigen::Dynamic> q1;
-    if (q1.size() != n) q1.resize(n);
-    for (int i = 0; i < n; ++i) {
-      q1[i] = Dual(q[i]);
-      q1[i].v[0] = qd[i];
-    }
+    thread_local std::vector<double> weights;
+    weights.resize(std::max(n * n, 1));
+    // The mass tape once, single-assignment, over a dual number along qd: M, Mdot qd, and the values the
+    // backward sweep for -1/2 d/dq(qd^T M qd) reads.
     const Tape& mass = mechanism->mass;
-    const Dual* r = registers<Dual>(mass, q1, nullptr, Dual(0.0));
+    const Dual* v = dual_pass(mass, q, qd);
     for (int i = 0; i < n; ++i) {
       double acc = 0;
       for (int j = 0; j < n; ++j) {
-        const Dual& x = r[mass.output_register(i * n + j)];
+        const Dual& x = v[mass.ssa_output_register(i * n + j)];
         M(i, j) = x.a;
         acc += x.v[0] * qd[j];
       }
       c[i] = acc;
     }
-    thread_local std::vector<double> weights;
-    weights.resize(std::max(n * n, 1));
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) weights[i * n + j] = -0.5 * qd[i] * qd[j];
-    add_gradient(mass, q, weights.data(), c);
+    add_adjoints(mass, v, weights.data(), c);
     weights[0] = 1.0;
-    add_gradient(mechanism->potential, q, weights.data(), c);
-    if (mechanism->has_gyroscopic) {
+    const Tape& potential = mechanism->potential;
+    add_adjoints(potential, dual_pass(potential, q, qd), weights.data(), c);
+    if (mechanism->has_gyroscopic) {  // + Da qd - Da^T qd
       const Tape& gyro = mechanism->gyroscopic;
-      const Dual* ra = registers<Dual>(gyro, q1, nullptr, Dual(0.0));
-      for (int i = 0; i < n; ++i) c[i] += ra[gyro.output_register(i)].v[0];
+      const Dual* a = dual_pass(gyro, q, qd);
+      for (int i = 0; i < n; ++i) c[i] += a[gyro.ssa_output_register(i)].v[0];
       for (int i = 0; i < n; ++i) weights[i] = -qd[i];
-      add_gradient(gyro, q, weights.data(), c);
+      add_adjoints(gyro, a, weights.data(), c);
     }
   }
 
@@ -164,23 +160,30 @@ struct TapeProblem {
   }
 
  private:
-  // c += d/dq of sum_k weights[k] out_k of `tape` at (q, qd = 0, t = 0), by its reverse sweep (per-thread
-  // buffers that grow to the largest tape once).
-  void add_gradient(const Tape& tape, const Vec& q, const double* weights, Vec& c) const {
-    thread_local std::vector<double> values, adjoints;
+  using Dual = ceres::Jet<double, 1>;
+  // The single-assignment code of `tape` over a dual number at (q + eps qd, qd = 0, t = 0), in a per-thread
+  // buffer that grows to the largest tape once (each call's values are read before the next call).
+  const Dual* dual_pass(const Tape& tape, const Vec& q, const Vec& qd) const {
+    thread_local std::vector<Dual> values;
     const int size = std::max(tape.ssa_registers(), tape.inputs());
-    if (static_cast<int>(values.size()) < size) {
-      values.resize(size);
-      adjoints.resize(size);
-    }
+    if (static_cast<int>(values.size()) < size) values.resize(size);
     const int n = mechanism->n;
     for (int i = 0; i < n; ++i) {
-      values[i] = q[i];
-      values[n + i] = 0.0;
+      values[i] = Dual(q[i]);
+      values[i].v[0] = qd[i];
+      values[n + i] = Dual(0.0);
     }
-    values[2 * n] = 0.0;
-    tape.gradient(values.data(), adjoints.data(), weights);
-    for (int i = 0; i < n; ++i) c[i] += adjoints[i];
+    values[2 * n] = Dual(0.0);
+    tape.run_single_assignment(values.data());
+    return values.data();
+  }
+  // c += d/dq of sum_k weights[k] out_k by the backward sweep over the values of dual_pass.
+  void add_adjoints(const Tape& tape, const Dual* values, const double* weights, Vec& c) const {
+    thread_local std::vector<double> adjoints;
+    const int size = std::max(tape.ssa_registers(), tape.inputs());
+    if (static_cast<int>(adjoints.size()) < size) adjoints.resize(size);
+    tape.backward_sweep(values, adjoints.data(), weights);
+    for (int i = 0; i < mechanism->n; ++i) c[i] += adjoints[i];
   }
 
   // The thread's registers for T with the inputs written: q, qd (zero where not given) and t.
