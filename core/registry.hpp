@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,12 @@ template <class Entry>
 class Registry {
  public:
   explicit Registry(std::string kind) : kind_(std::move(kind)) {}
+  // A name registered twice is a programming error that used to pass silently (the second entry unreachable,
+  // e.g. a promoted mechanism-file header named like a zoo problem): refused when the table is built.
   void add(Entry e) {
     const std::string key = e.name;
-    entries_.emplace(key, std::move(e));
+    if (!entries_.emplace(key, std::move(e)).second)
+      throw std::logic_error(kind_ + " '" + key + "' is registered twice");
   }
   const Entry& get(const std::string& name) const {
     auto it = entries_.find(name);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "recorded_run.hpp"
 #include "core/autodiff_model.hpp"
 #include "core/formulation.hpp"
+#include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "core/consistency.hpp"
 #include "core/simulate.hpp"
@@ -227,6 +229,23 @@ TEST(Formulations, RegisteredWithDescriptions) {
   auto sleigh = formulation_registry().get("nullspace").make(make_model("chaplygin_sleigh"), {});
   EXPECT_EQ(sleigh->dimension(), 2 * 3 - 1);
   EXPECT_EQ(sleigh->extra_names(), std::vector<std::string>{"repartitions"});
+}
+
+// A name registered twice is refused when the table is built (it used to leave the second entry unreachable).
+TEST(Formulations, ANameRegisteredTwiceIsRefused) {
+  Registry<FormulationEntry> r("formulation");
+  FormulationEntry e;
+  e.name = "kkt";
+  r.add(e);
+  try {
+    r.add(e);
+    FAIL() << "a duplicate was accepted";
+  } catch (const std::logic_error& error) {
+    EXPECT_STREQ(error.what(), "formulation 'kkt' is registered twice");
+  }
+  // The suite's own tables have no duplicate (building them would have thrown).
+  EXPECT_FALSE(formulation_registry().all().empty());
+  EXPECT_FALSE(integrator_registry().all().empty());
 }
 
 // ---- Polar pendulum: multipliers against the closed form -----------------------------------------------
