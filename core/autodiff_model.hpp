@@ -40,6 +40,7 @@
 #include "core/problem.hpp"
 #include "core/hyperdual.hpp"
 #include "core/jet_passes.hpp"
+#include "core/quadratic_lagrangian_second_derivatives.hpp"
 #include "core/sparse_joint_terms.hpp"
 #include "core/taylor2.hpp"
 #include "core/taylor2_dual.hpp"
@@ -270,22 +271,33 @@ class AutoDiffModel final : public Model {
       const int n = n_, m = m_;
       ws.q = q;
       ws.qd = qd;
-      for (int start = 0; start < n; start += K) {
-        seed_chunk(ws, start);
-        p_.template mass_matrix<JetK>(ws.qk, ws.Mk);
-        const int width = std::min(K, n - start);
-        for (int k = 0; k < width; ++k)
-          for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) out.dM[start + k](i, j) = ws.Mk(i, j).v[k];
-      }
-      for (int l = 0; l < n; ++l) {
-        for (int i = 0; i < n; ++i) {
-          double acc = 0;
-          for (int k = 0; k < n; ++k) acc += (out.dM[k](i, l) + out.dM[l](i, k) - out.dM[i](l, k)) * qd[k];
-          out.dc_dqd(i, l) = acc;
-        }
-      }
-      if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {
+      // dM, dc/dqd and dc/dq of the quadratic Lagrangian in the workspace's buffers; the gyroscopic term's parts of
+      // dc/dq through the hooks, in the passes' own seeding (core/quadratic_lagrangian_second_derivatives.hpp).
+      [[maybe_unused]] const bool gyro = HasGyroscopic<P> && gyroscopic_present();
+      quadratic_lagrangian_second_derivatives<K>(
+          n, q, qd,
+          [this](const auto& qx, auto& Mx) {
+            using T = typename std::decay_t<decltype(Mx)>::Scalar;
+            p_.template mass_matrix<T>(qx, Mx);
+          },
+          [this](const auto& qx) {
+            using T = typename std::decay_t<decltype(qx)>::Scalar;
+            return potential_at<T>(qx, 0.0);
+          },
+          ws.qk, ws.Mk, ws.qh, ws.Mh, out.dM, out.dc_dq, out.dc_dqd,
+          [&](const VecN<HyperDual, N>& qh, int l, Mat& dc_dq) {  // + d/dq_l (Da qd)_i = d^2 a_i [qd, e_l]
+            if constexpr (HasGyroscopic<P>) if (gyro) {
+              p_.template gyroscopic<HyperDual>(qh, ws.ah);
+              for (int i = 0; i < n; ++i) dc_dq(i, l) += ws.ah[i].d;
+            }
+          },
+          [&](const VecN<HyperDual, N>& qh, HyperDual& W) {  // W - qd . a(q)
+            if constexpr (HasGyroscopic<P>) if (gyro) {
+              p_.template gyroscopic<HyperDual>(qh, ws.ah);
+              for (int a = 0; a < n; ++a) W -= ws.ah[a] * qd[a];
+            }
+          });
+      if constexpr (HasGyroscopic<P>) if (gyro) {
         for (int start = 0; start < n; start += K) {  // + Da - Da^T, Da(i, start + k) = ak[i].v[k]
           seed_chunk(ws, start);
           p_.template gyroscopic<JetK>(ws.qk, ws.ak);
@@ -295,40 +307,6 @@ class AutoDiffModel final : public Model {
               out.dc_dqd(i, start + k) += ws.ak[i].v[k];
               out.dc_dqd(start + k, i) -= ws.ak[i].v[k];
             }
-        }
-      }
-      // d/dq_l of Mdot qd = sum_j d^2 M_ij [qd, e_l] qd_j.
-      for (int l = 0; l < n; ++l) {
-        for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
-        p_.template mass_matrix<HyperDual>(ws.qh, ws.Mh);
-        for (int i = 0; i < n; ++i) {
-          double acc = 0;
-          for (int j = 0; j < n; ++j) acc += ws.Mh(i, j).d * qd[j];
-          out.dc_dq(i, l) = acc;
-        }
-        if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {  // + d/dq_l (Da qd)_i = d^2 a_i [qd, e_l]
-          p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
-          for (int i = 0; i < n; ++i) out.dc_dq(i, l) += ws.ah[i].d;
-        }
-      }
-      // + d^2 W / dq_i dq_l, W = V - 1/2 qd^T M qd.
-      for (int i = 0; i < n; ++i) {
-        for (int l = i; l < n; ++l) {
-          for (int k = 0; k < n; ++k) ws.qh[k] = HyperDual(q[k], k == i ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
-          p_.template mass_matrix<HyperDual>(ws.qh, ws.Mh);
-          HyperDual T2(0.0);
-          for (int a = 0; a < n; ++a) {
-            HyperDual row(0.0);
-            for (int b = 0; b < n; ++b) row += ws.Mh(a, b) * qd[b];
-            T2 += row * qd[a];
-          }
-          HyperDual W = potential_at<HyperDual>(ws.qh, 0.0) - 0.5 * T2;
-          if constexpr (HasGyroscopic<P>) if (gyroscopic_present()) {
-            p_.template gyroscopic<HyperDual>(ws.qh, ws.ah);
-            for (int a = 0; a < n; ++a) W -= ws.ah[a] * qd[a];
-          }
-          out.dc_dq(i, l) += W.d;
-          if (l != i) out.dc_dq(l, i) += W.d;
         }
       }
       if constexpr (kHolonomic) {

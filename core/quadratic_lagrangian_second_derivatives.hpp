@@ -8,10 +8,9 @@
 //   dc/dq  = d/dq_l (Gdot qd) + d^2 W / dq_i dq_l,  W = V - 1/2 qd^T G qd:
 //            n hyper-dual passes q + e1 qd + e2 e_l over G, and n(n+1)/2 passes q + e1 e_i + e2 e_l over W.
 //
-// These are the passes of AutoDiffModel::dynamics_derivatives for G = M (which adds a gyroscopic term and the
-// constraint derivatives), here for any form: the Fernandez-Bloch restricted mass M~ (which holds the frame
-// X(q), so its derivatives are nested ones of A: formulations/restricted_lagrangian.hpp). The buffers are
-// members, sized once; evaluate() does not touch the heap.
+// AutoDiffModel::dynamics_derivatives runs them for G = M (adding its gyroscopic term through the hooks, and the
+// constraint derivatives after), the Fernandez-Bloch restricted Lagrangian for G = M~ (which holds the frame X(q),
+// so its derivatives are nested ones of A: formulations/restricted_lagrangian.hpp). No heap allocation.
 #pragma once
 
 #include <ceres/jet.h>
@@ -25,6 +24,54 @@
 
 namespace clm {
 
+// The passes, over buffers the caller keeps (qc, Gc: Jet<K> coordinates and form; qh, Gh: hyper-dual ones, all
+// sized n), so that AutoDiffModel runs them in its workspace and adds its gyroscopic term through two hooks:
+// rate(qh, l, dc_dq) after column l of the rate passes (qh seeded q + e1 qd + e2 e_l), and curvature(qh, W)
+// on each W = V - 1/2 qd^T G qd before its e1 e2 part is taken (qh seeded q + e1 e_i + e2 e_l).
+template <int K, class Q, class QD, class Form, class Potential, class QC, class GC, class QH, class GH, class Rate,
+          class Curvature>
+void quadratic_lagrangian_second_derivatives(int n, const Q& q, const QD& qd, Form&& form, Potential&& potential,
+                                             QC& qc, GC& Gc, QH& qh, GH& Gh, std::vector<Mat>& dG, Mat& dc_dq,
+                                             Mat& dc_dqd, Rate&& rate, Curvature&& curvature) {
+  for (int start = 0; start < n; start += K) {
+    seed_chunk<K>(qc, q, n, start);
+    form(qc, Gc);
+    const int width = std::min(K, n - start);
+    for (int k = 0; k < width; ++k)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) dG[start + k](i, j) = Gc(i, j).v[k];
+  }
+  for (int l = 0; l < n; ++l)
+    for (int i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int k = 0; k < n; ++k) acc += (dG[k](i, l) + dG[l](i, k) - dG[i](l, k)) * qd[k];
+      dc_dqd(i, l) = acc;
+    }
+  // d/dq_l of Gdot qd = sum_j d^2 G_ij [qd, e_l] qd_j.
+  for (int l = 0; l < n; ++l) {
+    for (int i = 0; i < n; ++i) qh[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
+    form(qh, Gh);
+    for (int i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int j = 0; j < n; ++j) acc += Gh(i, j).d * qd[j];
+      dc_dq(i, l) = acc;
+    }
+    rate(qh, l, dc_dq);
+  }
+  // + d^2 W / dq_i dq_l, W = V - 1/2 qd^T G qd.
+  for (int i = 0; i < n; ++i) {
+    for (int l = i; l < n; ++l) {
+      for (int k = 0; k < n; ++k) qh[k] = HyperDual(q[k], k == i ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
+      form(qh, Gh);
+      HyperDual W = potential(qh) - 0.5 * quadratic_form<HyperDual>(Gh, qd, n);
+      curvature(qh, W);
+      dc_dq(i, l) += W.d;
+      if (l != i) dc_dq(l, i) += W.d;
+    }
+  }
+}
+
+// The same with buffers of its own and no hooks (the Fernandez-Bloch restricted Lagrangian's M~).
 template <int N>
 class QuadraticLagrangianSecondDerivatives {
  public:
@@ -43,41 +90,9 @@ class QuadraticLagrangianSecondDerivatives {
   template <class FormFn, class PotentialFn>
   void evaluate(const VecN<double, N>& q, const VecN<double, N>& qd, FormFn&& form, PotentialFn&& potential,
                 std::vector<Mat>& dG, Mat& dc_dq, Mat& dc_dqd) {
-    const int n = n_;
-    for (int start = 0; start < n; start += kChunk) {
-      seed_chunk<kChunk>(qc_, q, n, start);
-      form(qc_, Gc_);
-      const int width = std::min(kChunk, n - start);
-      for (int k = 0; k < width; ++k)
-        for (int i = 0; i < n; ++i)
-          for (int j = 0; j < n; ++j) dG[start + k](i, j) = Gc_(i, j).v[k];
-    }
-    for (int l = 0; l < n; ++l)
-      for (int i = 0; i < n; ++i) {
-        double acc = 0;
-        for (int k = 0; k < n; ++k) acc += (dG[k](i, l) + dG[l](i, k) - dG[i](l, k)) * qd[k];
-        dc_dqd(i, l) = acc;
-      }
-    // d/dq_l of Gdot qd = sum_j d^2 G_ij [qd, e_l] qd_j.
-    for (int l = 0; l < n; ++l) {
-      for (int i = 0; i < n; ++i) qh_[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
-      form(qh_, Gh_);
-      for (int i = 0; i < n; ++i) {
-        double acc = 0;
-        for (int j = 0; j < n; ++j) acc += Gh_(i, j).d * qd[j];
-        dc_dq(i, l) = acc;
-      }
-    }
-    // + d^2 W / dq_i dq_l, W = V - 1/2 qd^T G qd.
-    for (int i = 0; i < n; ++i) {
-      for (int l = i; l < n; ++l) {
-        for (int k = 0; k < n; ++k) qh_[k] = HyperDual(q[k], k == i ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
-        form(qh_, Gh_);
-        const HyperDual W = potential(qh_) - 0.5 * quadratic_form<HyperDual>(Gh_, qd, n);
-        dc_dq(i, l) += W.d;
-        if (l != i) dc_dq(l, i) += W.d;
-      }
-    }
+    quadratic_lagrangian_second_derivatives<kChunk>(
+        n_, q, qd, form, potential, qc_, Gc_, qh_, Gh_, dG, dc_dq, dc_dqd, [](const auto&, int, Mat&) {},
+        [](const auto&, HyperDual&) {});
   }
 
  private:

@@ -1,9 +1,9 @@
 #include "formulations/fernandez_bloch_formulation.hpp"
 
-#include "formulations/acceleration_formulation.hpp"
-
 #include <cmath>
 #include <sstream>
+
+#include "formulations/acceleration_formulation.hpp"
 
 namespace clm {
 
@@ -91,10 +91,7 @@ void FernandezBlochFormulation::jacobian(double t, const Vec& y, Mat& J) {
   }
   jac_rhs_.rightCols(n) = -jac_dc_dqd_;
   jac_lu_.compute(rt_.M_tilde);
-  // PartialPivLU::solve's steps into the preallocated buffer (solve() would make a temporary).
-  jac_x_.noalias() = jac_lu_.permutationP() * jac_rhs_;
-  jac_lu_.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(jac_x_);
-  jac_lu_.matrixLU().triangularView<Eigen::Upper>().solveInPlace(jac_x_);
+  lu_solve_into(jac_lu_, jac_rhs_, jac_x_);
   if (!jac_x_.allFinite()) throw NumericalFailure("fernandez_bloch: singular M~ in the Jacobian");
   J.setZero();
   J.topRightCorner(n, n).setIdentity();

@@ -34,11 +34,7 @@ void KktFormulation::solve_linearized() {
   jac_K_.topRightCorner(n, m) = -terms_.A.transpose();
   jac_K_.bottomLeftCorner(m, n) = terms_.A;  // the bottom-right block stays 0
   jac_lu_.compute(jac_K_);
-  // PartialPivLU::solve's steps into a preallocated buffer (solve() would make a temporary, and an in-place
-  // permutation a mask vector): P b, then L^-1 and U^-1 in place.
-  jac_x_.noalias() = jac_lu_.permutationP() * jac_rhs_;
-  jac_lu_.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(jac_x_);
-  jac_lu_.matrixLU().triangularView<Eigen::Upper>().solveInPlace(jac_x_);
+  lu_solve_into(jac_lu_, jac_rhs_, jac_x_);
   if (!jac_x_.topRows(n).allFinite()) throw NumericalFailure("kkt: singular KKT matrix in the Jacobian");
   jac_rhs_.topRows(n) = jac_x_.topRows(n);
 }

@@ -149,14 +149,7 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   [[gnu::flatten]] void evaluate(const Vec& q, const Vec& qd, RestrictedTerms& out) override {
     q_ = q;
     qd_ = qd;
-    derivatives_.evaluate(
-        q_, qd_, qd_,
-        [this](const auto& qj, auto& Mt) {
-          using T = typename std::decay_t<decltype(Mt)>::Scalar;
-          auto& s = scratch<T>();
-          restricted_mass<T>(qj, s.M, s.A, s.X, s.MX, Mt);
-        },
-        [this](const auto& qj) { return p_.potential(qj); }, out.M_tilde, out.c_tilde, grad_);
+    derivatives_.evaluate(q_, qd_, qd_, restricted_form(), potential(), out.M_tilde, out.c_tilde, grad_);
     for (int i = 0; i < n_; ++i) out.c_tilde[i] += grad_[i];
     for (int a = 0; a < m_; ++a) {
       double phi = 0, dphi = 0;
@@ -174,17 +167,23 @@ class AutoDiffRestrictedLagrangian final : public RestrictedLagrangian {
   void derivatives(const Vec& q, const Vec& qd, std::vector<Mat>& dMt, Mat& dc_dq, Mat& dc_dqd) override {
     q_ = q;
     qd_ = qd;
-    second_derivatives_.evaluate(
-        q_, qd_,
-        [this](const auto& qj, auto& Mt) {
-          using T = typename std::decay_t<decltype(Mt)>::Scalar;
-          auto& s = scratch<T>();
-          restricted_mass<T>(qj, s.M, s.A, s.X, s.MX, Mt);
-        },
-        [this](const auto& qj) { return p_.potential(qj); }, dMt, dc_dq, dc_dqd);
+    second_derivatives_.evaluate(q_, qd_, restricted_form(), potential(), dMt, dc_dq, dc_dqd);
   }
 
  private:
+  // M~ in whatever scalar a pass runs (its intermediates in that scalar's scratch), and V: the callables the
+  // first- and second-derivative passes both take.
+  auto restricted_form() {
+    return [this](const auto& qj, auto& Mt) {
+      using T = typename std::decay_t<decltype(Mt)>::Scalar;
+      auto& s = scratch<T>();
+      restricted_mass<T>(qj, s.M, s.A, s.X, s.MX, Mt);
+    };
+  }
+  auto potential() const {
+    return [this](const auto& qj) { return p_.potential(qj); };
+  }
+
   // Intermediates of M~ in scalar T (one set per Jet type, so the Jet<1> pass's X and M X survive).
   template <class T>
   struct Scratch {

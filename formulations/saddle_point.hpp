@@ -17,10 +17,21 @@
 // other formulations get the same treatment (CholeskySolver below).
 #pragma once
 
+#include <Eigen/LU>
+
 #include "core/model.hpp"
 #include "core/types.hpp"
 
 namespace clm {
+
+// x = K^-1 b for K's LU factor and a matrix of right-hand sides, into a preallocated x: PartialPivLU::solve's
+// steps (P b, then L^-1 and U^-1 in place) without its temporary (solve() would make one, an in-place
+// permutation a mask vector). The exact Jacobians' 2n columns (kkt, servo, fernandez_bloch).
+inline void lu_solve_into(const Eigen::PartialPivLU<Mat>& lu, const Mat& b, Mat& x) {
+  x.noalias() = lu.permutationP() * b;
+  lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(x);
+  lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace(x);
+}
 
 // Largest n + m (and largest n for SquareLuSolver) solved by a fixed-size kernel.
 inline constexpr int kMaxFixedSaddleSize = 12;

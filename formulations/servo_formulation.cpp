@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "formulations/saddle_point.hpp"
+
 namespace clm {
 
 namespace {
@@ -132,10 +134,7 @@ void ServoFormulation::solve_linearized() {
   llt_M_.matrixL().solveInPlace(jac_z_);
   jac_w_ = jac_rhs_.bottomRows(m_);
   jac_w_.noalias() -= X_.transpose() * jac_z_;
-  // PartialPivLU::solve's steps into the preallocated buffer (solve() would make a temporary).
-  jac_v_.noalias() = lu_R_.permutationP() * jac_w_;
-  lu_R_.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(jac_v_);
-  lu_R_.matrixLU().triangularView<Eigen::Upper>().solveInPlace(jac_v_);
+  lu_solve_into(lu_R_, jac_w_, jac_v_);
   jac_z_.noalias() += Y_ * jac_v_;
   llt_M_.matrixU().solveInPlace(jac_z_);
   if (!jac_z_.allFinite()) throw NumericalFailure("servo: singular realizability matrix in the Jacobian");

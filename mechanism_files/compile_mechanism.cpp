@@ -14,10 +14,6 @@ namespace clm {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, int line, int column, const std::string& message) {
-  throw_at(path, line, column, message);
-}
-
 std::string format_number(double v) {
   std::ostringstream s;
   s.precision(6);
@@ -49,12 +45,12 @@ class Compiler {
       const auto o = overrides.find(p.name);
       const double v = o != overrides.end() ? o->second : p.value;
       const std::string origin = o != overrides.end() ? " (set to " + format_number(v) + ")" : "";
-      if (!std::isfinite(v)) fail(f.path, p.line, p.column, "parameter " + p.name + " must be finite" + origin);
+      if (!std::isfinite(v)) throw_at(f.path, p.line, p.column, "parameter " + p.name + " must be finite" + origin);
       if (p.min && v < *p.min)
-        fail(f.path, p.line, p.column, "parameter " + p.name + " = " + format_number(v) + " is below its min " +
+        throw_at(f.path, p.line, p.column, "parameter " + p.name + " = " + format_number(v) + " is below its min " +
                                            format_number(*p.min) + origin);
       if (p.max && v > *p.max)
-        fail(f.path, p.line, p.column, "parameter " + p.name + " = " + format_number(v) + " is above its max " +
+        throw_at(f.path, p.line, p.column, "parameter " + p.name + " = " + format_number(v) + " is above its max " +
                                            format_number(*p.max) + origin);
       values_.emplace_back(p.name, v);
     }
@@ -241,18 +237,9 @@ class Compiler {
       out.pfaffian = d.A;
       out.affine = d.b;
     }
-    auto initial = [&](const std::vector<SourceText>& texts, const std::string& what, std::vector<int>& nodes) {
-      for (int i = 0; i < n_; ++i) {
-        const int node = parse(texts[i], "initial " + what);
-        for (int k = 0; k <= 2 * n_; ++k)
-          if (g_.depends_on(node, k))
-            fail_expr(texts[i], "initial " + what + " of " + f_.coordinates[i] + " must be a number or an expression "
-                                "in the parameters (no coordinates, velocities or t)");
-        nodes.push_back(node);
-      }
-    };
-    initial(f_.q0, "q", out.q0);
-    if (!f_.qd0.empty()) initial(f_.qd0, "qd", out.qd0);
+    for (int i = 0; i < n_; ++i) out.q0.push_back(initial_node(f_.q0[i], "q", i));
+    if (!f_.qd0.empty())
+      for (int i = 0; i < n_; ++i) out.qd0.push_back(initial_node(f_.qd0[i], "qd", i));
     out.graph = std::move(g_);
     return out;
   }
@@ -285,24 +272,30 @@ class Compiler {
     try {
       return parse_expression(s.text, g_, symbols_);
     } catch (const ExpressionError& e) {
-      fail(f_.path, s.line, s.column + static_cast<int>(e.offset()), std::string(e.what()) + " in " + what);
+      throw_at(f_.path, s.line, s.column + static_cast<int>(e.offset()), std::string(e.what()) + " in " + what);
     }
   }
-  // Initial values: constant expressions (numbers, parameters, functions of them).
+  // An initial value: an expression in the parameters only (numbers, parameters, functions of them), a constant
+  // once they are folded in; a node of the parameters when they are symbolic (export).
+  int initial_node(const SourceText& text, const std::string& what, int i) {
+    const int node = parse(text, "initial " + what);
+    bool reads_state = !symbolic_ && !g_.is_constant(node);
+    for (int k = 0; k <= 2 * n_ && !reads_state; ++k) reads_state = g_.depends_on(node, k);
+    if (reads_state)
+      fail_expr(text, "initial " + what + " of " + f_.coordinates[i] + " must be a number or an expression in "
+                      "the parameters (no coordinates, velocities or t)");
+    return node;
+  }
   Vec initial_values(const std::vector<SourceText>& texts, const std::string& what) {
     Vec out(n_);
     for (int i = 0; i < n_; ++i) {
-      const int node = parse(texts[i], "initial " + what);
-      if (!g_.is_constant(node))
-        fail_expr(texts[i], "initial " + what + " of " + f_.coordinates[i] + " must be a number or an expression in "
-                            "the parameters (no coordinates, velocities or t)");
-      out[i] = g_.node(node).value;
+      out[i] = g_.node(initial_node(texts[i], what, i)).value;
       if (!std::isfinite(out[i])) fail_expr(texts[i], "initial " + what + " of " + f_.coordinates[i] + " is not finite");
     }
     return out;
   }
   [[noreturn]] void fail_expr(const SourceText& s, const std::string& message) const {
-    fail(f_.path, s.line, s.column, message);
+    throw_at(f_.path, s.line, s.column, message);
   }
 
   // Values of a tape's outputs in double at (q, qd, t).

@@ -1,11 +1,12 @@
 #include "mechanism_files/export_header.hpp"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <functional>
 #include <set>
 #include <sstream>
+
+#include "core/value_parsing.hpp"
 
 namespace clm {
 
@@ -29,9 +30,7 @@ std::string quoted(const std::string& s) {
 std::string literal(double v) {
   if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
   if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
-  char buffer[64];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;  // the shortest that reads back exactly
-  std::string out(buffer, end);
+  std::string out = format_number(v);  // the shortest text that reads back to v
   if (out.find_first_of(".e") == std::string::npos) out += ".0";
   return out;
 }
@@ -60,17 +59,7 @@ class Writer {
   // Straight-line code (one `const T vK = ...;` per operation the outputs need, in graph order) into body;
   // returns the expression of each output.
   std::vector<std::string> code(const std::vector<int>& outputs, std::ostringstream& body) const {
-    std::vector<char> need(g_.size(), 0);
-    std::vector<int> stack(outputs.begin(), outputs.end());
-    while (!stack.empty()) {
-      const int i = stack.back();
-      stack.pop_back();
-      if (need[i]) continue;
-      need[i] = 1;
-      const ExprNode& nd = g_.node(i);
-      if (nd.a >= 0) stack.push_back(nd.a);
-      if (nd.b >= 0) stack.push_back(nd.b);
-    }
+    const std::vector<char> need = g_.needed_by(outputs);
     for (int i = 0; i < g_.size(); ++i) {
       if (!need[i]) continue;
       const ExprNode& nd = g_.node(i);

@@ -203,6 +203,17 @@ bool ExpressionGraph::depends_on(int i, int k) {
   return memo[i] == 1;
 }
 
+std::vector<char> ExpressionGraph::needed_by(const std::vector<int>& outputs) const {
+  std::vector<char> needed(size(), 0);
+  for (int o : outputs) needed[o] = 1;
+  for (int i = size() - 1; i >= 0; --i) {
+    if (!needed[i]) continue;
+    if (nodes_[i].a >= 0) needed[nodes_[i].a] = 1;
+    if (nodes_[i].b >= 0) needed[nodes_[i].b] = 1;
+  }
+  return needed;
+}
+
 template <class Follow>
 std::vector<int> ExpressionGraph::operands_first(int i, Follow follow) const {
   std::vector<int> order, stack{i};

@@ -75,6 +75,9 @@ class ExpressionGraph {
 
   bool is_constant(int i, double v) const { return nodes_[i].op == ExprOp::kConst && nodes_[i].value == v; }
   bool is_constant(int i) const { return nodes_[i].op == ExprOp::kConst; }
+  // The nodes `outputs` need, themselves included (one backward sweep: operands precede their node): what a tape
+  // runs and what an exported header writes.
+  std::vector<char> needed_by(const std::vector<int>& outputs) const;
   // Whether node i depends on input k (memoized per input).
   bool depends_on(int i, int k);
   // d node / d input k, a node of this graph (memoized per input).

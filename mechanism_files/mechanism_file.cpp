@@ -15,10 +15,6 @@ namespace clm {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, int line, int column, const std::string& message) {
-  throw_at(path, line, column, message);
-}
-
 struct Where {
   int line = 0, column = 0;
 };
@@ -54,9 +50,9 @@ class Reader {
     std::set<std::string> taken;
     auto claim = [&](const std::string& name, int line, int column, const char* what) {
       if (!valid_identifier(name))
-        fail(path_, line, column, std::string(what) + " '" + echo_value(name) + "' is not a name (a letter or '_', then letters, digits, '_')");
-      if (reserved(name)) fail(path_, line, column, std::string(what) + " '" + name + "' is a reserved name");
-      if (!taken.insert(name).second) fail(path_, line, column, "duplicate name '" + name + "'");
+        throw_at(path_, line, column, std::string(what) + " '" + echo_value(name) + "' is not a name (a letter or '_', then letters, digits, '_')");
+      if (reserved(name)) throw_at(path_, line, column, std::string(what) + " '" + name + "' is a reserved name");
+      if (!taken.insert(name).second) throw_at(path_, line, column, "duplicate name '" + name + "'");
     };
     {
       const toml::array& arr = *root_["coordinates"].as_array();
@@ -85,9 +81,9 @@ class Reader {
           if (auto lo = (*spec)["min"]) par.min = number_of(*lo.node(), "min");
           if (auto hi = (*spec)["max"]) par.max = number_of(*hi.node(), "max");
         } else {
-          fail(path_, w.line, w.column, "parameter " + par.name + " must be a number or a table { value = ..., unit = ..., ... }");
+          throw_at(path_, w.line, w.column, "parameter " + par.name + " must be a number or a table { value = ..., unit = ..., ... }");
         }
-        if (!std::isfinite(par.value)) fail(path_, w.line, w.column, "parameter " + par.name + " must be finite");
+        if (!std::isfinite(par.value)) throw_at(path_, w.line, w.column, "parameter " + par.name + " must be finite");
         f.parameters.push_back(par);
       }
       // In the order the file writes them (toml++ keeps a table's keys sorted).
@@ -108,7 +104,7 @@ class Reader {
     const toml::table* energy = root_["energy"].as_table();
     if (!energy) {
       if (root_["energy"]) fail_at(root_["energy"].node(), "[energy] must be a table with T and V");
-      fail(path_, 1, 1, "missing [energy] section (T = \"kinetic energy\", V = \"potential\")");
+      throw_at(path_, 1, 1, "missing [energy] section (T = \"kinetic energy\", V = \"potential\")");
     }
     check_keys(*energy, "[energy]", {"T", "V"});
     if (!(*energy)["T"]) fail_at(root_["energy"].node(), "[energy] needs T, the kinetic energy");
@@ -123,7 +119,7 @@ class Reader {
         const auto it = std::find(f.coordinates.begin(), f.coordinates.end(), name);
         const Where w = where(node);
         if (it == f.coordinates.end())
-          fail(path_, w.line, w.column, "[forces] key '" + echo_value(name) + "' is not a coordinate (coordinates: " + join(f.coordinates) + ")");
+          throw_at(path_, w.line, w.column, "[forces] key '" + echo_value(name) + "' is not a coordinate (coordinates: " + join(f.coordinates) + ")");
         f.forces.emplace_back(static_cast<int>(it - f.coordinates.begin()), expression_of(node, "force on " + name));
       }
     }
@@ -137,7 +133,7 @@ class Reader {
     const toml::table* initial = root_["initial"].as_table();
     if (!initial) {
       if (root_["initial"]) fail_at(root_["initial"].node(), "[initial] must be a table with q and qd");
-      fail(path_, 1, 1, "missing [initial] section (q = [...], qd = [...])");
+      throw_at(path_, 1, 1, "missing [initial] section (q = [...], qd = [...])");
     }
     check_keys(*initial, "[initial]", {"q", "qd"});
     f.q0 = initial_values(*initial, "q", f.coordinates.size());
@@ -162,9 +158,9 @@ class Reader {
     return out;
   }
   [[noreturn]] void fail_at(const toml::node* n, const std::string& message) const {
-    if (!n) fail(path_, 1, 1, message);
+    if (!n) throw_at(path_, 1, 1, message);
     const Where w = where(*n);
-    fail(path_, w.line, w.column, message);
+    throw_at(path_, w.line, w.column, message);
   }
   void check_keys(const toml::table& t, const std::string& what, std::initializer_list<const char*> known) const {
     for (auto&& [key, node] : t) {
@@ -174,7 +170,7 @@ class Reader {
         std::string names;
         for (const char* k : known) names += (names.empty() ? "" : ", ") + std::string(k);
         const Where w = where(node);
-        fail(path_, w.line, w.column, "unknown key '" + echo_value(std::string(key.str())) + "' in " + what + " (known: " + names + ")");
+        throw_at(path_, w.line, w.column, "unknown key '" + echo_value(std::string(key.str())) + "' in " + what + " (known: " + names + ")");
       }
     }
   }
@@ -189,7 +185,7 @@ class Reader {
     return v;
   }
   std::string required_string(const toml::table& t, const char* key) const {
-    if (!t[key]) fail(path_, 1, 1, std::string("missing ") + key);
+    if (!t[key]) throw_at(path_, 1, 1, std::string("missing ") + key);
     return string_of(*t[key].node(), key);
   }
   double required_number(const toml::table& t, const char* key, const std::string& what) const {
@@ -198,7 +194,7 @@ class Reader {
   }
   std::vector<std::string> string_array(const toml::table& t, const char* key, bool required) const {
     if (!t[key]) {
-      if (required) fail(path_, 1, 1, std::string("missing ") + key + " = [\"...\", ...]");
+      if (required) throw_at(path_, 1, 1, std::string("missing ") + key + " = [\"...\", ...]");
       return {};
     }
     const toml::array* arr = t[key].as_array();
@@ -226,13 +222,13 @@ class Reader {
     if (n.is_number()) {
       // 17 significant digits: the number the file wrote, to the bit, when parsed back.
       const double v = *n.value<double>();
-      if (!std::isfinite(v)) fail(path_, w.line, w.column, what + " must be finite");
+      if (!std::isfinite(v)) throw_at(path_, w.line, w.column, what + " must be finite");
       std::ostringstream text;
       text.precision(17);
       text << v;
       return {text.str(), w.line, w.column};
     }
-    fail(path_, w.line, w.column, what + " must be an expression in a string");
+    throw_at(path_, w.line, w.column, what + " must be an expression in a string");
   }
   std::vector<SourceText> expression_array(const toml::table& t, const char* key) const {
     if (!t[key]) return {};
@@ -298,7 +294,7 @@ MechanismFile parse_mechanism_text(const std::string& text, const std::string& p
   try {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    fail(path, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column),
+    throw_at(path, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column),
          "not TOML: " + echo_value(std::string(e.description())));  // toml++ may quote a newline it saw
   }
   return Reader(root, path).read();

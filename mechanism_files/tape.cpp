@@ -9,15 +9,7 @@ namespace clm {
 
 Tape::Tape(const ExpressionGraph& g, const std::vector<int>& outputs) : inputs_(g.inputs()) {
   const int size = g.size();
-  // The nodes the outputs need (operands precede their node: one backward sweep marks them).
-  std::vector<char> needed(size, 0);
-  for (int o : outputs) needed[o] = 1;
-  for (int i = size - 1; i >= 0; --i) {
-    if (!needed[i]) continue;
-    const ExprNode& n = g.node(i);
-    if (n.a >= 0) needed[n.a] = 1;
-    if (n.b >= 0) needed[n.b] = 1;
-  }
+  const std::vector<char> needed = g.needed_by(outputs);
   reads_.assign(inputs_, 0);
   for (int k = 0; k < inputs_; ++k) reads_[k] = needed[k];
   // Last use of each node (an output lives to the end).
