@@ -69,10 +69,11 @@ void write_whole(const std::string& path, const std::string& text) {
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << text;
-    f.flush();
-    if (!f) {
+    f.close();  // the close's error too (a full disk may show only there)
+    if (f.fail()) {
+      const std::string why = std::strerror(errno);
       std::remove(tmp.c_str());
-      throw OutputError("mechanism export: cannot write '" + echo_value(path) + "' (" + std::strerror(errno) + ")");
+      throw OutputError("mechanism export: cannot write '" + echo_value(path) + "' (" + why + ")");
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

@@ -12,16 +12,21 @@ namespace clm {
 
 namespace {
 
-// A C++ string literal of s.
+// A C++ string literal of s: quotes and backslashes escaped, control characters as three-digit octal escapes
+// (a raw newline or carriage return would end the line; octal, unlike \x, stops after its three digits).
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      const char octal[] = {'\\', char('0' + (u >> 6)), char('0' + ((u >> 3) & 7)), char('0' + (u & 7)), 0};
+      out += octal;
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "\"";
 }
