@@ -2,6 +2,8 @@
 // residuals of the theorem's two conditions [seed-003, eq. 4.1].
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <cmath>
 #include <map>
 
@@ -147,8 +149,11 @@ TEST(FernandezBloch, ResidualsAreTheDefectOfTheRestrictedEquations) {
     auto rl = model->capability<RestrictedLagrangianFactory>()->make();
     RestrictedTerms rt = rl->make_terms();
     rl->evaluate(c.q, qd, rt);
-    EXPECT_LT((rt.X.transpose() * d + c2).norm(), 1e-12) << c.problem;
-    EXPECT_LT((P_D * d + c1).norm(), 1e-12) << c.problem;
+    std::printf("  %-70s: |X^T d + cond2| %.2e, |P_D d + cond1| %.2e\n", c.problem,
+                (rt.X.transpose() * d + c2).norm(), (P_D * d + c1).norm());
+    // Measured at most 8.9e-16 (skate_incline), files included: round-off of two routes to the same numbers.
+    EXPECT_LT((rt.X.transpose() * d + c2).norm(), 5e-15) << c.problem;
+    EXPECT_LT((P_D * d + c1).norm(), 5e-15) << c.problem;
     if (std::string(c.problem) == "rolling_disk") {
       EXPECT_LT(d.norm(), 1e-13);
     } else {
