@@ -147,8 +147,9 @@ class ProblemDistribution final : public DistributionFields {
       if (std::find(independent_.begin(), independent_.end(), i) == independent_.end()) dependent_.push_back(i);
   }
   // A_at = A(q_at) picks the dependent coordinates of the partition (ignored with a velocity_basis).
-  ProblemDistribution(const P& p, const Mat& A_at) : p_(p), n_(p.dof()), m_(p.constraints()) {
-    if constexpr (!HasVelocityBasis<P>) {
+  ProblemDistribution(const P& p, const Mat& A_at)
+      : p_(p), n_(p.dof()), m_(p.constraints()), problem_basis_(provides_velocity_basis(p)) {
+    if (!problem_basis_) {
       Eigen::ColPivHouseholderQR<Mat> qr(A_at);
       const auto& perm = qr.colsPermutation().indices();
       std::vector<bool> dependent(n_, false);
@@ -160,7 +161,7 @@ class ProblemDistribution final : public DistributionFields {
   int n() const override { return n_; }
   int k() const override { return n_ - m_; }
   std::string description() const override {
-    if (HasVelocityBasis<P> && !fixed_partition_) {
+    if (problem_basis_ && !fixed_partition_) {
       return "the problem's velocity_basis";
     } else {
       auto list = [](const std::vector<int>& v) {
@@ -203,7 +204,7 @@ class ProblemDistribution final : public DistributionFields {
  private:
   template <class T>
   void basis(const VecN<T, N>& q, MatN<T, N, Eigen::Dynamic>& S) const {
-    if (HasVelocityBasis<P> && !fixed_partition_) {
+    if (problem_basis_ && !fixed_partition_) {
       if constexpr (HasVelocityBasis<P>) p_.template velocity_basis<T>(q, S);
     } else {
       const int m = m_, k = n_ - m_, w = m + k;
@@ -240,6 +241,7 @@ class ProblemDistribution final : public DistributionFields {
   P p_;
   int n_, m_;
   bool fixed_partition_ = false;
+  bool problem_basis_ = false;  // the problem writes S(q) (provides_velocity_basis)
   std::vector<int> independent_, dependent_;
 };
 
@@ -275,8 +277,7 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
   out.rank = numerical_rank(terms.A, options.rank_rtol, &out.singular_values);
   out.dof = out.n - out.rank;
   out.coordinate_names = model.coordinate_names();
-  if constexpr (HasActuatedCoordinates<P>)
-    out.actuated.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
+  out.actuated = model.actuated_coordinates();
   if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic) {
     analyse_holonomic(out);
   } else {

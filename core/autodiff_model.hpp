@@ -70,6 +70,39 @@ class AutoDiffModel final : public Model {
     p_.validate();
     if constexpr (HasActuatedCoordinates<P>)
       actuated_.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
+    if constexpr (requires { p_.actuated_coordinates(); }) actuated_ = p_.actuated_coordinates();
+    if constexpr (requires { p_.published_values(); }) {  // a mechanism file's [reference] and [points]
+      if (const auto* values = p_.published_values()) {
+        PublishedReference& r = published_.emplace();
+        r.source = values->source;
+        r.description = values->description;
+        r.t = values->t;
+        r.q = Eigen::Map<const Vec>(values->q.data(), static_cast<Eigen::Index>(values->q.size()));
+        r.qd = Eigen::Map<const Vec>(values->qd.data(), static_cast<Eigen::Index>(values->qd.size()));
+        r.lambda = Eigen::Map<const Vec>(values->lambda.data(), static_cast<Eigen::Index>(values->lambda.size()));
+      }
+      withheld_ = p_.published_values_withheld();
+    }
+    if constexpr (requires { p_.points(); }) {
+      if (!p_.points().empty()) {
+        const auto& first = p_.points().front();
+        ReferencePoint& point = reference_point_.emplace();
+        point.name = first.name;
+        const char* names[] = {"x", "y", "z"};
+        point.components.assign(names, names + first.components);
+        point.unit = first.unit;
+        // The model owns the problem and the point: the pointer lives as long as both. The first point's
+        // components come first in point_positions.
+        point.position = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(q, out); };
+        NamedPoints& all = named_points_.emplace();
+        for (const auto& p : p_.points()) {
+          all.names.push_back(p.name);
+          all.units.push_back(p.unit);
+          all.components.push_back(p.components);
+        }
+        all.positions = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(q, out); };
+      }
+    }
     if constexpr (HasBodiesAndJoints<P>) sparse_.emplace(p_);
     if constexpr (HasReferencePoint<P>) {
       ReferencePoint& point = reference_point_.emplace();
@@ -423,6 +456,7 @@ class AutoDiffModel final : public Model {
   }
   std::string published_reference_withheld() const override { return withheld_; }
   const ReferencePoint* reference_point() const override { return reference_point_ ? &*reference_point_ : nullptr; }
+  const NamedPoints* named_points() const override { return named_points_ ? &*named_points_ : nullptr; }
 
   void default_initial(Vec& q0, Vec& qd0) const override {
     q0.resize(n_);
@@ -653,7 +687,8 @@ class AutoDiffModel final : public Model {
   bool use_analytic_;
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
   std::string withheld_;                         // otherwise: why (published_reference_withheld)
-  std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>
+  std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>, or a mechanism file's first point
+  std::optional<NamedPoints> named_points_;        // a mechanism file's [points]
   std::vector<int> actuated_;  // P::kActuatedCoordinates
   struct NoSparseTerms {};
   using SparseTerms = std::conditional_t<HasBodiesAndJoints<P>, SparseJointTerms<P>, NoSparseTerms>;

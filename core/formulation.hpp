@@ -97,6 +97,8 @@ struct Observation {
   // F_a, one per actuated coordinate, and the power F_a . qd_a they spend. Empty / NaN otherwise.
   Vec actuator_force;
   double actuator_power = std::numeric_limits<double>::quiet_NaN();
+  // The model's named points at q (Model::named_points), filled by the runner: every component in order.
+  Vec points;
 };
 
 class SingularPositionTest;

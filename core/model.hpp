@@ -12,6 +12,7 @@
 
 #include <Eigen/SparseCore>
 
+#include "core/named_points.hpp"
 #include "core/published_reference.hpp"
 #include "core/types.hpp"
 
@@ -216,6 +217,8 @@ class Model {
   virtual std::string published_reference_withheld() const { return {}; }
   // A benchmark's reference point (core/published_reference.hpp); nullptr when the problem names none.
   virtual const ReferencePoint* reference_point() const { return nullptr; }
+  // Points a run records at every sample for the plots (core/named_points.hpp); nullptr when none are named.
+  virtual const NamedPoints* named_points() const { return nullptr; }
   // Exact multiplier lambda(q, qd) on the constraint manifold where known; false otherwise.
   virtual bool closed_form_multiplier(const Vec& /*q*/, const Vec& /*qd*/, Vec& /*lambda*/) const { return false; }
 

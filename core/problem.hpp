@@ -146,6 +146,15 @@ concept HasVelocityBasis = requires(const P& p, const VecN<double, P::kDof>& q,
   p.velocity_basis(q, S);
 };
 
+// A problem known only at run time (a mechanism file, mechanism_files/tape_problem.hpp) has the member of an
+// optional term always, and says by has_velocity_basis() / has_transversal_frame() whether it has the term.
+template <class P>
+bool provides_velocity_basis(const P& p) {
+  if constexpr (!HasVelocityBasis<P>) return false;
+  else if constexpr (requires { p.has_velocity_basis(); }) return p.has_velocity_basis();
+  else return true;
+}
+
 template <class P>
 concept HasAnalyticTerms = requires(const P& p, const Vec& q, const Vec& qd, Mat& M, Vec& c) {
   p.analytic_terms(q, qd, M, c);

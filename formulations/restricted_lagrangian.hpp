@@ -15,7 +15,8 @@
 //
 // Optional problem member (detected at compile time):
 //   template <class T> void transversal_frame(const VecN<T,kDof>& q, MatN<T,kDof,kConstraints>& X) const;
-// Default when absent: the pseudo-inverse frame X = A^T (A A^T)^-1, templated like the rest.
+// Default when absent (or, for a mechanism file, when has_transversal_frame() says so): the pseudo-inverse
+// frame X = A^T (A A^T)^-1, templated like the rest.
 //
 // Reached through Model::capability<RestrictedLagrangianFactory>() (null for holonomic problems), attached
 // at registration by add_restricted_lagrangian below.
@@ -47,8 +48,15 @@ template <class P, class T>
 void transversal_frame(const P& p, const VecN<T, P::kDof>& q, const MatN<T, P::kConstraints, P::kDof>& A,
                        MatN<T, P::kDof, P::kConstraints>& X) {
   if constexpr (HasTransversalFrame<P>) {
+    bool given = true;  // a mechanism file may not write one (has_transversal_frame)
+    if constexpr (requires { p.has_transversal_frame(); }) given = p.has_transversal_frame();
+    if (given) {
+      p.template transversal_frame<T>(q, X);
+      return;
+    }
+  }
+  if constexpr (HasTransversalFrame<P> && P::kDof != Eigen::Dynamic && P::kConstraints != Eigen::Dynamic) {
     (void)A;
-    p.template transversal_frame<T>(q, X);
   } else if constexpr (P::kDof == Eigen::Dynamic || P::kConstraints == Eigen::Dynamic) {
     // Dynamic sizes (mechanism files): the same X without heap temporaries per call. Each row x of X solves
     // G x^T = (that column of A) by Cholesky of G = A A^T in a per-thread buffer that is sized once.

@@ -78,10 +78,11 @@ class ProblemVelocityBasis final : public VelocityBasis {
   int n_, m_;
 };
 
-// Registration: attaches the capability when P has a velocity basis.
+// Registration: attaches the capability when P has a velocity basis (a mechanism file: when it writes one).
 template <Problem P>
 void add_velocity_basis(Model& model, const P& p) {
-  if constexpr (HasVelocityBasis<P>) model.add_capability<VelocityBasis>(std::make_shared<ProblemVelocityBasis<P>>(p));
+  if constexpr (HasVelocityBasis<P>)
+    if (provides_velocity_basis(p)) model.add_capability<VelocityBasis>(std::make_shared<ProblemVelocityBasis<P>>(p));
 }
 
 }  // namespace clm

@@ -42,11 +42,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const clm::MechanismFile file = clm::parse_mechanism_text(text, "fuzz.toml");
     const auto c = clm::compile_mechanism(file);
     const clm::Vec zero = clm::Vec::Zero(c->n);
-    for (const clm::Tape* tape : {&c->mass, &c->potential, &c->gyroscopic, c->holonomic ? &c->constraint : &c->pfaffian}) {
+    // The optional sections' tapes too (empty where the file has none): the closed form at t = 0 from the
+    // initial state, the others at q0.
+    for (const clm::Tape* tape : {&c->mass, &c->potential, &c->gyroscopic, c->holonomic ? &c->constraint : &c->pfaffian,
+                                  &c->velocity_basis, &c->transversal_frame, &c->point_positions, &c->closed_form}) {
+      if (tape->outputs() == 0) continue;
+      const clm::Vec& qd = tape == &c->closed_form ? c->qd0 : zero;
       std::vector<double> regs, out;
       std::vector<ceres::Jet<double, 2>> jregs, jout;
-      run(*tape, c->q0, zero, regs, out);
-      run(*tape, c->q0, zero, jregs, jout);
+      run(*tape, c->q0, qd, regs, out);
+      run(*tape, c->q0, qd, jregs, jout);
       for (std::size_t k = 0; k < out.size(); ++k) {
         if (!std::isfinite(out[k])) std::abort();                 // the compile checks promised finite values
         // The same code in another scalar: the same value to round-off (ceres::Jet divides as a * (1 / b), one

@@ -2,6 +2,7 @@
 // graph of every expression, the derived terms, their tapes, and the checks at the initial state.
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
+#include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -180,6 +181,70 @@ class Compiler {
     return d;
   }
 
+  // The optional sections' nodes (docs/mechanism-files.md, "Optional sections"), with their structural checks;
+  // A_nodes: A(q) row-major (m x n), for the checks at the initial state.
+  struct Optional {
+    std::vector<int> S, X, closed_form, points, A;
+  };
+  Optional optional_terms(const Derived& d) {
+    Optional o;
+    const int t_in = 2 * n_, m = d.m, k = n_ - m;
+    // Expressions of q (and the parameters) only.
+    auto of_q = [&](const SourceText& text, const std::string& what) {
+      const int node = parse(text, what);
+      for (int i = 0; i < n_; ++i)
+        if (g_.depends_on(node, n_ + i))
+          fail_expr(text, what + " depends on der(" + f_.coordinates[i] + "): it is a function of q only");
+      if (g_.depends_on(node, t_in)) fail_expr(text, what + " depends on t: it is a function of q only");
+      return node;
+    };
+    auto matrix = [&](const std::vector<std::vector<SourceText>>& columns, const SourceText& at, int expected,
+                      const std::string& section, const std::string& why) {
+      if (columns.empty()) return std::vector<int>{};
+      if (static_cast<int>(columns.size()) != expected)
+        fail_expr(at, section + " has " + std::to_string(columns.size()) + " columns; " + why);
+      const int cols = expected;
+      std::vector<int> out(n_ * cols);
+      for (int j = 0; j < cols; ++j)
+        for (int i = 0; i < n_; ++i)
+          out[i * cols + j] = of_q(columns[j][i], section + " column " + std::to_string(j + 1) + " entry " + std::to_string(i + 1));
+      return out;
+    };
+    if (!f_.velocity_basis.empty() && k == 0)
+      fail_expr(f_.velocity_basis_at, "[velocity_basis] for a mechanism with no admissible velocities (n - m = 0)");
+    o.S = matrix(f_.velocity_basis, f_.velocity_basis_at, k, "[velocity_basis]",
+                 "it needs n - m = " + std::to_string(n_) + " - " + std::to_string(m) + " = " + std::to_string(k) +
+                     " (a basis of the admissible velocities, A S = 0)");
+    if (!f_.transversal_frame.empty() && m == 0)
+      fail_expr(f_.transversal_frame_at, "[transversal_frame] for a mechanism without constraints");
+    if (!f_.transversal_frame.empty() && d.holonomic)
+      fail_expr(f_.transversal_frame_at, "[transversal_frame] belongs to nonholonomic mechanisms (fernandez_bloch "
+                                         "needs velocity rows)");
+    o.X = matrix(f_.transversal_frame, f_.transversal_frame_at, m, "[transversal_frame]",
+                 "it needs one per constraint row, m = " + std::to_string(m) + " (A X = I)");
+    if (!f_.closed_form_q.empty()) {
+      std::vector<int> q, qd;
+      for (int i = 0; i < n_; ++i) q.push_back(parse(f_.closed_form_q[i], "[closed_form] q of " + f_.coordinates[i]));
+      for (int i = 0; i < n_; ++i)
+        qd.push_back(f_.closed_form_qd.empty() ? g_.derivative(q[i], t_in)
+                                               : parse(f_.closed_form_qd[i], "[closed_form] qd of " + f_.coordinates[i]));
+      o.closed_form = q;
+      o.closed_form.insert(o.closed_form.end(), qd.begin(), qd.end());
+    }
+    for (const auto& point : f_.points)
+      for (std::size_t c = 0; c < point.position.size(); ++c)
+        o.points.push_back(of_q(point.position[c], "point " + point.name + " component " + std::to_string(c + 1)));
+    if (!o.S.empty() || !o.X.empty()) {
+      if (d.holonomic) {
+        for (int r = 0; r < m; ++r)
+          for (int j = 0; j < n_; ++j) o.A.push_back(g_.derivative(d.h[r], j));
+      } else {
+        o.A = d.A;
+      }
+    }
+    return o;
+  }
+
   std::shared_ptr<const CompiledMechanism> compile() {
     auto out = std::make_shared<CompiledMechanism>();
     CompiledMechanism& c = *out;
@@ -212,9 +277,33 @@ class Compiler {
     }
     c.q0 = initial_values(f_.q0, "q");
     c.qd0 = f_.qd0.empty() ? Vec::Zero(n_) : initial_values(f_.qd0, "qd");
+
+    const Optional o = optional_terms(d);
+    c.actuated = f_.actuated;
+    if (!o.S.empty()) c.velocity_basis = Tape(g_, o.S);
+    if (!o.X.empty()) c.transversal_frame = Tape(g_, o.X);
+    if (!o.closed_form.empty()) c.closed_form = Tape(g_, o.closed_form);
+    for (const auto& point : f_.points)
+      c.points.push_back({point.name, point.unit, static_cast<int>(point.position.size())});
+    if (!o.points.empty()) c.point_positions = Tape(g_, o.points);
+    if (f_.reference) {
+      const auto& ref = *f_.reference;
+      if (!ref.lambda.empty() && static_cast<int>(ref.lambda.size()) != c.m)
+        throw_at(f_.path, ref.line, ref.column, "[reference] lambda has " + std::to_string(ref.lambda.size()) +
+                                                    " entries for " + std::to_string(c.m) + " constraint rows");
+      // The published values are the file's parameters' own: any other value (even in the last digit) makes
+      // them another problem's, as for the zoo's (core/autodiff_model.hpp).
+      for (std::size_t k = 0; k < f_.parameters.size() && c.reference_withheld.empty(); ++k)
+        if (!(values_[k].second == f_.parameters[k].value))
+          c.reference_withheld = "the published values [" + ref.source + "] hold for the file's parameters, and param." +
+                                 values_[k].first + " = " + clm::format_number(values_[k].second) + " (file: " +
+                                 clm::format_number(f_.parameters[k].value) + ")";
+      if (c.reference_withheld.empty()) c.reference = ref;
+    }
     c.graph_nodes = g_.size();
 
     check_at_initial_state(c, d.M_full, d.mass_reads_qd, d.A_full, d.rows_read_qd);
+    check_optional_terms(c, o);
     return out;
   }
 
@@ -237,6 +326,11 @@ class Compiler {
       out.pfaffian = d.A;
       out.affine = d.b;
     }
+    const Optional o = optional_terms(d);
+    out.velocity_basis = o.S;
+    out.transversal_frame = o.X;
+    out.closed_form = o.closed_form;
+    out.point_positions = o.points;
     for (int i = 0; i < n_; ++i) out.q0.push_back(initial_node(f_.q0[i], "q", i));
     if (!f_.qd0.empty())
       for (int i = 0; i < n_; ++i) out.qd0.push_back(initial_node(f_.qd0[i], "qd", i));
@@ -390,6 +484,67 @@ class Compiler {
           }
         }
       }
+    }
+  }
+
+  // The optional sections at the initial state: finite; S a basis of ker A, A X = I, the closed form starting
+  // where it is started.
+  void check_optional_terms(const CompiledMechanism& c, const Optional& o) {
+    const Vec& q = c.q0;
+    const Vec zero = Vec::Zero(n_);
+    const int m = c.m, k = n_ - m;
+    std::vector<double> v;
+    Mat A;
+    if (!o.A.empty()) {
+      evaluate(Tape(g_, o.A), q, zero, 0.0, v);
+      A = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(v.data(), m, n_);
+    }
+    auto values = [&](const Tape& tape, int cols, const SourceText& at, const std::string& what) {
+      evaluate(tape, q, zero, 0.0, v);
+      for (double x : v)
+        if (!std::isfinite(x)) fail_expr(at, what + " is not finite at the initial state");
+      return Mat(Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(v.data(), n_, cols));
+    };
+    if (!o.S.empty()) {
+      const Mat S = values(c.velocity_basis, k, f_.velocity_basis_at, "[velocity_basis]");
+      const double scale = 1 + A.cwiseAbs().maxCoeff() * S.cwiseAbs().maxCoeff();
+      const double residual = (A * S).cwiseAbs().maxCoeff();
+      if (!(residual <= 1e-10 * scale))
+        fail_expr(f_.velocity_basis_at, "[velocity_basis] is not in the kernel of the constraints at the initial state "
+                                        "(max |A S| = " + format_number(residual) + ")");
+      Eigen::JacobiSVD<Mat> svd(S);
+      const auto& sv = svd.singularValues();
+      if (!(sv[k - 1] > 1e-10 * sv[0]))
+        fail_expr(f_.velocity_basis_at, "[velocity_basis] columns are not independent at the initial state (singular "
+                                        "values " + format_number(sv[0]) + " .. " + format_number(sv[k - 1]) + ")");
+    }
+    if (!o.X.empty()) {
+      const Mat X = values(c.transversal_frame, m, f_.transversal_frame_at, "[transversal_frame]");
+      const double residual = (A * X - Mat::Identity(m, m)).cwiseAbs().maxCoeff();
+      if (!(residual <= 1e-10 * (1 + A.cwiseAbs().maxCoeff() * X.cwiseAbs().maxCoeff())))
+        fail_expr(f_.transversal_frame_at, "[transversal_frame] does not satisfy A X = I at the initial state (max "
+                                           "|A X - I| = " + format_number(residual) + ")");
+    }
+    if (!o.closed_form.empty()) {
+      evaluate(c.closed_form, q, c.qd0, 0.0, v);
+      for (int i = 0; i < 2 * n_; ++i) {
+        const bool position = i < n_;
+        const double want = position ? q[i % n_] : c.qd0[i % n_];
+        const SourceText& at = position ? f_.closed_form_q[i % n_]
+                               : f_.closed_form_qd.empty() ? f_.closed_form_q[i % n_] : f_.closed_form_qd[i % n_];
+        const std::string what = std::string("[closed_form] ") + (position ? "q" : "qd") + " of " + f_.coordinates[i % n_];
+        if (!std::isfinite(v[i])) fail_expr(at, what + " is not finite at t = 0");
+        if (!(std::abs(v[i] - want) <= 1e-9 * (1 + std::abs(want))))
+          fail_expr(at, what + " is " + format_number(v[i]) + " at t = 0, not the initial value " +
+                            format_number(want) + " (a coordinate name and der(name) stand for the initial values)");
+      }
+    }
+    if (!o.points.empty()) {
+      evaluate(c.point_positions, q, zero, 0.0, v);
+      std::size_t at = 0;
+      for (const auto& point : f_.points)
+        for (const auto& text : point.position)
+          if (!std::isfinite(v[at++])) fail_expr(text, "point " + point.name + " is not finite at the initial state");
     }
   }
 

@@ -42,7 +42,9 @@ std::string literal(double v) {
 
 // Names a parameter member may not take (the header's own identifiers and C++ keywords a file could use).
 const std::set<std::string> kReserved = {
-    "q_in", "qd_in", "t_in", "out", "q0", "qd0", "T", "dof", "constraints", "validate", "kName", "kDescription",
+    "q_in", "qd_in", "t_in", "out", "q_out", "qd_out", "q0", "qd0", "T", "kActuatedCoordinates", "kReferenceTime",
+    "kReferenceQ", "kReferenceQd", "kReferenceLambda", "kReferenceSource", "kReferenceDescription",
+    "kReferencePointName", "kReferencePointComponents", "kReferencePointUnit", "dof", "constraints", "validate", "kName", "kDescription",
     "kDof", "kConstraints", "kConstraintKind", "kParameters", "kCoordinateNames", "kCoordinateUnits", "auto", "bool",
     "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum",
     "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
@@ -183,6 +185,32 @@ std::string export_header(const MechanismFile& f) {
     for (int i = 0; i < n; ++i) h << (i ? ", " : "") << quoted(f.units[i]);
     h << "};\n";
   }
+  if (!f.actuated.empty()) {
+    h << "  static constexpr std::array kActuatedCoordinates = {";
+    for (std::size_t k = 0; k < f.actuated.size(); ++k) h << (k ? ", " : "") << f.actuated[k];
+    h << "};\n";
+  }
+  if (f.reference) {
+    const auto& r = *f.reference;
+    auto array = [&](const char* name, const std::vector<double>& v) {
+      h << "  static constexpr std::array<double, " << v.size() << "> " << name << " = {";
+      for (std::size_t k = 0; k < v.size(); ++k) h << (k ? ", " : "") << literal(v[k]);
+      h << "};\n";
+    };
+    h << "  static constexpr double kReferenceTime = " << literal(r.t) << ";\n";
+    array("kReferenceQ", r.q);
+    array("kReferenceQd", r.qd);
+    if (!r.lambda.empty()) array("kReferenceLambda", r.lambda);
+    h << "  static constexpr const char* kReferenceSource = " << quoted(r.source) << ";\n"
+      << "  static constexpr const char* kReferenceDescription = " << quoted(r.description) << ";\n";
+  }
+  if (!f.points.empty()) {
+    const auto& p = f.points.front();
+    h << "  static constexpr const char* kReferencePointName = " << quoted(p.name) << ";\n"
+      << "  static constexpr std::array<const char*, " << p.position.size() << "> kReferencePointComponents = {"
+      << (p.position.size() == 3 ? "\"x\", \"y\", \"z\"" : "\"x\", \"y\"") << "};\n"
+      << "  static constexpr const char* kReferencePointUnit = " << quoted(p.unit) << ";\n";
+  }
   h << "\n";
   const auto& members = w.members();
   for (std::size_t k = 0; k < f.parameters.size(); ++k) {
@@ -257,6 +285,34 @@ std::string export_header(const MechanismFile& f) {
   if (s.has_forces)
     function("void generalized_force([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out)", s.force,
              vector_target, false, true);
+  auto matrix_target = [](int cols) {
+    return [cols](std::size_t k) {
+      return "out(" + std::to_string(k / cols) + ", " + std::to_string(k % cols) + ")";
+    };
+  };
+  if (!s.velocity_basis.empty())
+    function("void velocity_basis([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, Eigen::Dynamic>& out)",
+             s.velocity_basis, matrix_target(n - m), false, false);
+  if (!s.transversal_frame.empty())
+    function("void transversal_frame([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, kConstraints>& out)",
+             s.transversal_frame, matrix_target(m), false, false);
+  if (!s.closed_form.empty()) {  // q_in, qd_in: the initial state; t_in: the time
+    std::ostringstream body;
+    const auto refs = w.code(s.closed_form, body);
+    h << "\n  bool closed_form([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, "
+         "Vec& q_out, Vec& qd_out) const {\n    using T = double;\n    using namespace elementary;\n"
+      << body.str();
+    for (int i = 0; i < n; ++i) h << "    q_out[" << i << "] = " << refs[i] << ";\n";
+    for (int i = 0; i < n; ++i) h << "    qd_out[" << i << "] = " << refs[n + i] << ";\n";
+    h << "    for (int i = 0; i < " << n << "; ++i)\n"
+      << "      if (!std::isfinite(q_out[i]) || !std::isfinite(qd_out[i])) return false;  // a start it does not cover\n"
+      << "    return true;\n  }\n";
+  }
+  if (!f.points.empty()) {
+    const std::vector<int> first(s.point_positions.begin(),
+                                 s.point_positions.begin() + static_cast<long>(f.points.front().position.size()));
+    function("void reference_point_position([[maybe_unused]] const Vec& q_in, Vec& out)", first, vector_target, false, true);
+  }
   // The initial state: q0 and qd0 (zero when the file gives none).
   {
     std::vector<int> nodes = s.q0;

@@ -53,6 +53,34 @@ struct MechanismFile {
   std::vector<SourceText> position_rows, velocity_rows;
   // Initial values: numbers, or expressions in the parameters (strings); qd empty: at rest.
   std::vector<SourceText> q0, qd0;
+
+  // Optional sections (docs/mechanism-files.md, "Optional sections").
+  // actuated = ["phi", ...]: the shape coordinates a run's [shape] prescribes (indices into q, ascending).
+  std::vector<int> actuated;
+  // [velocity_basis] columns = [[n expressions in q], ...] (n - m columns, A S = 0): nullspace's S(q).
+  // [transversal_frame] columns = [[n expressions in q], ...] (m columns, A X = I): fernandez_bloch's X(q).
+  std::vector<std::vector<SourceText>> velocity_basis, transversal_frame;
+  SourceText velocity_basis_at, transversal_frame_at;  // where the sections start (for their errors)
+  // [closed_form] q = [...], optional qd = [...]: the exact motion, expressions in t and the parameters, where a
+  // coordinate name stands for its initial value q(0) and der(name) for qd(0); qd defaults to dq/dt.
+  std::vector<SourceText> closed_form_q, closed_form_qd;
+  SourceText closed_form_at;
+  // [reference]: values published for the file's own parameters and initial state at one time t.
+  struct Reference {
+    double t = 0;
+    std::vector<double> q, qd, lambda;  // lambda empty when not given
+    std::string source, description;
+    int line = 0, column = 0;
+  };
+  std::optional<Reference> reference;
+  // [points] NAME = ["x", "y"(, "z")] or { position = [...], unit = "m" }: named points of the mechanism,
+  // expressions in q; the first (in the file's order) is the run's reference point.
+  struct Point {
+    std::string name, unit;
+    std::vector<SourceText> position;
+    int line = 0, column = 0;
+  };
+  std::vector<Point> points;
 };
 
 // Reads and checks the shape of a mechanism file. Throws InputError ("PATH:LINE:COLUMN: message").
@@ -81,6 +109,20 @@ struct CompiledMechanism {
   Tape kinetic;     // 1 output: T (q, qd) (checks)
   int graph_nodes = 0;  // the size of the expression graph (diagnostics)
   Vec q0, qd0;
+
+  // Optional sections (empty tapes where the file has none).
+  std::vector<int> actuated;
+  Tape velocity_basis;     // n x (n - m) outputs, row-major: S (q)
+  Tape transversal_frame;  // n x m outputs, row-major: X (q)
+  Tape closed_form;        // 2n outputs: q(t), qd(t) with the inputs q, qd holding q(0), qd(0)
+  std::optional<MechanismFile::Reference> reference;
+  std::string reference_withheld;  // why `reference` is not given to this parameter set (it is the file's)
+  struct Point {
+    std::string name, unit;
+    int components = 0;
+  };
+  std::vector<Point> points;
+  Tape point_positions;  // the points' components, one after another (q)
 };
 
 // Builds the tapes for the parameter values (overrides by name: unknown names and values outside [min, max]
@@ -97,6 +139,8 @@ struct SymbolicMechanism {
   bool holonomic = false, time_dependent = false, has_forces = false, has_gyroscopic = false;
   std::vector<int> mass, constraint, pfaffian, affine, gyroscopic, force, q0, qd0;  // qd0 empty: zero
   int potential = -1;  // V - T0
+  // The optional sections (empty where the file has none), as CompiledMechanism's tapes.
+  std::vector<int> velocity_basis, transversal_frame, closed_form, point_positions;
 };
 SymbolicMechanism symbolic_mechanism(const MechanismFile& file);
 

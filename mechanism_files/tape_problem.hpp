@@ -11,6 +11,7 @@
 #include <ceres/jet.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <memory>
 #include <string>
@@ -157,6 +158,55 @@ struct TapeProblem {
   void default_initial(Vec& q0, Vec& qd0) const {
     q0 = mechanism->q0;
     qd0 = mechanism->qd0;
+  }
+
+  // The optional sections (docs/mechanism-files.md). The members exist for every file, as the concept detects
+  // them at compile time; has_*() says whether this file has the term, and the core asks it
+  // (core/problem.hpp, provides_velocity_basis / provides_transversal_frame).
+  const std::vector<int>& actuated_coordinates() const { return mechanism->actuated; }
+  bool has_velocity_basis() const { return mechanism->velocity_basis.outputs() > 0; }
+  template <class T>
+  void velocity_basis(const VecN<T, kDof>& q, MatN<T, kDof, Eigen::Dynamic>& S) const {
+    const Tape& tape = mechanism->velocity_basis;
+    const T* r = registers<T>(tape, q, nullptr, T(0.0));
+    const int n = mechanism->n, k = n - mechanism->m;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < k; ++j) S(i, j) = r[tape.output_register(i * k + j)];
+  }
+  bool has_transversal_frame() const { return mechanism->transversal_frame.outputs() > 0; }
+  template <class T>
+  void transversal_frame(const VecN<T, kDof>& q, MatN<T, kDof, kConstraints>& X) const {
+    const Tape& tape = mechanism->transversal_frame;
+    const T* r = registers<T>(tape, q, nullptr, T(0.0));
+    const int n = mechanism->n, m = mechanism->m;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) X(i, j) = r[tape.output_register(i * m + j)];
+  }
+  // The exact motion from (q0, qd0): false where the file has no [closed_form] or it is not finite.
+  bool closed_form(double t, const Vec& q0, const Vec& qd0, Vec& q, Vec& qd) const {
+    const Tape& tape = mechanism->closed_form;
+    if (tape.outputs() == 0) return false;
+    const double* r = registers<double>(tape, q0, &qd0, t);
+    const int n = mechanism->n;
+    bool finite = true;
+    for (int i = 0; i < n; ++i) {
+      q[i] = r[tape.output_register(i)];
+      qd[i] = r[tape.output_register(n + i)];
+      finite = finite && std::isfinite(q[i]) && std::isfinite(qd[i]);
+    }
+    return finite;  // a start the formula does not cover (a division by zero): no closed form there
+  }
+  // [reference]: the published values (nullptr: none, or withheld for other parameter values, and why).
+  const MechanismFile::Reference* published_values() const {
+    return mechanism->reference ? &*mechanism->reference : nullptr;
+  }
+  const std::string& published_values_withheld() const { return mechanism->reference_withheld; }
+  // [points]: the first is the reference point; point_positions writes every point's components in order.
+  const std::vector<CompiledMechanism::Point>& points() const { return mechanism->points; }
+  void point_positions(const Vec& q, Vec& out) const {
+    const Tape& tape = mechanism->point_positions;
+    const double* r = registers<double>(tape, q, nullptr, 0.0);
+    for (int k = 0; k < tape.outputs() && k < out.size(); ++k) out[k] = r[tape.output_register(k)];
   }
 
  private:

@@ -62,6 +62,7 @@ struct ResultsWriter::State : RunObserver {
   std::vector<std::unique_ptr<AppendableDataset>> balance;
   bool holonomic = false;
   bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
+  bool has_points = false;  // points follows them
   ResultsFile* file = nullptr;
 
   void begin(const RunRecord& header) override;
@@ -146,6 +147,7 @@ void ResultsWriter::State::sample(double t, const Observation& obs) {
     full = datasets[next++]->push(obs.actuator_force.data()) || full;
     full = datasets[next++]->push(&obs.actuator_power) || full;
   }
+  if (has_points) full = datasets[next++]->push(obs.points.data()) || full;
   for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
   if (!balance.empty()) {
     full = balance[0]->push(&obs.work_constraints) || full;
@@ -215,6 +217,12 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
          {"description", {"generalized force F_a on each actuated coordinate (N for a length, N m for an angle)"}}});
     add("actuator_power", 0, false, {{"units", {"W"}}, {"description", {"F_a . qd_a, the power the actuators spend"}}});
   }
+  // Named points (a mechanism file's [points]): their positions, for the plots.
+  has_points = !r.point_columns.empty();
+  if (has_points)
+    add("points", static_cast<hsize_t>(r.point_columns.size()), true,
+        {{"columns", r.point_columns}, {"units", r.point_units},
+         {"description", {"positions of the mechanism's named points ([points] of its file), from q"}}});
   extras_group = make_group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
@@ -374,6 +382,11 @@ void ResultsWriter::write_run(const RunRecord& r) {
       obs.actuator_power = r.actuator_power[k];
     } else {
       obs.actuator_force.setConstant(static_cast<Eigen::Index>(na), std::numeric_limits<double>::quiet_NaN());
+    }
+    const size_t np = r.point_columns.size();
+    if (np > 0) {
+      if (r.points.size() == r.samples() * np) obs.points = Eigen::Map<const Vec>(r.points.data() + k * np, static_cast<Eigen::Index>(np));
+      else obs.points.setConstant(static_cast<Eigen::Index>(np), std::numeric_limits<double>::quiet_NaN());
     }
     o.sample(r.t[k], obs);
   }

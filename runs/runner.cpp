@@ -205,6 +205,11 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
   if (run.formulation->records_actuator_forces())
     for (int i : model.actuated_coordinates()) r.actuator_names.push_back(r.coordinate_names[i]);
   r.extras.resize(r.extra_names.size());
+  const NamedPoints* points = model.named_points();
+  if (points) {
+    r.point_columns = points->columns();
+    r.point_units = points->column_units();
+  }
   // A time-dependent problem's energy is not conserved: the run records its balance instead (nothing is made,
   // and nothing costs, for the others).
   r.energy_balance = model.time_dependent();
@@ -252,6 +257,11 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
     }
     if (obs.actuator_force.size() != static_cast<Eigen::Index>(r.actuator_names.size()))
       obs.actuator_force.setConstant(static_cast<Eigen::Index>(r.actuator_names.size()), kNaN);
+    if (points) {
+      if (obs.points.size() != static_cast<Eigen::Index>(r.point_columns.size()))
+        obs.points.resize(static_cast<Eigen::Index>(r.point_columns.size()));  // once
+      points->positions(obs.q, obs.points);
+    }
     ++r.sample_count;
     last_sample_t = t;
     summary.add(t, obs);
@@ -270,6 +280,7 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
         r.work_forces.push_back(obs.work_forces);
         r.energy_balance_residual.push_back(obs.energy_balance_residual);
       }
+      if (points) r.points.insert(r.points.end(), obs.points.data(), obs.points.data() + obs.points.size());
       if (!r.actuator_names.empty()) {
         r.actuator_force.insert(r.actuator_force.end(), obs.actuator_force.data(),
                                 obs.actuator_force.data() + obs.actuator_force.size());

@@ -64,6 +64,10 @@ struct RunRecord {
   // actuated coordinates (empty otherwise), and with keep_samples F_a (row-major, K x n_a) and its power [K].
   std::vector<std::string> actuator_names;
   std::vector<double> actuator_force, actuator_power;
+  // The model's named points (Model::named_points; a mechanism file's [points]): column names NAME.x, ... and
+  // units (empty when it names none), and with keep_samples their positions (row-major, K x columns).
+  std::vector<std::string> point_columns, point_units;
+  std::vector<double> points;
   RunSummary summary;
   size_t sample_count = 0;
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "input_error_of.hpp"
 #include "clmbench_process.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
@@ -27,14 +28,7 @@ Vec sleigh_qd(double theta, double b, double u, double w) {
   return qd;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using clm::testing::error_of;
 
 }  // namespace
 

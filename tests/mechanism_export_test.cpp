@@ -2,7 +2,8 @@
 // exporter writes today for the mechanism files beside them (checked first, so they cannot go stale), and,
 // compiled here as Problems like any zoo header, they give the files' model terms and runs to round-off, with
 // their parameters still parameters: to the bit where the file's constant folding of parameter values gives the
-// same doubles as the header's operations at run time (six of the seven files), within a few ulps otherwise.
+// same doubles as the header's operations at run time (nine of the ten files), within a few ulps otherwise; and
+// the optional sections as the zoo's members.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -23,9 +24,12 @@
 #include "tests/data/exported/ball_on_turntable.hpp"
 #include "tests/data/exported/bead_on_rotating_hoop.hpp"
 #include "tests/data/exported/chaplygin_sleigh.hpp"
+#include "tests/data/exported/coin_on_incline.hpp"
 #include "tests/data/exported/four_bar.hpp"
+#include "tests/data/exported/iftomm_pendulum.hpp"
 #include "tests/data/exported/pendulum_cartesian.hpp"
 #include "tests/data/exported/pendulum_polar.hpp"
+#include "tests/data/exported/roller_racer.hpp"
 #include "tests/data/exported/slider_crank.hpp"
 
 using namespace clm;
@@ -127,6 +131,14 @@ const ExportCase kCases[] = {
     {"four_bar", kSource + "/tests/data/mechanisms/four_bar.toml", {{"L2", 1.1}}, exported_model<FourBarFile>, false},
     {"bead_on_rotating_hoop", kSource + "/mechanisms/bead_on_rotating_hoop.toml", {},
      exported_model<BeadOnRotatingHoop>},
+    // The optional sections' members (below): published values and a reference point, actuated coordinates,
+    // a closed form.
+    {"iftomm_pendulum", kSource + "/tests/data/mechanisms/iftomm_pendulum.toml", {{"L", 1.2}},
+     exported_model<IftommPendulumFile>},
+    {"roller_racer", kSource + "/tests/data/mechanisms/roller_racer.toml", {{"d2", 0.6}},
+     exported_model<RollerRacerFile>},
+    {"coin_on_incline", kSource + "/mechanisms/coin_on_incline.toml", {{"alpha", 0.5}},
+     exported_model<CoinOnIncline>},
 };
 
 }  // namespace
@@ -160,7 +172,7 @@ TEST(MechanismExport, HeadersEqualTheTapesToRoundOff) {
       const Agreement a = compare(*header, *file);
       std::printf("  %-22s %-8s: terms %.2e, max |q_header - q_file| over a kkt run %.2e\n", c.stem,
                   defaults ? "defaults" : "changed", a.terms, a.run);
-      // Measured: identical (0) for six of the seven, and for four_bar 5.8e-18 in the terms (the tape folds
+      // Measured: identical (0) for nine of the ten, and for four_bar 5.8e-18 in the terms (the tape folds
       // products of parameters such as L^2 m / 12 into one constant, the header multiplies them at run time),
       // which a 3 s run of the closed loop grows to 1.3e-13 (defaults) and 2e-14 (changed).
       if (c.identical) {
@@ -184,4 +196,65 @@ TEST(MechanismExport, StringsAreEscapedInTheHeader) {
   const std::string header = export_header(file);
   EXPECT_NE(header.find("kDescription = \"a\\015b\\001c\\\"d\\\\e\\012f\";"), std::string::npos) << header;
   for (const char c : header) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << int(c);
+}
+
+// The optional sections become the zoo's members, and give what the file gives: the sleigh's velocity basis
+// and transversal frame (nullspace and fernandez_bloch runs), the coin's closed form, the pendulum's published
+// values and reference point, the racer's actuated coordinates.
+TEST(MechanismExport, OptionalSectionsAreExported) {
+  static_assert(HasVelocityBasis<ChaplyginSleighFile> && HasClosedForm<CoinOnIncline> &&
+                HasPublishedMultipliers<IftommPendulumFile> && HasReferencePointFunction<IftommPendulumFile> &&
+                HasActuatedCoordinates<RollerRacerFile>);
+  const std::string data = kSource + "/tests/data/mechanisms/";
+  {
+    auto header = exported_model<ChaplyginSleighFile>({});
+    auto file = make_model(data + "chaplygin_sleigh.toml", {}, false);
+    Vec q0, qd0;
+    file->default_initial(q0, qd0);
+    clm::testing::RunSettings rs;
+    rs.t_end = 3.0;
+    rs.output_every = 1.0;
+    rs.rtol = rs.atol = 1e-10;
+    for (const char* formulation : {"nullspace", "fernandez_bloch"}) {
+      const auto h = clm::testing::record_run(header, formulation, q0, qd0, rs);
+      const auto f = clm::testing::record_run(file, formulation, q0, qd0, rs);
+      ASSERT_EQ(h.result.status, "ok") << h.result.message;
+      EXPECT_EQ(clm::testing::max_q_difference(h, f), 0.0) << formulation;
+    }
+  }
+  {
+    auto header = exported_model<CoinOnIncline>({});
+    auto file = make_model(kSource + "/mechanisms/coin_on_incline.toml");
+    Vec q0, qd0, qh(4), qdh(4), qf(4), qdf(4);
+    file->default_initial(q0, qd0);
+    for (double t : {0.0, 0.7, 3.1}) {
+      ASSERT_TRUE(header->closed_form(t, q0, qd0, qh, qdh));
+      ASSERT_TRUE(file->closed_form(t, q0, qd0, qf, qdf));
+      EXPECT_EQ(qh, qf) << t;
+      EXPECT_EQ(qdh, qdf) << t;
+    }
+    EXPECT_FALSE(header->closed_form(1.0, Vec::Zero(4), Vec::Zero(4), qh, qdh));  // der(phi) = 0: not covered
+  }
+  {
+    auto header = exported_model<IftommPendulumFile>({});
+    auto file = make_model(data + "iftomm_pendulum.toml");
+    ASSERT_NE(header->published_reference(), nullptr);
+    EXPECT_EQ(header->published_reference()->q, file->published_reference()->q);
+    EXPECT_EQ(header->published_reference()->qd, file->published_reference()->qd);
+    EXPECT_EQ(header->published_reference()->lambda, file->published_reference()->lambda);
+    EXPECT_EQ(header->published_reference()->source, file->published_reference()->source);
+    EXPECT_EQ(exported_model<IftommPendulumFile>({{"L", 1.2}})->published_reference(), nullptr);
+    const ReferencePoint* ph = header->reference_point();
+    const ReferencePoint* pf = file->reference_point();
+    ASSERT_TRUE(ph && pf);
+    EXPECT_EQ(ph->name, pf->name);
+    EXPECT_EQ(ph->unit, pf->unit);
+    Vec q(2), a(2), b(2);
+    q << 0.3, -0.9;
+    ph->evaluate(q, a);
+    pf->evaluate(q, b);
+    EXPECT_EQ(a, b);
+  }
+  EXPECT_EQ(exported_model<RollerRacerFile>({})->actuated_coordinates(),
+            make_model(data + "roller_racer.toml")->actuated_coordinates());
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "input_error_of.hpp"
 #include "allocation_counter.hpp"
 #include "clmbench_process.hpp"
 #include "recorded_run.hpp"
@@ -64,16 +65,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
-// The message of the InputError `f` throws ("" when it throws none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using clm::testing::error_of;
 
 }  // namespace
 
@@ -184,7 +176,8 @@ const ZooCase kZooCases[] = {{"chaplygin_sleigh", {}},
                              {"rolling_disk", {{"R", 0.7}, {"J", 0.2}}},
                              {"four_bar", {}},
                              {"slider_crank", {{"tau", 0.7}, {"f", -1.3}}},
-                             {"closed_chain", {{"n", 16}}, "closed_chain_16"}};
+                             {"closed_chain", {{"n", 16}}, "closed_chain_16"},
+                             {"iftomm_pendulum", {}}};
 
 // Reverse mode on the tape (Tape::gradient): the gradient of a weighted sum of outputs against forward Jets (the
 // same derivatives by another route) and central differences, over every function and operator, with two
@@ -345,9 +338,9 @@ TEST(MechanismFile, RunsAgreeWithTheZooProblem) {
     int zoo_case;
     const char* formulation;
     const char* integrator;
-    bool other_basis = false;  // nullspace where the zoo brings its natural velocity basis (below)
   };
-  const RunCase cases[] = {{0, "kkt", "dopri5"},       {0, "schur", "dopri5"},    {0, "nullspace", "dopri5", true},
+  const RunCase cases[] = {{0, "kkt", "dopri5"},       {0, "schur", "dopri5"},    {0, "nullspace", "dopri5"},
+                           {0, "fernandez_bloch", "dopri5"},                      {8, "kkt", "dopri5"},
                            {0, "penalty", "radau5"},   {1, "kkt", "dopri5"},      {1, "schur", "radau5"},
                            {1, "nullspace", "dopri5"}, {1, "kkt", "rattle"},      {2, "kkt", "dopri5"},
                            {2, "schur", "radau5"},     {3, "kkt", "dopri5"},      {3, "schur", "radau5"},
@@ -371,15 +364,12 @@ TEST(MechanismFile, RunsAgreeWithTheZooProblem) {
     const auto file_run = clm::testing::record_run(make_model(zc.path(), zc.params, false), c.formulation, q0, qd0, rs);
     ASSERT_EQ(zoo_run.result.status, "ok") << zc.problem << " " << c.formulation << ": " << zoo_run.result.message;
     ASSERT_EQ(file_run.result.status, "ok") << zc.problem << " " << c.formulation << ": " << file_run.result.message;
-    // The positions q at every sample (nullspace's state is (q, v), and v depends on the velocity basis: the zoo
-    // sleigh brings its natural one, the file leaves nullspace to compute one, so the two integrate different
-    // ODEs for the same motion and agree to the tolerance (measured 4.1e-11 at rtol 1e-10); elsewhere the same
-    // ODE with the same terms to the bit, so the same run to the bit).
+    // The positions q at every sample: the same ODE with the same terms to the bit, so the same run to the bit
+    // (the sleigh's nullspace and fernandez_bloch runs too: the file states the zoo's velocity basis and
+    // transversal frame; without them nullspace computed another basis, 4.1e-11 apart at rtol 1e-10).
     const double diff = clm::testing::max_q_difference(file_run, zoo_run);
-    const bool other_basis = c.other_basis;
     std::printf("  %-20s %-20s %-8s: |q_file - q_zoo| %.2e\n", zc.problem, c.formulation, c.integrator, diff);
-    if (other_basis) EXPECT_LT(diff, 1e-10) << zc.problem;
-    else EXPECT_EQ(diff, 0.0) << zc.problem << " " << c.formulation << " " << c.integrator;
+    EXPECT_EQ(diff, 0.0) << zc.problem << " " << c.formulation << " " << c.integrator;
   }
 }
 

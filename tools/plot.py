@@ -21,7 +21,7 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 centre of mass and blade; skate, disk: contact point; pendulums: the bob;
                                 four_bar: bar centres; closed_chain: joints; slider_crank: crank pin, slider;
                                 roller_racer: both axles; snakeboard: board centre; kinematic_car: rear axle;
-                                unicycle, bicycle: contact point)
+                                unicycle, bicycle: contact point; a mechanism file: its [points], as recorded)
     <stem>_body_velocities.png  nonholonomic problems: sleigh u1 = xd cos(theta) + yd sin(theta) and
                                 omega = thetad; skate forward speed xd cos(phi) + yd sin(phi) and phid;
                                 rolling disk rolling rate thetad and heading rate phid; suslov body
@@ -245,6 +245,7 @@ def load_run(g, run_id):
         "balance": {x: np.asarray(g[x][()], dtype=float) for x in BALANCE_DATASETS}
         if all(x in g for x in BALANCE_DATASETS) else None,
     }
+    run["points"] = recorded_points(g, k)
     run["q_names"], run["q_units"] = columns_and_units(g, "q", problem, n)
     run["qd_names"], run["qd_units"] = columns_and_units(g, "qd", problem, n, velocity=True)
     m = lam.shape[1]
@@ -666,8 +667,34 @@ def plot_series(runs, stem, name, key):
     return render(panels, f"{name}: {what} against time{suffix}{envelope_note(runs)}", f"{stem}_{key}.png")
 
 
+def recorded_points(g, k):
+    """The named points a run recorded (/points, a mechanism file's [points]): [(name, unit, x, y, z or None)]."""
+    if "points" not in g:
+        return []
+    data = matrix(g, "points", k)
+    columns = strings(g["points"].attrs, "columns") or []
+    units = strings(g["points"].attrs, "units") or []
+    if data.shape[0] != k or len(columns) != data.shape[1]:
+        note("the run's /points do not match its samples: not drawn")
+        return []
+    out, j = [], 0
+    while j < len(columns):
+        name = columns[j].rsplit(".", 1)[0]
+        width = 1
+        while j + width < len(columns) and columns[j + width].rsplit(".", 1)[0] == name:
+            width += 1
+        if width >= 2:
+            unit = units[j] if j < len(units) and units[j] not in ("", "-") else ""
+            out.append((name, unit, data[:, j], data[:, j + 1], data[:, j + 2] if width >= 3 else None))
+        j += width
+    return out
+
+
 def trajectory_points(r):
     """Named planar points of a run: [(name, x, y)], or None when the problem is not planar."""
+    if r.get("points"):  # recorded by the run (a mechanism file's [points])
+        return [(f"{name} (x, y)" if z is None else f"{name} (x, y; z not drawn)", x, y)
+                for name, _, x, y, z in r["points"]]
     q, p = r["q"], r["params"]
     n = q.shape[1]
     problem = r["problem"]
@@ -727,7 +754,7 @@ def trajectory_points(r):
 def plot_trajectory(runs, stem, name):
     panels = []
     for problem, group in by_problem(plottable(runs, "trajectory")).items():
-        if problem not in PLANAR:
+        if problem not in PLANAR and not any(r.get("points") for r in group):
             continue
         pts = [(r, trajectory_points(r)) for r in group]
         pts = [(r, x) for r, x in pts if x]
@@ -770,7 +797,10 @@ def plot_trajectory(runs, stem, name):
             longest = max(r["k"] for r, _ in facet)
             if longest > MAX_PATH_POINTS:
                 title += f"\n(every {math.ceil(longest / MAX_PATH_POINTS)}th of {longest} samples)"
-            panels.append(Panel(title, "y [m]", lambda ax, items=facet: draw(ax, items=items), xlabel="x [m]",
+            units = {u for r, _ in facet for _, u, _, _, _ in (r.get("points") or [])}
+            unit = units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in facet) else "")
+            axis = (lambda c: f"{c} [{unit}]") if unit else (lambda c: c)
+            panels.append(Panel(title, axis("y"), lambda ax, items=facet: draw(ax, items=items), xlabel=axis("x"),
                                 equal=True))
     if not panels:
         return []

@@ -1,5 +1,5 @@
 // ChaplyginSleighFile: exported by `clmbench mechanism export` from the mechanism file
-// tests/data/mechanisms/chaplygin_sleigh.toml (sha256 fe5a9b3ce44e9a47339398d478b6109810366b2dd0ff26dc2482617c03873546).
+// tests/data/mechanisms/chaplygin_sleigh.toml (sha256 e9289b17e8015fe4fe2e2dbe9163d2dbc644d9900686dab5c30897f55f9fe31d).
 // The terms the suite derives from the file (M = d2T/dqd2, V - T0, A, b)
 // as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold
 // into constants are computed here). Do not edit: export again.
@@ -24,6 +24,9 @@ struct ChaplyginSleighFile {
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kPfaffian;
   static constexpr const char* kCoordinateNames[] = {"x", "y", "theta"};
   static constexpr const char* kCoordinateUnits[] = {"m", "m", "rad"};
+  static constexpr const char* kReferencePointName = "blade";
+  static constexpr std::array<const char*, 2> kReferencePointComponents = {"x", "y"};
+  static constexpr const char* kReferencePointUnit = "m";
 
   double m = 1.0;
   double Ic = 0.5;
@@ -80,17 +83,57 @@ struct ChaplyginSleighFile {
     out(0, 2) = v38;
   }
 
+  template <class T>
+  void velocity_basis([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, Eigen::Dynamic>& out) const {
+    using namespace elementary;
+    const T v30 = sin(q_in[2]);
+    const T v33 = cos(q_in[2]);
+    const T v38 = -T(b);
+    const T v39 = v30 * v38;
+    const T v40 = T(b) * v33;
+    out(0, 0) = v33;
+    out(0, 1) = v39;
+    out(1, 0) = v30;
+    out(1, 1) = v40;
+    out(2, 0) = T(0.0);
+    out(2, 1) = T(1.0);
+  }
+
+  template <class T>
+  void transversal_frame([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, kConstraints>& out) const {
+    using namespace elementary;
+    const T v30 = sin(q_in[2]);
+    const T v31 = -v30;
+    const T v33 = cos(q_in[2]);
+    out(0, 0) = v31;
+    out(1, 0) = v33;
+    out(2, 0) = T(0.0);
+  }
+
+  void reference_point_position([[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v30 = sin(q_in[2]);
+    const T v33 = cos(q_in[2]);
+    const T v40 = T(b) * v33;
+    const T v41 = q_in[0] - v40;
+    const T v42 = T(b) * v30;
+    const T v43 = q_in[1] - v42;
+    out[0] = v41;
+    out[1] = v43;
+  }
+
   void default_initial(Vec& q0, Vec& qd0) const {
     using T = double;
     using namespace elementary;
     q0.resize(3);
     qd0.resize(3);
-    const T v40 = T(b) * T(0.8);
+    const T v45 = T(b) * T(0.8);
     q0[0] = T(0.0);
     q0[1] = T(0.0);
     q0[2] = T(0.0);
     qd0[0] = T(1.0);
-    qd0[1] = v40;
+    qd0[1] = v45;
     qd0[2] = T(0.8);
   }
 };

@@ -1,0 +1,42 @@
+// Named points of a mechanism (a mechanism file's [points], docs/mechanism-files.md): positions computed from q
+// that a run records at every sample (/runs/<id>/points, one column per component, "NAME.x", "NAME.y"(, "NAME.z"))
+// so that tools/plot.py draws their paths without knowing the problem. The zoo's planar problems name theirs in
+// tools/plot.py instead (trajectory_points).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace clm {
+
+struct NamedPoints {
+  std::vector<std::string> names, units;  // one per point ("" when no unit is given)
+  std::vector<int> components;            // 2 (x, y) or 3 (x, y, z) per point
+  // all (sized total()) := every point's components at q, point after point; no allocation.
+  std::function<void(const Vec& q, Vec& all)> positions;
+
+  int total() const {
+    int k = 0;
+    for (int c : components) k += c;
+    return k;
+  }
+  // The column names: NAME.x, NAME.y(, NAME.z) for each point; and the unit of each column.
+  std::vector<std::string> columns() const {
+    static const char* kAxes[] = {"x", "y", "z"};
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (int c = 0; c < components[i]; ++c) out.push_back(names[i] + "." + kAxes[c]);
+    return out;
+  }
+  std::vector<std::string> column_units() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (int c = 0; c < components[i]; ++c) out.push_back(units[i].empty() ? "-" : units[i]);
+    return out;
+  }
+};
+
+}  // namespace clm
