@@ -1,5 +1,6 @@
 #include "io/signal_cleanup.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,9 @@ int g_open = 0;
 char g_message[8192] = {};
 std::atomic<size_t> g_message_size{0};
 
+constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_previous[3] = {};  // the handlers before the first path was registered
+
 extern "C" void remove_and_exit(int sig) {
   for (auto& path : g_paths)
     if (path[0]) unlink(path);
@@ -41,8 +45,14 @@ int remove_on_signal(const std::string& path) {
     std::snprintf(g_paths[i] + 1, sizeof g_paths[i] - 1, "%s", path.c_str() + 1);
     std::atomic_signal_fence(std::memory_order_release);  // the rest of the path before its first byte
     g_paths[i][0] = path[0];
-    if (g_open++ == 0)
-      for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_and_exit);
+    if (g_open++ == 0) {
+      // The handlers the process had (Python's, in the Python package) are put back when the last path is
+      // forgotten: resetting them to the default would make a later Ctrl-C end the interpreter.
+      struct sigaction action {};
+      action.sa_handler = remove_and_exit;
+      sigemptyset(&action.sa_mask);
+      for (int k = 0; k < 3; ++k) sigaction(kSignals[k], &action, &g_previous[k]);
+    }
     return i;
   }
   return -1;
@@ -54,7 +64,7 @@ void forget_on_signal(int& slot) {
   g_paths[slot][0] = 0;
   slot = -1;
   if (--g_open == 0)
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    for (int k = 0; k < 3; ++k) sigaction(kSignals[k], &g_previous[k], nullptr);
 }
 
 void set_signal_message(const std::string& line) {

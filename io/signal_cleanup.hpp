@@ -2,7 +2,8 @@
 // files of results being written (io/results_file.hpp) and the lock files of outputs being written
 // (io/output_lock.hpp). While at least one path is registered, those signals remove every registered path
 // (and print the signal message, if one is set) and end the process with 128 + the signal (kill -9 cannot be caught: its leftovers are removed by the
-// next writer of the same output).
+// next writer of the same output). When the last path is unregistered, the handlers the process had before are
+// back (the Python package's interpreter keeps its Ctrl-C).
 #pragma once
 
 #include <string>

@@ -52,6 +52,8 @@ struct ResultsWriter::State : RunObserver {
     double rtol, atol, cpu_time_s;
   };
   std::vector<SummaryRow> rows;
+  // The /summary row of a finished run (one place for what a row holds: the writer and summary_of).
+  static SummaryRow summary_row(const RunRecord& r);
 
   // The run in progress.
   Handle group, extras_group;
@@ -334,10 +336,17 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   balance.clear();
   extras_group.close();
   group.close();
-  rows.push_back({s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
-                  s.t_end, r.summary, static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals,
-                  r.wall_time_s, s.rtol, s.atol, r.cpu_time_s});
+  rows.push_back(summary_row(r));
 }
+
+ResultsWriter::State::SummaryRow ResultsWriter::State::summary_row(const RunRecord& r) {
+  const RunSpec& s = r.spec;
+  return {s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
+          s.t_end, r.summary, static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals,
+          r.wall_time_s, s.rtol, s.atol, r.cpu_time_s};
+}
+
+SummaryTable summary_of(const RunRecord& record) { return summary_table({ResultsWriter::State::summary_row(record)}); }
 
 ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
     : file_(std::move(out_path), inputs, options), state_(std::make_unique<State>()) {

@@ -56,4 +56,7 @@ class ResultsWriter {
   std::unique_ptr<State> state_;
 };
 
+// The /summary row a results file holds for this run, as a one-row table (the Python package's Run.summary).
+SummaryTable summary_of(const RunRecord& record);
+
 }  // namespace clm

@@ -1,0 +1,272 @@
+// _clmbench: the extension module under the Python package clmbench (python/clmbench, docs/python.md). One call
+// per invocation (run_config: a whole configuration, as `clmbench run` runs it), the GIL released while the runs
+// integrate, the samples handed to numpy as views of the C++ record (no copy), and the results file written
+// exactly as `clmbench run` writes it (save). The keys come from the one option table (options()): the Python
+// layer maps keyword arguments onto (section, key) and never keeps a list of its own.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/types.hpp"
+#include "io/results_file.hpp"
+#include "runs/progress_line.hpp"
+#include "runs/reference_cache.hpp"
+#include "runs/results_writer.hpp"
+#include "runs/run_config.hpp"
+#include "runs/run_options.hpp"
+#include "runs/runner.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using namespace clm;
+
+// What one run_config call produced: the records with their samples, and what a results file records of the
+// invocation (the resolved configuration, the call, the config file read).
+struct Invocation {
+  std::vector<std::shared_ptr<const RunRecord>> records;
+  RunConfig config;  // resolved; its `out` is set to the file a save writes (to_config_text records it)
+  std::string command_line;
+  std::vector<std::string> inputs;
+};
+
+struct Run {
+  std::shared_ptr<const Invocation> invocation;
+  std::size_t index = 0;
+  const RunRecord& record() const { return *invocation->records[index]; }
+};
+
+// Ctrl-C while the GIL is released: Python only notes the signal; the observer looks at most every 0.1 s (wall)
+// and stops the run (AbortRun propagates out of execute_run; nothing is written, KeyboardInterrupt is raised).
+class InterruptCheck : public RunObserver {
+ public:
+  void begin(const RunRecord&) override {}
+  void finish(const RunRecord&) override {}
+  void sample(double, const Observation&) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();  // raised again, as KeyboardInterrupt, once the GIL is back and the run unwound
+      interrupted = true;
+      throw AbortRun("interrupted");
+    }
+  }
+  bool interrupted = false;
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// Resolves the configuration (a config file and its --set edits, and keys by section as the command line's flags
+// give them) and runs every run of it, keeping the samples.
+std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& config, const std::vector<std::string>& sets,
+                                             const std::map<std::string, std::map<std::string, std::string>>& keys,
+                                             const std::string& progress, const std::string& command_line) {
+  ConfigLayer flags;
+  for (const auto& [section, entries] : keys)
+    for (const auto& [key, value] : entries) flags[section][key] = {value, "clmbench.run(" + key + "=...)"};
+  if (!config && !flags.count("run"))
+    throw InputError("clmbench.run needs a config file or problem, formulation and integrator");
+  if (!config && !sets.empty()) throw InputError("set= edits a config file, but none was given");
+  auto out = std::make_shared<Invocation>();
+  out->command_line = command_line;
+  if (config) out->inputs.push_back(*config);
+  const ProgressMode mode = progress_mode(progress);
+  bool interrupted = false;
+  {
+    py::gil_scoped_release release;
+    // The output path is never used: nothing is written unless the caller saves.
+    const RunConfig resolved = load_run_config(config, sets, flags, std::string("clmbench-python.h5"));
+    out->config = resolved;
+    std::vector<PreparedRun> prepared;
+    for (const RunSpec& spec : resolved.runs) {
+      prepared.push_back(prepare_run(spec, std::cerr));
+      if (spec.reference.compute) check_reference(prepared.back());
+    }
+    ReferenceCache references;
+    InterruptCheck check;
+    for (PreparedRun& run : prepared) {
+      std::shared_ptr<const ReferenceTrajectory> reference;
+      if (run.spec.reference.compute) {
+        ProgressLine line(std::cerr, mode, "reference of run " + run.spec.run_id);
+        reference = references.get(run, &line);
+      }
+      ProgressLine line(std::cerr, mode, "run " + run.spec.run_id);
+      try {
+        out->records.push_back(std::make_shared<const RunRecord>(
+            execute_run(run, &check, /*keep_samples=*/true, &line, reference.get())));
+      } catch (const AbortRun&) {
+        if (!check.interrupted) throw;
+        interrupted = true;
+        break;
+      }
+      for (const auto& w : out->records.back()->warnings) std::cerr << "clmbench: warning: run " << run.spec.run_id << ": " << w << "\n";
+      run.formulation.reset();
+    }
+  }
+  if (interrupted) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  return out;
+}
+
+// The results file of `runs` (all from one invocation), written as `clmbench run` writes it.
+void save(const std::vector<Run>& runs, const std::string& path) {
+  if (runs.empty()) throw InputError("save: no runs to write");
+  const Invocation& inv = *runs.front().invocation;
+  for (const Run& r : runs)
+    if (r.invocation.get() != &inv) throw InputError("save: the runs come from different clmbench.run calls");
+  py::gil_scoped_release release;
+  check_output_path(path, inv.inputs);
+  RunConfig config = inv.config;
+  config.out = path;
+  ResultsWriter writer(path, inv.inputs);
+  for (const Run& r : runs) writer.write_run(r.record());
+  writer.commit({inv.command_line, to_config_text(config), ""});
+}
+
+// A view of a record's samples as a numpy array (rows: samples), owned by the Run object that holds the record.
+// Read-only: the record is also what save() writes.
+py::array samples(const Run& run, const std::vector<double>& data, std::size_t columns, py::handle owner) {
+  const std::size_t k = run.record().samples();
+  py::array a = columns == 0
+                    ? py::array_t<double>({k}, {sizeof(double)}, data.data(), owner)
+                    : py::array_t<double>({k, columns}, {columns * sizeof(double), sizeof(double)}, data.data(), owner);
+  a.attr("setflags")(py::arg("write") = false);
+  return a;
+}
+
+py::object number_or_none(double v) { return std::isnan(v) ? py::none() : py::object(py::float_(v)); }
+
+}  // namespace
+
+PYBIND11_MODULE(_clmbench, m) {
+  m.doc() = "clmbench's extension module (use the package clmbench: docs/python.md)";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const OutputError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+
+  // The option table: (section, key, type, default, unit, description, attribute), one row per key.
+  m.def("options", [] {
+    py::list rows;
+    for (const auto& o : run_options())
+      rows.append(py::make_tuple(o.section, o.key, o.type == OptionType::kBool ? "bool" : "text", o.default_text(), o.unit,
+                                 o.description, o.attribute));
+    return rows;
+  });
+
+  py::class_<Invocation, std::shared_ptr<Invocation>>(m, "Invocation")
+      .def_property_readonly("config_text", [](const Invocation& i) { return to_config_text(i.config); });
+
+  py::class_<Run>(m, "Run")
+      .def_property_readonly("run_id", [](const Run& r) { return r.record().spec.run_id; })
+      .def_property_readonly("problem", [](const Run& r) { return r.record().spec.problem; })
+      .def_property_readonly("formulation", [](const Run& r) { return r.record().spec.formulation; })
+      .def_property_readonly("integrator", [](const Run& r) { return r.record().spec.integrator; })
+      .def_property_readonly("status", [](const Run& r) { return r.record().status; })
+      .def_property_readonly("message", [](const Run& r) { return r.record().message; })
+      .def_property_readonly("coordinate_names", [](const Run& r) { return r.record().coordinate_names; })
+      .def_property_readonly("coordinate_units", [](const Run& r) { return r.record().coordinate_units; })
+      .def_property_readonly("params", [](const Run& r) {
+        py::dict d;
+        for (const auto& [name, value] : r.record().parameters) d[py::str(name)] = value;
+        return d;
+      })
+      .def_property_readonly("t", [](py::object self) {
+        const Run& r = self.cast<const Run&>();
+        return samples(r, r.record().t, 0, self);
+      })
+      .def_property_readonly("q", [](py::object self) {
+        const Run& r = self.cast<const Run&>();
+        return samples(r, r.record().q, r.record().n, self);
+      })
+      .def_property_readonly("qd", [](py::object self) {
+        const Run& r = self.cast<const Run&>();
+        return samples(r, r.record().qd, r.record().n, self);
+      })
+      .def_property_readonly("lam", [](py::object self) {
+        const Run& r = self.cast<const Run&>();
+        return samples(r, r.record().lambda, r.record().m, self);
+      })
+      .def_property_readonly("energy", [](py::object self) {
+        const Run& r = self.cast<const Run&>();
+        return samples(r, r.record().energy, 0, self);
+      })
+      .def_property_readonly("drift_velocity", [](py::object self) {
+        const Run& r = self.cast<const Run&>();
+        return samples(r, r.record().drift_velocity, 0, self);
+      })
+      .def_property_readonly("drift_position", [](py::object self) -> py::object {
+        const Run& r = self.cast<const Run&>();
+        if (!r.record().holonomic) return py::none();  // Pfaffian problems record no |h|
+        return samples(r, r.record().drift_position, 0, self);
+      })
+      // The /summary row a results file holds for the run: every column by name ("-" figures are None).
+      .def_property_readonly("summary", [](const Run& r) {
+        py::dict d;
+        for (const SummaryColumn& c : summary_of(r.record())) {
+          std::visit(
+              [&](const auto& v) {
+                using V = typename std::decay_t<decltype(v)>::value_type;
+                if constexpr (std::is_same_v<V, double>) d[py::str(c.name)] = number_or_none(v.front());
+                else d[py::str(c.name)] = v.front();
+              },
+              c.values);
+        }
+        return d;
+      })
+      // Every option of the table under its HDF5 attribute name, as the results file records it for the run.
+      .def_property_readonly("attrs", [](const Run& r) {
+        py::dict d;
+        const RunRecord& rec = r.record();
+        for (const auto& o : run_options()) {
+          if (o.attribute.empty()) continue;
+          if (o.section == "initial") {
+            const Vec& v = o.key == "q0" ? rec.q0 : rec.qd0;
+            d[py::str(o.attribute)] = std::vector<double>(v.data(), v.data() + v.size());
+            continue;
+          }
+          const auto value = o.attribute_value(rec.spec);
+          if (!value) continue;
+          std::visit([&](const auto& v) { d[py::str(o.attribute)] = v; }, *value);
+        }
+        d["status"] = rec.status;
+        d["message"] = rec.message;
+        for (const auto& [name, value] : rec.parameters) d[py::str("param." + name)] = value;
+        return d;
+      })
+      .def_property_readonly("invocation", [](const Run& r) { return r.invocation; });
+
+  m.def(
+      "run_config",
+      [](const std::optional<std::string>& config, const std::vector<std::string>& sets,
+         const std::map<std::string, std::map<std::string, std::string>>& keys, const std::string& progress,
+         const std::string& command_line) {
+        const auto inv = run_config(config, sets, keys, progress, command_line);
+        std::vector<Run> runs;
+        for (std::size_t i = 0; i < inv->records.size(); ++i) runs.push_back({inv, i});
+        return runs;
+      },
+      py::arg("config"), py::arg("sets"), py::arg("keys"), py::arg("progress"), py::arg("command_line"));
+  m.def("save", &save, py::arg("runs"), py::arg("path"));
+}

@@ -1,0 +1,123 @@
+"""clmbench from Python (docs/python.md).
+
+    import clmbench
+    r = clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", t_end=1)
+    r.t, r.q, r.qd, r.lam, r.energy, r.drift_velocity    # numpy arrays (views of the run's own buffers)
+    r.summary["max_rel_energy_error"], r.attrs["rtol"]   # what a results file records of the run
+    r.save("sleigh.h5")                                  # the file `clmbench run` writes for the same config
+
+The keywords are the config file's keys (one option table, `clmbench options`): every [run] key by name, and
+param={...}, q0=[...], qd0=[...], formulation_options={...}, shape={...}, reference=True or {...}. A config
+file runs as clmbench.run("exp.ini", set={"run.t_end": 2}). Bad input raises ValueError with the command
+line's one-line message, an unwritable output OSError; Ctrl-C stops a run (KeyboardInterrupt, nothing written).
+"""
+import math
+
+from . import _clmbench
+
+__all__ = ["run", "options", "save", "Run"]
+
+Run = _clmbench.Run
+
+# (section, key) -> row of the option table, read once from the extension (no list of keys is kept here).
+_OPTIONS = {(row[0], row[1]): row for row in _clmbench.options()}
+_RUN_KEYS = sorted(key for section, key in _OPTIONS if section == "run")
+
+
+def options():
+    """The option table: [{"section", "key", "type", "default", "unit", "description", "attribute"}]."""
+    names = ("section", "key", "type", "default", "unit", "description", "attribute")
+    return [dict(zip(names, row)) for row in _clmbench.options()]
+
+
+def _text(value, where):
+    """A keyword's value as the config file would write it (numbers exactly: repr is the shortest round trip)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"clmbench.run: {where} = {value!r} is not finite")
+        return repr(value)
+    if isinstance(value, str):
+        if "\n" in value:
+            raise ValueError(f"clmbench.run: {where} holds a newline")
+        return value
+    if hasattr(value, "__iter__"):
+        return " ".join(_text(v, where) for v in value)
+    # numpy scalars and the like
+    try:
+        return repr(float(value))
+    except (TypeError, ValueError):
+        raise ValueError(f"clmbench.run: {where} = {value!r} is not a number, text or list") from None
+
+
+def _section(keys, section, values, name):
+    if values is None:
+        return
+    if not isinstance(values, dict):
+        raise ValueError(f"clmbench.run: {name} must be a dict of key: value")
+    for key, value in values.items():
+        keys.setdefault(section, {})[str(key)] = _text(value, f"{name}[{key!r}]")
+
+
+def run(config=None, *, set=None, param=None, q0=None, qd0=None, formulation_options=None, shape=None,
+        reference=None, progress="auto", **run_keys):
+    """Runs a configuration as `clmbench run` does and returns its Run (a list of Runs for a file of several).
+
+    config: a config file (INI) or None; set: {"section.key": value} edits of that file (--set);
+    run_keys: any [run] key by name (problem, formulation, integrator, t_end, dt, rtol, atol, output_every, ...;
+    problem may be a zoo name or a mechanism file's path); param: {name: value}; q0, qd0: initial data;
+    formulation_options: [formulation] keys; shape: [shape] coordinate -> function of t; reference: True/False
+    ([reference] compute) or a dict of [reference] keys; progress: "auto" | "always" | "never".
+    """
+    keys = {}
+    for key, value in run_keys.items():
+        if ("run", key) not in _OPTIONS:
+            raise ValueError(f"clmbench.run: unknown keyword '{key}' (the [run] keys: {', '.join(_RUN_KEYS)}; "
+                             "and param, q0, qd0, formulation_options, shape, reference, set, progress)")
+        keys.setdefault("run", {})[key] = _text(value, key)
+    _section(keys, "param", param, "param")
+    _section(keys, "formulation", formulation_options, "formulation_options")
+    _section(keys, "shape", shape, "shape")
+    if q0 is not None:
+        keys.setdefault("initial", {})["q0"] = _text(q0, "q0")
+    if qd0 is not None:
+        keys.setdefault("initial", {})["qd0"] = _text(qd0, "qd0")
+    if isinstance(reference, bool):
+        keys.setdefault("reference", {})["compute"] = _text(reference, "reference")
+    else:
+        _section(keys, "reference", reference, "reference")
+    sets = []
+    if set is not None:
+        if not isinstance(set, dict):
+            raise ValueError("clmbench.run: set must be a dict of 'section.key': value")
+        sets = [f"{k}={_text(v, f'set[{k!r}]')}" for k, v in set.items()]
+    if config is not None:
+        config = str(config)
+    command_line = "python: clmbench.run(" + ", ".join(
+        [repr(config)] * (config is not None) + [f"{k}={v!r}" for k, v in sorted(run_keys.items())]) + ")"
+    runs = _clmbench.run_config(config, sets, keys, progress, command_line)
+    return runs[0] if len(runs) == 1 else runs
+
+
+def save(runs, path):
+    """Writes runs of one clmbench.run call to a results file, as `clmbench run` writes it."""
+    if isinstance(runs, Run):
+        runs = [runs]
+    _clmbench.save(list(runs), str(path))
+
+
+def _run_save(self, path):
+    """Writes this run's results file (the file `clmbench run` writes for the same configuration)."""
+    save([self], path)
+
+
+def _run_repr(self):
+    return (f"<clmbench.Run {self.run_id}: {self.status}, {len(self.t)} samples, n = {self.q.shape[1]}, "
+            f"m = {self.lam.shape[1]}>")
+
+
+Run.save = _run_save
+Run.__repr__ = _run_repr
+Run.drift = property(lambda self: self.drift_position if self.drift_position is not None else self.drift_velocity,
+                     doc="|h(q)| for holonomic problems, |A(q) qd| otherwise")

@@ -1,0 +1,159 @@
+"""The Python package against the command (tools/test.sh runs these through ctest; docs/python.md).
+
+Results equal to `clmbench run`'s bit for bit, arrays as views of the run's buffers, the option table's keys,
+one-line errors as ValueError / OSError, the GIL released while a run integrates, Ctrl-C as KeyboardInterrupt.
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+import clmbench
+
+BINARY = os.path.abspath(os.environ.get("CLMBENCH_BINARY", "build/clmbench"))
+SOURCE = os.path.abspath(os.environ.get("CLMBENCH_SOURCE_DIR", "."))
+H5_TOOL = os.path.join(SOURCE, "tests", "support", "h5_tool.py")
+
+
+def command(cwd, *args):
+    p = subprocess.run([BINARY, *args], cwd=cwd, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def same_file(a, b):
+    p = subprocess.run([sys.executable, H5_TOOL, "compare", str(a), str(b)], capture_output=True, text=True)
+    return p.returncode == 0, p.stdout
+
+
+def test_run_returns_arrays_equal_to_the_commands_file(tmp_path, monkeypatch):
+    (tmp_path / "cmd").mkdir()
+    (tmp_path / "py").mkdir()
+    args = ["--problem", "chaplygin_sleigh", "--formulation", "kkt", "--integrator", "dopri5", "--t-end", "1",
+            "--rtol", "1e-9"]
+    command(tmp_path / "cmd", "run", *args, "--out", "a.h5")
+    r = clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", t_end=1, rtol=1e-9,
+                     progress="never")
+    assert r.status == "ok"
+    with h5py.File(tmp_path / "cmd" / "a.h5") as f:
+        g = f["runs"][r.run_id]
+        for name, mine in (("t", r.t), ("q", r.q), ("qd", r.qd), ("lambda", r.lam), ("energy", r.energy),
+                           ("drift_velocity", r.drift_velocity)):
+            assert np.array_equal(g[name][()], mine), name  # bit for bit
+        assert g.attrs["rtol"] == r.attrs["rtol"] == 1e-9
+        assert f["summary"]["max_rel_energy_error"][0] == r.summary["max_rel_energy_error"]
+    # save() writes the file the command writes (the call that made it aside: provenance).
+    monkeypatch.chdir(tmp_path / "py")
+    r.save("a.h5")
+    ok, diff = same_file(tmp_path / "cmd" / "a.h5", tmp_path / "py" / "a.h5")
+    assert ok, diff
+
+
+def test_arrays_are_views_with_their_shapes(tmp_path):
+    r = clmbench.run(problem="four_bar", formulation="kkt", integrator="dopri5", t_end=0.5, output_every=0.01,
+                     progress="never")
+    k = len(r.t)
+    assert k == 51
+    assert r.q.shape == (k, 9) and r.qd.shape == (k, 9) and r.lam.shape == (k, 8)
+    assert r.energy.shape == (k,) and r.drift_position.shape == (k,) and r.drift.shape == (k,)
+    for a in (r.t, r.q, r.qd, r.lam, r.energy):
+        assert a.dtype == np.float64
+        assert not a.flags.owndata  # a view of the run's own buffer, no copy
+        assert not a.flags.writeable  # the record is what save() writes: read-only
+    assert r.coordinate_names[:3] == ["x1", "y1", "theta1"]
+    assert r.params["L1"] > 0
+    # Pfaffian problems record no |h|.
+    s = clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="rk4", t_end=0.1, dt=1e-3,
+                     progress="never")
+    assert s.drift_position is None and s.drift.shape == s.t.shape
+
+
+def test_keywords_are_the_config_keys(tmp_path):
+    r = clmbench.run(problem="chaplygin_sleigh", formulation="penalty", integrator="radau5", t_end=0.2,
+                     param={"b": 0.4}, q0=[0, 0, 0.1], qd0=[1, 0, 0], formulation_options={"N": 1e3},
+                     progress="never")
+    assert r.params["b"] == 0.4
+    assert r.attrs["formulation.N"] == 1e3
+    assert list(r.attrs["q0"])[:3] == [0, 0, 0.1]
+    ini = tmp_path / "e.ini"
+    ini.write_text("[run]\nproblem = pendulum_cartesian\nformulation = kkt\nintegrator = dopri5\nt_end = 1\n")
+    a = clmbench.run(str(ini), set={"run.t_end": 0.5}, progress="never")
+    assert a.t[-1] == 0.5
+    two = tmp_path / "two.ini"
+    two.write_text("[run]\nproblem = pendulum_cartesian\nintegrator = dopri5\nt_end = 0.2\n"
+                   "[run.a]\nformulation = kkt\n[run.b]\nformulation = schur\n")
+    runs = clmbench.run(two, progress="never")
+    assert [x.run_id for x in runs] == ["a", "b"]
+    assert np.allclose(runs[0].q, runs[1].q, atol=1e-8)
+    keys = {(o["section"], o["key"]) for o in clmbench.options()}
+    assert ("run", "t_end") in keys and ("formulation", "N") in keys
+
+
+def test_bad_input_raises_with_the_commands_message(tmp_path):
+    with pytest.raises(ValueError, match="unknown keyword 'tend'"):
+        clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", tend=1)
+    with pytest.raises(ValueError, match="unknown problem 'sleigh'"):
+        clmbench.run(problem="sleigh", formulation="kkt", integrator="dopri5", progress="never")
+    with pytest.raises(ValueError, match="t_end"):
+        clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", t_end=-1, progress="never")
+    with pytest.raises(ValueError, match="not finite"):
+        clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", t_end=float("nan"))
+    r = clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="rk4", t_end=0.01, dt=1e-3,
+                     progress="never")
+    (tmp_path / "plain_file").write_text("x")
+    with pytest.raises(OSError, match="plain_file"):
+        r.save(tmp_path / "plain_file" / "a.h5")  # a folder that cannot be made
+    assert (tmp_path / "plain_file").read_text() == "x"
+
+
+def test_the_gil_is_released_while_a_run_integrates():
+    done = threading.Event()
+    result = {}
+
+    def work():
+        result["run"] = clmbench.run(problem="closed_chain", formulation="kkt", integrator="dopri5", t_end=3,
+                                     param={"n": 16}, rtol=1e-11, progress="never")
+        done.set()
+
+    t = threading.Thread(target=work)
+    start = time.perf_counter()
+    t.start()
+    ticks = 0
+    while not done.is_set():  # Python keeps running beside the run: the GIL is not held by it
+        ticks += 1
+        time.sleep(0.001)
+    t.join()
+    elapsed = time.perf_counter() - start
+    assert result["run"].status == "ok"
+    assert elapsed > 0.05, elapsed  # long enough to mean something
+    assert ticks > 0.3 * elapsed / 0.001 * 0.5, (ticks, elapsed)
+
+
+def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
+    # After a save (whose writer held SIGINT to remove its temporary file), Python's handler is back: Ctrl-C is
+    # a KeyboardInterrupt, not the end of the interpreter.
+    clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="rk4", t_end=0.01, dt=1e-3,
+                 progress="never").save(tmp_path / "before.h5")
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        clmbench.run(problem="closed_chain", formulation="kkt", integrator="dopri5", t_end=1e4, param={"n": 16},
+                     output_every=0.01, progress="never")
+    assert time.perf_counter() - start < 5
+    timer.cancel()
+
+
+def test_the_examples_run(tmp_path):
+    example = os.path.join(SOURCE, "python", "examples", "compare_formulations.py")
+    p = subprocess.run([sys.executable, example, str(tmp_path / "f.png")], capture_output=True, text=True,
+                       env=dict(os.environ, MPLBACKEND="Agg"))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "f.png").stat().st_size > 10000
+    assert "nullspace" in p.stdout
