@@ -5,6 +5,7 @@
     r.t, r.q, r.qd, r.lam, r.energy, r.drift_velocity    # numpy arrays (views of the run's own buffers)
     r.summary["max_rel_energy_error"], r.attrs["rtol"]   # what a results file records of the run
     r.save("sleigh.h5")                                  # the file `clmbench run` writes for the same config
+    clmbench.load("sleigh.h5")["chaplygin_sleigh_kkt_dopri5"].q   # any results file, run by run
 
 The keywords are the config file's keys (one option table, `clmbench options`): every [run] key by name, and
 param={...}, q0=[...], qd0=[...], formulation_options={...}, shape={...}, reference=True or {...}. A config
@@ -14,8 +15,9 @@ line's one-line message, an unwritable output OSError; Ctrl-C stops a run (Keybo
 import math
 
 from . import _clmbench
+from .results import LoadedRun, load
 
-__all__ = ["run", "options", "save", "Run"]
+__all__ = ["run", "options", "save", "load", "Run", "LoadedRun"]
 
 Run = _clmbench.Run
 

@@ -157,3 +157,20 @@ def test_the_examples_run(tmp_path):
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "f.png").stat().st_size > 10000
     assert "nullspace" in p.stdout
+
+
+def test_load_reads_back_what_run_saved(tmp_path):
+    r = clmbench.run(problem="four_bar", formulation="kkt", integrator="dopri5", t_end=0.3, progress="never")
+    r.save(tmp_path / "f.h5")
+    runs = clmbench.load(tmp_path / "f.h5")
+    assert list(runs) == [r.run_id]
+    back = runs[r.run_id]
+    for name in ("t", "q", "qd", "lam", "energy", "drift_position", "drift_velocity"):
+        assert np.array_equal(getattr(back, name), getattr(r, name)), name
+    assert back.summary == r.summary
+    assert back.attrs["rtol"] == r.attrs["rtol"] and back.params == r.params
+    assert back.coordinate_names == r.coordinate_names
+    with pytest.raises(ValueError, match="not a clmbench results file"):
+        with h5py.File(tmp_path / "other.h5", "w") as f:
+            f["x"] = 1
+        clmbench.load(tmp_path / "other.h5")

@@ -1,0 +1,71 @@
+"""clmbench.load: the runs of any results file (docs/design.md section 5) as objects with the names of a Run."""
+import numpy as np
+
+__all__ = ["load", "LoadedRun"]
+
+
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _value(v):
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "SO":
+            return [_text(x) for x in v.ravel()]
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+class LoadedRun:
+    """One /runs/<id> group read whole: t, q, qd, lam, energy, drift_position (None for Pfaffian problems),
+    drift_velocity, drift, summary (its /summary row, NaN figures as None), attrs, and the names a Run has."""
+
+    def __init__(self, run_id, group, summary):
+        self.run_id = run_id
+        self.attrs = {k: _value(v) for k, v in group.attrs.items()}
+        for name in ("problem", "formulation", "integrator", "status", "message"):
+            setattr(self, name, self.attrs.get(name, ""))
+        self.params = {k[6:]: v for k, v in self.attrs.items() if k.startswith("param.")}
+
+        def data(name):
+            return np.asarray(group[name][()], dtype=float) if name in group else None
+
+        self.t, self.q, self.qd, self.lam = data("t"), data("q"), data("qd"), data("lambda")
+        self.energy, self.drift_position, self.drift_velocity = data("energy"), data("drift_position"), data("drift_velocity")
+        self.points = data("points")
+        self.coordinate_names = [_text(x) for x in group["q"].attrs.get("columns", [])] if "q" in group else []
+        self.coordinate_units = [_text(x) for x in group["q"].attrs.get("units", [])] if "q" in group else []
+        self.summary = summary
+
+    @property
+    def drift(self):
+        """|h(q)| for holonomic problems, |A(q) qd| otherwise."""
+        return self.drift_position if self.drift_position is not None else self.drift_velocity
+
+    def __repr__(self):
+        return f"<clmbench.LoadedRun {self.run_id}: {self.status}, {len(self.t)} samples>"
+
+
+def load(path):
+    """The runs of a results file, in the order of its /summary (a dict run_id -> LoadedRun keeps that order)."""
+    import h5py  # only here: the package itself does not need it
+
+    with h5py.File(path, "r") as f:
+        if "runs" not in f:
+            raise ValueError(f"{path}: not a clmbench results file (no /runs)")
+        rows = {}
+        if "summary" in f and "run_id" in f["summary"]:
+            s = f["summary"]
+            ids = [_text(x) for x in s["run_id"][()]]
+            for i, run_id in enumerate(ids):
+                row = {}
+                for column in s:
+                    v = _value(s[column][i])
+                    row[column] = None if isinstance(v, float) and np.isnan(v) else v
+                rows[run_id] = row
+        order = list(rows) + [r for r in f["runs"] if r not in rows]
+        return {r: LoadedRun(r, f["runs"][r], rows.get(r, {})) for r in order if r in f["runs"]}
