@@ -15,9 +15,10 @@ line's one-line message, an unwritable output OSError; Ctrl-C stops a run (Keybo
 import math
 
 from . import _clmbench
+from .mechanism import Mechanism
 from .results import LoadedRun, load
 
-__all__ = ["run", "options", "save", "load", "Run", "LoadedRun"]
+__all__ = ["run", "options", "save", "load", "Mechanism", "Run", "LoadedRun"]
 
 Run = _clmbench.Run
 
@@ -73,6 +74,8 @@ def run(config=None, *, set=None, param=None, q0=None, qd0=None, formulation_opt
     ([reference] compute) or a dict of [reference] keys; progress: "auto" | "always" | "never".
     """
     keys = {}
+    if isinstance(run_keys.get("problem"), Mechanism):  # given as the file named by its contents
+        run_keys = dict(run_keys, problem=run_keys["problem"].path())
     for key, value in run_keys.items():
         if ("run", key) not in _OPTIONS:
             raise ValueError(f"clmbench.run: unknown keyword '{key}' (the [run] keys: {', '.join(_RUN_KEYS)}; "

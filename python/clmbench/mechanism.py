@@ -1,0 +1,189 @@
+"""clmbench.Mechanism: a mechanism file in memory (docs/mechanism-files.md), from a file, a string, a dict or
+sympy expressions; accepted wherever a problem name is (clmbench.run(problem=mech, ...)).
+
+A Mechanism is given to the suite as a file named by its contents (a content-addressed copy in
+$XDG_CACHE_HOME/clmbench/mechanisms, or ~/.cache/...): the run records it as PATH@sha256:HEX like any file, and
+the text is read by the suite's own parser (nothing is ever passed to Python's eval).
+"""
+import hashlib
+import math
+import os
+import re
+
+__all__ = ["Mechanism"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _toml_value(v, where):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        if not math.isfinite(float(v)):
+            raise ValueError(f"Mechanism: {where} = {v!r} is not finite")
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml_value(x, f'{where}.{k}')}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x, f"{where}[{i}]") for i, x in enumerate(v)) + "]"
+    try:
+        return repr(float(v))  # numpy and sympy numbers
+    except (TypeError, ValueError):
+        raise ValueError(f"Mechanism: {where} = {v!r} is not a number, string, list or table") from None
+
+
+def _key(k):
+    k = str(k)
+    return k if re.match(r"^[A-Za-z0-9_-]+$", k) else _toml_value(k, "key")
+
+
+def _toml(d):
+    """TOML text of a dict of the mechanism-file shape: top-level values first, then [sections]."""
+    lines, tables = [], []
+    for k, v in d.items():
+        (tables if isinstance(v, dict) else lines).append((k, v))
+    out = [f"{_key(k)} = {_toml_value(v, k)}" for k, v in lines]
+    for k, table in tables:
+        out.append(f"\n[{_key(k)}]")
+        out += [f"{_key(x)} = {_toml_value(y, f'{k}.{x}')}" for x, y in table.items()]
+    return "\n".join(out) + "\n"
+
+
+class Mechanism:
+    """A mechanism file's text. Mechanism.from_file / from_string / from_dict / from_sympy make one."""
+
+    def __init__(self, text, origin="<string>"):
+        if not isinstance(text, str):
+            raise ValueError("Mechanism: the text must be a str")
+        self.text = text
+        self.origin = origin
+        m = re.search(r'^name\s*=\s*"([^"]*)"', text, re.M)
+        self.name = m.group(1) if m else "mechanism"
+
+    @classmethod
+    def from_file(cls, path):
+        with open(path, encoding="utf-8") as f:
+            return cls(f.read(), str(path))
+
+    @classmethod
+    def from_string(cls, text):
+        return cls(text)
+
+    @classmethod
+    def from_dict(cls, d):
+        """The file's sections as a dict: {"name": ..., "coordinates": [...], "parameters": {...}, "energy":
+        {"T": "...", "V": "..."}, "constraints": {...}, "initial": {"q": [...]}, ...}."""
+        if not isinstance(d, dict):
+            raise ValueError("Mechanism.from_dict needs a dict")
+        return cls(_toml(d), "<dict>")
+
+    @classmethod
+    def from_sympy(cls, name, coordinates, velocities, T, V=0, position_constraints=(), velocity_constraints=(),
+                   forces=None, parameters=None, q0=None, qd0=None, description="", units=None):
+        """sympy expressions in plain symbols (coordinates and velocities given as lists of symbols) or in
+        dynamicsymbols and their time derivatives, printed into the mechanism-file language.
+
+        forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers (q0 defaults
+        to zeros, qd0 to rest)."""
+        import sympy as sp
+
+        coordinates, velocities = list(coordinates), list(velocities)
+        if len(coordinates) != len(velocities):
+            raise ValueError("Mechanism.from_sympy: one velocity per coordinate")
+        # dynamicsymbols q(t) and q(t).diff(t) become plain symbols first.
+        plain = {}
+        for c, v in zip(coordinates, velocities):
+            if isinstance(c, sp.Function) or (hasattr(c, "func") and isinstance(c.func, sp.core.function.UndefinedFunction)):
+                plain[c] = sp.Symbol(c.func.__name__)
+                plain[sp.Derivative(c, c.args[0])] = sp.Symbol(c.func.__name__ + "__der")
+                if v != sp.Derivative(c, c.args[0]):
+                    plain[v] = plain[sp.Derivative(c, c.args[0])]
+        names = {}
+        for c in coordinates:
+            n = str(plain.get(c, c))
+            if not _NAME.match(n):
+                raise ValueError(f"Mechanism.from_sympy: coordinate {c} is not a name the file language accepts")
+            names[c] = n
+        ders = {v: names[c] for c, v in zip(coordinates, velocities)}
+        parameters = dict(parameters or {})
+
+        class Printer(sp.printing.str.StrPrinter):
+            _functions = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
+                          "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
+                          "log": "log", "sqrt": "sqrt", "Abs": "abs", "Min": "min", "Max": "max", "sign": "sign"}
+
+            def _print_Symbol(self, s):
+                if s in ders or plain.get(s) in ders:
+                    return f"der({ders.get(s) or ders[plain[s]]})"
+                if s.name.endswith("__der"):
+                    return f"der({s.name[:-5]})"
+                if not _NAME.match(s.name):
+                    raise ValueError(f"Mechanism.from_sympy: symbol {s} is not a name the file language accepts")
+                return s.name
+
+            def _print_Function(self, e):
+                name = type(e).__name__
+                if name not in self._functions:
+                    raise ValueError(f"Mechanism.from_sympy: function {name} is not in the file language "
+                                     f"({', '.join(sorted(set(self._functions.values())))})")
+                return f"{self._functions[name]}({', '.join(self._print(a) for a in e.args)})"
+
+            _print_Abs = _print_Min = _print_Max = _print_Function
+
+            def _print_Exp1(self, e):
+                return "exp(1)"
+
+            def _print_Pi(self, e):
+                return "pi"
+
+            def _print_Derivative(self, e):
+                raise ValueError(f"Mechanism.from_sympy: {e} is not a coordinate's velocity")
+
+        printer = Printer({"full_prec": True})
+
+        def text(expr):
+            expr = sp.sympify(expr)
+            if plain:
+                expr = expr.subs({k: v for k, v in plain.items() if isinstance(k, sp.Derivative)})
+                expr = expr.subs({k: v for k, v in plain.items() if not isinstance(k, sp.Derivative)})
+            return printer.doprint(expr)  # a symbol named t is the language's time
+
+        d = {"name": name}
+        if description:
+            d["description"] = description
+        d["coordinates"] = [names[c] for c in coordinates]
+        if units:
+            d["units"] = list(units)
+        if parameters:
+            d["parameters"] = {str(k): float(v) for k, v in parameters.items()}
+        d["energy"] = {"T": text(T), "V": text(V)}
+        if forces:
+            d["forces"] = {names[c]: text(f) for c, f in forces.items()}
+        if position_constraints or velocity_constraints:
+            d["constraints"] = {"position": [text(h) for h in position_constraints],
+                                "velocity": [text(r) for r in velocity_constraints]}
+        initial = {"q": [float(x) for x in (q0 if q0 is not None else [0.0] * len(coordinates))]}
+        if qd0 is not None:
+            initial["qd"] = [float(x) for x in qd0]
+        d["initial"] = initial
+        return cls(_toml(d), "<sympy>")
+
+    def path(self):
+        """A file with this text, named by its contents (written once; the same text, the same file)."""
+        digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                            "clmbench", "mechanisms")
+        os.makedirs(root, exist_ok=True)
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)[:64] or "mechanism"
+        path = os.path.join(root, f"{safe}-{digest[:16]}.toml")
+        if not os.path.exists(path):
+            tmp = f"{path}.tmp-{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(self.text)
+            os.replace(tmp, path)  # whole or absent
+        return path
+
+    def __repr__(self):
+        return f"<clmbench.Mechanism {self.name} ({self.origin})>"
