@@ -1,5 +1,5 @@
 # Fails when a source file includes a header of a layer it must not see (docs/design.md section 2):
-#   app, python -> studies -> runs -> analysis, io -> problems / formulations / integrators / mechanism_files -> core
+#   python -> app -> studies -> runs -> analysis, io -> problems / formulations / integrators / mechanism_files -> core
 # Each layer sees itself and the layers listed for it below; subfolders belong to their top folder's layer
 # (runs/zoo is runs). experiments/ holds configs only: nothing may include from it.
 # Run by the clm_layering target on every build: cmake -DSOURCE_DIR=... -P cmake/check_layering.cmake
@@ -14,8 +14,9 @@ set(allowed_analysis core problems formulations integrators analysis)
 set(allowed_runs core problems formulations integrators mechanism_files io analysis runs)
 set(allowed_studies core problems formulations integrators mechanism_files io analysis runs studies)
 set(allowed_app core problems formulations integrators mechanism_files io analysis runs studies app)
-# python/: the extension module of the Python package, a front end beside app (it does not see app).
-set(allowed_python core problems formulations integrators mechanism_files io analysis runs studies python)
+# python/: the extension module of the Python package, the front end above app (sweep, kozlov and analyze run
+# the command's own code in process).
+set(allowed_python core problems formulations integrators mechanism_files io analysis runs studies app python)
 set(violations "")
 foreach(layer ${layers})
   file(GLOB_RECURSE files ${SOURCE_DIR}/${layer}/*.hpp ${SOURCE_DIR}/${layer}/*.cpp ${SOURCE_DIR}/${layer}/*.cpp.in

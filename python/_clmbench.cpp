@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "app/command.hpp"
 #include "core/types.hpp"
 #include "io/results_file.hpp"
 #include "runs/progress_line.hpp"
@@ -150,6 +151,26 @@ py::array samples(const Run& run, const std::vector<double>& data, std::size_t c
   return a;
 }
 
+// A command of the program (app/command.hpp), in process: its output captured, its progress and warnings on
+// stderr as the command prints them, its errors raised (ValueError, OSError). sweep, kozlov and analyze go
+// through here: one code path with the command line's.
+std::pair<int, std::string> command(const std::string& name, const std::vector<std::string>& args,
+                                    const std::string& command_line) {
+  for (Command (*make)() : {&sweep_command, &kozlov_command, &analyze_command, &mechanism_command, &merge_command,
+                            &info_command}) {
+    const Command c = make();
+    if (c.name != name) continue;
+    std::ostringstream out;
+    int code = 0;
+    {
+      py::gil_scoped_release release;
+      code = c.run({args, command_line, out, std::cerr});
+    }
+    return {code, out.str()};
+  }
+  throw InputError("no command '" + name + "' in the Python package");
+}
+
 py::object number_or_none(double v) { return std::isnan(v) ? py::none() : py::object(py::float_(v)); }
 
 }  // namespace
@@ -269,4 +290,5 @@ PYBIND11_MODULE(_clmbench, m) {
       },
       py::arg("config"), py::arg("sets"), py::arg("keys"), py::arg("progress"), py::arg("command_line"));
   m.def("save", &save, py::arg("runs"), py::arg("path"));
+  m.def("command", &command, py::arg("name"), py::arg("args"), py::arg("command_line"));
 }

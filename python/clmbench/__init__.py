@@ -18,7 +18,7 @@ from . import _clmbench
 from .mechanism import Mechanism
 from .results import LoadedRun, load
 
-__all__ = ["run", "options", "save", "load", "Mechanism", "Run", "LoadedRun"]
+__all__ = ["run", "options", "save", "load", "sweep", "kozlov", "analyze", "Mechanism", "Run", "LoadedRun"]
 
 Run = _clmbench.Run
 
@@ -126,3 +126,6 @@ Run.save = _run_save
 Run.__repr__ = _run_repr
 Run.drift = property(lambda self: self.drift_position if self.drift_position is not None else self.drift_velocity,
                      doc="|h(q)| for holonomic problems, |A(q) qd| otherwise")
+
+
+from .commands import CommandResult, analyze, kozlov, sweep  # noqa: E402 (they use _text above)

@@ -224,3 +224,27 @@ def test_mechanisms_from_dict_string_and_file(tmp_path):
     bad = clmbench.Mechanism.from_string(mech.text.replace("m*g*y", "m*g*z"))
     with pytest.raises(ValueError, match=r"\.toml:\d+:\d+: unknown symbol 'z'"):
         clmbench.run(problem=bad, formulation="kkt", integrator="dopri5", t_end=1, progress="never")
+
+
+def test_sweep_kozlov_and_analyze_are_the_commands(tmp_path):
+    (tmp_path / "cmd").mkdir()
+    ini = tmp_path / "s.ini"
+    ini.write_text("[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = dopri5\nt_end = 0.5\n"
+                   "[sweep]\nformulation = kkt nullspace\nparam.b = 0.1 0.3\n")
+    command(tmp_path / "cmd", "sweep", str(ini), "--out", "s.h5", "--jobs", "2")
+    runs = clmbench.sweep(ini, out=tmp_path / "s.h5", jobs=2, progress="never")
+    assert len(runs) == 4 and all(r.status == "ok" for r in runs.values())
+    ok, diff = same_file(tmp_path / "cmd" / "s.h5", tmp_path / "s.h5")
+    assert ok, diff  # the command's file (the invocation aside)
+    k_ini = tmp_path / "k.ini"
+    k_ini.write_text("[run]\nproblem = chaplygin_sleigh\nintegrator = radau5\nt_end = 0.5\nrtol = 1e-10\n"
+                     "atol = 1e-12\ndt = 1e-4\noutput_every = 0.01\n[kozlov]\ntheorem = 1\nN = 1e2 1e3 1e4\n"
+                     "reference_integrator = dopri5\nreference_rtol = 1e-12\nreference_atol = 1e-14\n")
+    k = clmbench.kozlov(k_ini, out=tmp_path / "k.h5")
+    assert -1.05 < k.fit["slope"] < -0.95  # Kozlov's theorem 1: error ~ 1/N
+    assert "slope" in k.text
+    mine = clmbench.analyze("chaplygin_sleigh", q0=[0, 0, 0.3])
+    theirs = command(tmp_path, "analyze", "--problem", "chaplygin_sleigh", "--q0", "0,0,0.3").stdout
+    assert mine == theirs and "not integrable" in mine
+    with pytest.raises(ValueError, match="cannot open config file"):
+        clmbench.sweep(tmp_path / "none.ini")

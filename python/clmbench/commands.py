@@ -1,0 +1,121 @@
+"""clmbench.sweep, clmbench.kozlov, clmbench.analyze: the commands' own code, in process (docs/python.md).
+
+Each builds the command line's arguments from its keywords, runs the command with the GIL released (progress and
+warnings on stderr as the command prints them), raises its errors (ValueError, OSError), and returns what it
+wrote: the runs of the results file (clmbench.load), the printed report as `text`.
+"""
+import os
+
+from . import _clmbench
+from .mechanism import Mechanism
+from .results import load
+
+__all__ = ["sweep", "kozlov", "analyze", "CommandResult"]
+
+
+class CommandResult(dict):
+    """The runs a command wrote ({run_id: LoadedRun}), with `.text` (what it printed), `.path` (its file) and,
+    for kozlov, `.fit` (the study's fitted slope and its attributes)."""
+
+    def __init__(self, runs, text, path, fit=None):
+        super().__init__(runs)
+        self.text, self.path, self.fit = text, path, fit
+
+    def __repr__(self):
+        return f"<clmbench.CommandResult {self.path}: {len(self)} runs>"
+
+
+def _sets(set):
+    if set is None:
+        return []
+    if not isinstance(set, dict):
+        raise ValueError("set must be a dict of 'section.key': value")
+    from . import _text  # the one conversion of values to config text
+
+    out = []
+    for k, v in set.items():
+        out += ["--set", f"{k}={_text(v, f'set[{k!r}]')}"]
+    return out
+
+
+def _call(name, args, echo):
+    line = "python: clmbench." + name + "(" + " ".join(args) + ")"
+    code, text = _clmbench.command(name, args, line)
+    if echo and text:
+        print(text, end="")
+    if code != 0:
+        raise RuntimeError(f"clmbench {name} ended with exit code {code}")
+    return text
+
+
+def sweep(config, *, out=None, jobs=None, set=None, resume=False, shard=None, progress="auto", echo=False):
+    """Runs the grid of a config's [sweep] (clmbench sweep) into `out` (default as the command's) and returns its
+    runs. jobs: runs at once (threads); resume: continue from OUT.parts/; shard: "i/n"."""
+    args = [str(config)] + _sets(set) + ["--progress", progress]
+    if out is not None:
+        args += ["--out", str(out)]
+    if jobs is not None:
+        args += ["--jobs", str(int(jobs))]
+    if resume:
+        args += ["--resume"]
+    if shard is not None:
+        args += ["--shard", str(shard)]
+    text = _call("sweep", args, echo)
+    path = _written(text, out)
+    return CommandResult(load(path), text, path)
+
+
+def kozlov(config, *, out=None, set=None, echo=False):
+    """A Kozlov limit study (clmbench kozlov): the runs, the printed table (`text`) and the fit (`fit`: slope,
+    intercept, residual, ... as the file's /kozlov/<study> attributes)."""
+    args = [str(config)] + _sets(set)
+    if out is not None:
+        args += ["--out", str(out)]
+    text = _call("kozlov", args, echo)
+    path = _written(text, out)
+    import h5py
+
+    fit = {}
+    with h5py.File(path, "r") as f:
+        if "kozlov" in f:
+            for study in f["kozlov"]:
+                g = f["kozlov"][study]
+                fit[study] = {k: (v.decode() if isinstance(v, bytes) else (v.item() if hasattr(v, "item") else v))
+                              for k, v in g.attrs.items()}
+    if len(fit) == 1:
+        fit = next(iter(fit.values()))
+    return CommandResult(load(path), text, path, fit)
+
+
+def analyze(problem, *, param=None, q0=None, qd0=None, equilibrium=False, speed=None, out=None, echo=False):
+    """clmbench analyze: the constraint analysis (rank, integrability, accessibility), or with equilibrium=True
+    the relative equilibrium's eigenvalues, or with speed=[...] the speed scan (bicycle). Returns the printed
+    report as a str; with out=, the file it wrote holds /analysis."""
+    if isinstance(problem, Mechanism):
+        problem = problem.path()
+    args = ["--problem", str(problem)]
+    from . import _text
+
+    for k, v in (param or {}).items():
+        args += ["--param", f"{k}={_text(v, f'param[{k!r}]')}"]
+    if q0 is not None:
+        args += ["--q0", ",".join(_text(x, "q0") for x in q0)]
+    if qd0 is not None:
+        args += ["--qd0", ",".join(_text(x, "qd0") for x in qd0)]
+    if equilibrium:
+        args += ["--equilibrium"]
+    if speed is not None:
+        args += ["--speed", _text(speed, "speed").replace(" ", ",") if not isinstance(speed, str) else speed]
+    if out is not None:
+        args += ["--out", str(out)]
+    return _call("analyze", args, echo)
+
+
+def _written(text, out):
+    """The file a command wrote: `out`, or the one its last 'wrote PATH' line names."""
+    if out is not None:
+        return str(out)
+    for line in reversed(text.splitlines()):
+        if line.startswith("wrote "):
+            return line[6:].split(" (")[0]
+    raise RuntimeError("the command did not say which file it wrote")
