@@ -151,12 +151,18 @@ def test_ctrl_c_stops_a_run_with_keyboard_interrupt(tmp_path):
 
 
 def test_the_examples_run(tmp_path):
-    example = os.path.join(SOURCE, "python", "examples", "compare_formulations.py")
-    p = subprocess.run([sys.executable, example, str(tmp_path / "f.png")], capture_output=True, text=True,
-                       env=dict(os.environ, MPLBACKEND="Agg"))
-    assert p.returncode == 0, p.stderr
-    assert (tmp_path / "f.png").stat().st_size > 10000
-    assert "nullspace" in p.stdout
+    """python/examples: each runs, draws its PNG and prints what it measured."""
+    examples = os.path.join(SOURCE, "python", "examples")
+    for script, args, says in (
+            ("compare_formulations.py", [str(tmp_path / "f.png")], "nullspace + dopri5"),
+            ("work_precision_sympy.py", [str(tmp_path / "w.png")], "nullspace rtol 1e-11"),
+            ("kozlov_study.py", [os.path.join(SOURCE, "experiments", "kozlov_friction_sleigh.ini"),
+                                 str(tmp_path / "k.png")], "fitted slope -0.99")):
+        p = subprocess.run([sys.executable, os.path.join(examples, script), *args], capture_output=True, text=True,
+                           env=dict(os.environ, MPLBACKEND="Agg"), cwd=tmp_path)
+        assert p.returncode == 0, script + ": " + p.stderr
+        assert says in p.stdout, script + ": " + p.stdout
+        assert os.path.getsize(args[-1]) > 10000, script
 
 
 def test_load_reads_back_what_run_saved(tmp_path):
