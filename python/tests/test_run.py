@@ -159,7 +159,9 @@ def test_the_examples_run(tmp_path):
             ("kozlov_study.py", [os.path.join(SOURCE, "experiments", "kozlov_friction_sleigh.ini"),
                                  str(tmp_path / "k.png")], "fitted slope -0.99")):
         p = subprocess.run([sys.executable, os.path.join(examples, script), *args], capture_output=True, text=True,
-                           env=dict(os.environ, MPLBACKEND="Agg"), cwd=tmp_path)
+                           env=dict(os.environ, MPLBACKEND="Agg",
+                                    PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(clmbench.__file__)))),
+                           cwd=tmp_path)
         assert p.returncode == 0, script + ": " + p.stderr
         assert says in p.stdout, script + ": " + p.stdout
         assert os.path.getsize(args[-1]) > 10000, script
