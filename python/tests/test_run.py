@@ -256,3 +256,77 @@ def test_sweep_kozlov_and_analyze_are_the_commands(tmp_path):
     assert mine == theirs and "not integrable" in mine
     with pytest.raises(ValueError, match="cannot open config file"):
         clmbench.sweep(tmp_path / "none.ini")
+
+
+def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
+    """sympy.physics.mechanics' own rolling disc: written here as energies and rolling rows in (yaw, lean, spin,
+    contact point), run by the suite (kkt + dopri5), against sympy's KanesMethod equations of the same disc
+    integrated by RK4 (h = 1e-3): an independent derivation and integration."""
+    import sympy as sp
+    from sympy.physics.mechanics import (KanesMethod, Point, ReferenceFrame, RigidBody, cross, dot,
+                                         dynamicsymbols, inertia)
+
+    t = sp.Symbol("t")
+    r, m, g = sp.symbols("r m g")
+    params = {r: 0.5, m: 1.0, g: 9.81}
+    q1, q2, q3, x, y = dynamicsymbols("q1 q2 q3 x y")
+    N = ReferenceFrame("N")
+    Yf = N.orientnew("Y", "Axis", [q1, N.z])
+    L = Yf.orientnew("L", "Axis", [q2, Yf.x])
+    R = L.orientnew("R", "Axis", [q3, L.y])
+    w = R.ang_vel_in(N)
+    r_cm = x * N.x + y * N.y + r * L.z
+    v_cm = r_cm.dt(N)
+    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
+    T = m / 2 * dot(v_cm, v_cm) + dot(w, dot(I, w)) / 2
+    v_contact = v_cm + cross(w, -r * L.z)  # the disc's material point on the ground
+    rows = [sp.simplify(dot(v_contact, N.x)), sp.simplify(dot(v_contact, N.y))]
+    assert sp.simplify(dot(v_contact, N.z)) == 0  # the third row holds by the coordinates
+    coords = [q1, q2, q3, x, y]
+    vel = [c.diff(t) for c in coords]
+    q0, qd_ang = [0.0, 0.3, 0.0, 0.0, 0.0], [0.8, 0.0, 4.0]  # leaning 0.3 rad, turning, spinning
+    xd, yd = sp.symbols("xd_ yd_")
+    at0 = [row.subs(dict(zip(vel, qd_ang + [xd, yd]))).subs(dict(zip(coords, q0))).subs(params) for row in rows]
+    sol = sp.solve(at0, [xd, yd])
+    qd0 = qd_ang + [float(sol[xd]), float(sol[yd])]
+    disc = clmbench.Mechanism.from_sympy("rolling_disc", coords, vel, T=T, V=m * g * dot(r_cm, N.z),
+                                         velocity_constraints=rows, parameters=params, q0=q0, qd0=qd0)
+    run = clmbench.run(problem=disc, formulation="kkt", integrator="dopri5", t_end=2, rtol=1e-12, atol=1e-12,
+                       output_every=0.5, progress="never")
+    assert run.status == "ok" and run.summary["max_rel_energy_error"] < 1e-11
+
+    # sympy's example (the disc about its contact point, generalized speeds u = the disc's rate in L).
+    Q1, Q2, Q3, U1, U2, U3 = dynamicsymbols("Q1 Q2 Q3 U1 U2 U3")
+    N2 = ReferenceFrame("N2")
+    Y2 = N2.orientnew("Y2", "Axis", [Q1, N2.z])
+    L2 = Y2.orientnew("L2", "Axis", [Q2, Y2.x])
+    R2 = L2.orientnew("R2", "Axis", [Q3, L2.y])
+    w_qd = R2.ang_vel_in(N2)
+    R2.set_ang_vel(N2, U1 * L2.x + U2 * L2.y + U3 * L2.z)
+    C = Point("C")
+    C.set_vel(N2, 0)
+    Dmc = C.locatenew("Dmc", r * L2.z)
+    Dmc.v2pt_theory(C, N2, R2)
+    I2 = inertia(L2, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
+    KM = KanesMethod(N2, q_ind=[Q1, Q2, Q3], u_ind=[U1, U2, U3], kd_eqs=[dot(R2.ang_vel_in(N2) - w_qd, uv) for uv in L2])
+    KM.kanes_equations([RigidBody("D", Dmc, R2, m, (I2, Dmc))], [(Dmc, -m * g * Y2.z)])
+    states = [Q1, Q2, Q3, U1, U2, U3]
+    MM = sp.lambdify(states, KM.mass_matrix_full.subs(params))
+    F = sp.lambdify(states, KM.forcing_full.subs(params))
+    u0 = sp.lambdify([Q1, Q2, Q3, Q1.diff(t), Q2.diff(t), Q3.diff(t)], [dot(w_qd, uv) for uv in L2])
+    s = np.array(q0[:3] + list(u0(*q0[:3], *qd_ang)), float)
+
+    def f(s):
+        return np.linalg.solve(np.array(MM(*s), float), np.array(F(*s), float).ravel())
+
+    h, worst = 1e-3, 0.0
+    for k in range(1, 2001):
+        k1 = f(s)
+        k2 = f(s + h / 2 * k1)
+        k3 = f(s + h / 2 * k2)
+        k4 = f(s + h * k3)
+        s = s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if k % 500 == 0:
+            worst = max(worst, np.abs(run.q[k // 500, :3] - s[:3]).max())
+    print(f"rolling disc: max |(yaw, lean, spin) - Kane's method + RK4| {worst:.2e}")
+    assert worst < 3e-10  # measured 9.8e-11 (RK4 at h = 1e-3 and dopri5 at rtol 1e-12)
