@@ -256,24 +256,11 @@ PYBIND11_MODULE(_clmbench, m) {
         }
         return d;
       })
-      // Every option of the table under its HDF5 attribute name, as the results file records it for the run.
+      // The attributes the results file gives the run's group (run_attributes: one list with the writer).
       .def_property_readonly("attrs", [](const Run& r) {
         py::dict d;
-        const RunRecord& rec = r.record();
-        for (const auto& o : run_options()) {
-          if (o.attribute.empty()) continue;
-          if (o.section == "initial") {
-            const Vec& v = o.key == "q0" ? rec.q0 : rec.qd0;
-            d[py::str(o.attribute)] = std::vector<double>(v.data(), v.data() + v.size());
-            continue;
-          }
-          const auto value = o.attribute_value(rec.spec);
-          if (!value) continue;
-          std::visit([&](const auto& v) { d[py::str(o.attribute)] = v; }, *value);
-        }
-        d["status"] = rec.status;
-        d["message"] = rec.message;
-        for (const auto& [name, value] : rec.parameters) d[py::str("param." + name)] = value;
+        for (const auto& [name, value] : run_attributes(r.record()))
+          std::visit([&, &name = name](const auto& v) { d[py::str(name)] = v; }, value);
         return d;
       })
       .def_property_readonly("invocation", [](const Run& r) { return r.invocation; });

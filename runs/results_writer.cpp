@@ -231,8 +231,9 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
     extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false, max_rows));
 }
 
-void ResultsWriter::State::close_run(const RunRecord& r) {
-  const hid_t g = group.get();
+RunAttributes run_attributes(const RunRecord& r) {
+  RunAttributes out;
+  auto add = [&out](std::string name, AttributeValue value) { out.emplace_back(std::move(name), std::move(value)); };
   const RunSpec& s = r.spec;
   // Every option of the table under its attribute name; the [initial] rows record the consistent data
   // the run started from (the given data projected, or the problem's defaults).
@@ -240,32 +241,21 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
     if (o.attribute.empty()) continue;
     if (o.section == "initial") {
       const Vec& v = o.key == "q0" ? r.q0 : r.qd0;
-      set_attr(g, o.attribute, v.data(), static_cast<size_t>(v.size()));
+      add(o.attribute, std::vector<double>(v.data(), v.data() + v.size()));
       continue;
     }
-    const auto value = o.attribute_value(s);
-    if (!value) continue;
-    std::visit(
-        [&](const auto& v) {
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::vector<double>>) {
-            set_attr(g, o.attribute, v.data(), v.size());
-          } else {
-            set_attr(g, o.attribute, v);
-          }
-        },
-        *value);
+    if (const auto value = o.attribute_value(s)) add(o.attribute, *value);
   }
-  set_attr(g, "status", r.status);
-  set_attr(g, "message", r.message);
-  for (const auto& [name, value] : r.parameters) set_attr(g, "param." + name, value);
+  add("status", r.status);
+  add("message", r.message);
+  for (const auto& [name, value] : r.parameters) add("param." + name, value);
   // The resolved [shape]: the prescribed function of each actuated coordinate, as written (core/shape_schedule.hpp).
   // Samples from a file are recorded as file:PATH@sha256:HEX (the identity of their contents), and, when
   // there are at most kRecordedSamples of them, the samples themselves: shape.NAME.samples = t0 y0 t1 y1 ...
   constexpr size_t kRecordedSamples = 1024;  // 16 KiB: an attribute, well inside HDF5's 64 KiB object header
   for (size_t i = 0; i < r.spec.shape.size(); ++i) {
     const auto& [name, text] = r.spec.shape[i];
-    set_attr(g, "shape." + name, text);
+    add("shape." + name, text);
     if (i >= r.spec.options.shape.functions.size()) continue;
     const ShapeFunction& f = r.spec.options.shape.functions[i];
     if (f.file().empty() || f.sample_times().size() > kRecordedSamples) continue;
@@ -274,60 +264,73 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
       pairs.push_back(f.sample_times()[k]);
       pairs.push_back(f.sample_values()[k]);
     }
-    set_attr(g, "shape." + name + ".samples", pairs.data(), pairs.size());
+    add("shape." + name + ".samples", pairs);
   }
-  set_attr(g, "initial_source", r.initial_source);
+  add("initial_source", r.initial_source);
   {
     std::string warnings;
     for (const auto& w : r.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
-    set_attr(g, "warnings", warnings);
+    add("warnings", warnings);
   }
-  set_attr(g, "initial_projection_dq", r.projection.position_distance);
-  set_attr(g, "initial_projection_dqd", r.projection.velocity_distance);
+  add("initial_projection_dq", r.projection.position_distance);
+  add("initial_projection_dqd", r.projection.velocity_distance);
   // n_coordinates / n_constraints, not n / m: "m" is also a common parameter (a mass), param.m.
-  set_attr(g, "n_coordinates", static_cast<long>(r.n));
-  set_attr(g, "n_constraints", static_cast<long>(r.m));
+  add("n_coordinates", static_cast<long>(r.n));
+  add("n_constraints", static_cast<long>(r.m));
   // Rank of A(q0) (numerical_rank): below n_constraints when the constraints are redundant (kkt, schur and
   // nullspace then work on the rank-r row space, docs/design.md section 1).
-  set_attr(g, "constraint_rank", static_cast<long>(r.constraint_rank));
-  set_attr(g, "holonomic", static_cast<long>(r.holonomic));
-  set_attr(g, "steps", r.stats.steps);
-  set_attr(g, "rejected_steps", r.stats.rejected_steps);
-  set_attr(g, "rhs_evals", r.stats.rhs_evals);
-  set_attr(g, "jacobian_evals", r.stats.jacobian_evals);
-  set_attr(g, "jacobian_used", r.jacobian_used);
-  set_attr(g, "newton_iterations", r.stats.newton_iterations);
-  set_attr(g, "stiffness_detected_at", r.stats.stiffness_detected_at);
+  add("constraint_rank", static_cast<long>(r.constraint_rank));
+  add("holonomic", static_cast<long>(r.holonomic));
+  add("steps", r.stats.steps);
+  add("rejected_steps", r.stats.rejected_steps);
+  add("rhs_evals", r.stats.rhs_evals);
+  add("jacobian_evals", r.stats.jacobian_evals);
+  add("jacobian_used", r.jacobian_used);
+  add("newton_iterations", r.stats.newton_iterations);
+  add("stiffness_detected_at", r.stats.stiffness_detected_at);
   // Coordinate projection ([formulation] projection): steps projected, Gauss-Newton iterations, and the
   // largest corrections |dq|_inf, |dqd|_inf (all 0 without projection).
-  set_attr(g, "projection_steps", r.projection_stats.projections);
-  set_attr(g, "projection_iterations", r.projection_stats.iterations);
-  set_attr(g, "projection_max_position_correction", r.projection_stats.max_position_correction);
-  set_attr(g, "projection_max_velocity_correction", r.projection_stats.max_velocity_correction);
-  set_attr(g, "t_reached", r.t_reached);
-  set_attr(g, "wall_time_s", r.wall_time_s);
-  set_attr(g, "cpu_time_s", r.cpu_time_s);
-  set_attr(g, "output_cpu_time_s", r.output_cpu_time_s);
+  add("projection_steps", r.projection_stats.projections);
+  add("projection_iterations", r.projection_stats.iterations);
+  add("projection_max_position_correction", r.projection_stats.max_position_correction);
+  add("projection_max_velocity_correction", r.projection_stats.max_velocity_correction);
+  add("t_reached", r.t_reached);
+  add("wall_time_s", r.wall_time_s);
+  add("cpu_time_s", r.cpu_time_s);
+  add("output_cpu_time_s", r.output_cpu_time_s);
   // Errors against the reference (issue 10 item 6; units: those of q, qd, lambda; scd, mescd in digits).
-  set_attr(g, "reference_source", r.summary.reference_source);
-  set_attr(g, "reference_message", r.reference_message);
-  set_attr(g, "reference_cpu_time_s", r.reference_cpu_time_s);
-  set_attr(g, "q_error_max", r.summary.q_error_max);
-  set_attr(g, "q_error_final", r.summary.q_error_final);
-  set_attr(g, "qd_error_max", r.summary.qd_error_max);
-  set_attr(g, "qd_error_final", r.summary.qd_error_final);
-  set_attr(g, "lambda_error_max", r.summary.lambda_error_max);
-  set_attr(g, "lambda_error_final", r.summary.lambda_error_final);
-  set_attr(g, "scd", r.summary.scd);
-  set_attr(g, "mescd", r.summary.mescd);
-  set_attr(g, "energy_error_growth", r.summary.energy_error_growth);
-  set_attr(g, "drift_growth", r.summary.drift_growth);
-  set_attr(g, "reference_point_error_max", r.summary.reference_point_error_max);
-  set_attr(g, "max_energy_balance_residual", r.summary.max_energy_balance_residual);
+  add("reference_source", r.summary.reference_source);
+  add("reference_message", r.reference_message);
+  add("reference_cpu_time_s", r.reference_cpu_time_s);
+  add("q_error_max", r.summary.q_error_max);
+  add("q_error_final", r.summary.q_error_final);
+  add("qd_error_max", r.summary.qd_error_max);
+  add("qd_error_final", r.summary.qd_error_final);
+  add("lambda_error_max", r.summary.lambda_error_max);
+  add("lambda_error_final", r.summary.lambda_error_final);
+  add("scd", r.summary.scd);
+  add("mescd", r.summary.mescd);
+  add("energy_error_growth", r.summary.energy_error_growth);
+  add("drift_growth", r.summary.drift_growth);
+  add("reference_point_error_max", r.summary.reference_point_error_max);
+  add("max_energy_balance_residual", r.summary.max_energy_balance_residual);
   if (s.sweep_index >= 0) {
-    set_attr(g, "sweep_index", s.sweep_index);
-    set_attr(g, "sweep_point", s.sweep_point);
+    add("sweep_index", s.sweep_index);
+    add("sweep_point", s.sweep_point);
   }
+  return out;
+}
+
+void ResultsWriter::State::close_run(const RunRecord& r) {
+  const hid_t g = group.get();
+  for (const auto& [name, value] : run_attributes(r))
+    std::visit(
+        [&, &name = name](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::vector<double>>) set_attr(g, name, v.data(), v.size());
+          else set_attr(g, name, v);
+        },
+        value);
   for (auto& d : datasets) d->close();
   for (auto& d : extras) d->close();
   for (auto& d : balance) d->close();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/results_file.hpp"
+#include "runs/option_table.hpp"
 #include "runs/runner.hpp"
 
 namespace clm {
@@ -55,6 +56,10 @@ class ResultsWriter {
   ResultsFile file_;
   std::unique_ptr<State> state_;
 };
+
+// The attributes a results file gives /runs/<id> (one list: the writer and the Python package's Run.attrs).
+using RunAttributes = std::vector<std::pair<std::string, AttributeValue>>;
+RunAttributes run_attributes(const RunRecord& record);
 
 // The /summary row a results file holds for this run, as a one-row table (the Python package's Run.summary).
 SummaryTable summary_of(const RunRecord& record);

@@ -47,6 +47,13 @@ def test_run_returns_arrays_equal_to_the_commands_file(tmp_path, monkeypatch):
                            ("drift_velocity", r.drift_velocity)):
             assert np.array_equal(g[name][()], mine), name  # bit for bit
         assert g.attrs["rtol"] == r.attrs["rtol"] == 1e-9
+        # Every attribute of the file's run group, and no other (clocks aside: another process timed them).
+        assert set(g.attrs) == set(r.attrs)
+        for k in g.attrs:
+            if not k.endswith("_time_s"):
+                v = g.attrs[k]
+                v = v.decode() if isinstance(v, bytes) else ([] if isinstance(v, h5py.Empty) else v)
+                assert np.array_equal(v, r.attrs[k]) or (v != v and r.attrs[k] != r.attrs[k]), k
         assert f["summary"]["max_rel_energy_error"][0] == r.summary["max_rel_energy_error"]
     # save() writes the file the command writes (the call that made it aside: provenance).
     monkeypatch.chdir(tmp_path / "py")
