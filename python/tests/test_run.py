@@ -337,3 +337,29 @@ def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
             worst = max(worst, np.abs(run.q[k // 500, :3] - s[:3]).max())
     print(f"rolling disc: max |(yaw, lean, spin) - Kane's method + RK4| {worst:.2e}")
     assert worst < 3e-10  # measured 9.8e-11 (RK4 at h = 1e-3 and dopri5 at rtol 1e-12)
+
+
+def test_two_runs_in_two_threads_take_about_the_time_of_one():
+    """On 2 cores, two runs in two Python threads take about as long as one (the GIL is not held while they
+    integrate); held, they would take twice as long. Timed three times (another process may take a core)."""
+    kw = dict(problem="closed_chain", formulation="kkt", integrator="dopri5", t_end=2, param={"n": 16}, rtol=1e-11,
+              progress="never")
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs 2 cores")
+    ratios = []
+    for _ in range(3):
+        start = time.perf_counter()
+        clmbench.run(**kw)
+        clmbench.run(**kw)
+        sequential = time.perf_counter() - start
+        threads = [threading.Thread(target=clmbench.run, kwargs=kw) for _ in range(2)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ratios.append((time.perf_counter() - start) / sequential)
+        if ratios[-1] < 0.75:
+            break
+    print("two threads / two in sequence:", ", ".join(f"{r:.2f}" for r in ratios))
+    assert min(ratios) < 0.75, ratios  # 0.5 when both cores are free, 1.0 if the GIL were held
