@@ -27,7 +27,14 @@ std::atomic<size_t> g_message_size{0};
 constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_previous[3] = {};  // the handlers before the first path was registered
 
+std::atomic<bool> g_cooperative{false}, g_interrupted{false};
+struct sigaction g_host_sigint = {};  // the host's SIGINT handler while cooperative interruption is on
+
 extern "C" void remove_and_exit(int sig) {
+  if (sig == SIGINT && g_cooperative.load()) {  // lock-free atomics: async-signal-safe
+    g_interrupted.store(true);
+    return;
+  }
   for (auto& path : g_paths)
     if (path[0]) unlink(path);
   const size_t n = g_message_size.load();
@@ -66,6 +73,26 @@ void forget_on_signal(int& slot) {
   if (--g_open == 0)
     for (int k = 0; k < 3; ++k) sigaction(kSignals[k], &g_previous[k], nullptr);
 }
+
+void set_cooperative_interrupt(bool on) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (on == g_cooperative.load()) return;
+  g_interrupted = false;
+  if (on) {
+    g_cooperative = true;
+    if (g_open == 0) {  // else remove_and_exit is installed already, and g_previous holds the host's
+      struct sigaction action {};
+      action.sa_handler = remove_and_exit;
+      sigemptyset(&action.sa_mask);
+      sigaction(SIGINT, &action, &g_host_sigint);
+    }
+  } else {
+    if (g_open == 0) sigaction(SIGINT, &g_host_sigint, nullptr);
+    g_cooperative = false;
+  }
+}
+
+bool interrupt_requested() { return g_interrupted.load(std::memory_order_relaxed); }
 
 void set_signal_message(const std::string& line) {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "core/types.hpp"
+
 namespace clm {
 
 // Registers `path`; returns its slot, or -1 when all slots are taken (the file is then left behind by a
@@ -20,5 +22,16 @@ void forget_on_signal(int& slot);
 // sweep's finished runs are kept and --resume continues); empty: none. Set it while the
 // work it speaks of runs, and clear it after.
 void set_signal_message(const std::string& line);
+
+// Cooperative interruption, for a host that must survive Ctrl-C (the Python package): while on, SIGINT neither
+// removes the registered files nor ends the process; it sets a flag that long work polls (the runner at every
+// sample, a sweep between runs), which then stops by throwing Interrupted and unwinds (a writer's temporary file
+// is removed by its destructor, a sweep's committed parts are kept for --resume). The host's SIGINT handler is
+// set aside while on and put back when turned off. Off (the command): the behaviour above.
+void set_cooperative_interrupt(bool on);
+bool interrupt_requested();
+struct Interrupted : AbortRun {
+  using AbortRun::AbortRun;
+};
 
 }  // namespace clm

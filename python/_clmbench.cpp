@@ -20,6 +20,7 @@
 #include "app/command.hpp"
 #include "core/types.hpp"
 #include "io/results_file.hpp"
+#include "io/signal_cleanup.hpp"
 #include "runs/progress_line.hpp"
 #include "runs/reference_cache.hpp"
 #include "runs/results_writer.hpp"
@@ -48,28 +49,17 @@ struct Run {
   const RunRecord& record() const { return *invocation->records[index]; }
 };
 
-// Ctrl-C while the GIL is released: Python only notes the signal; the observer looks at most every 0.1 s (wall)
-// and stops the run (AbortRun propagates out of execute_run; nothing is written, KeyboardInterrupt is raised).
-class InterruptCheck : public RunObserver {
- public:
-  void begin(const RunRecord&) override {}
-  void finish(const RunRecord&) override {}
-  void sample(double, const Observation&) override {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) {
-      PyErr_Clear();  // raised again, as KeyboardInterrupt, once the GIL is back and the run unwound
-      interrupted = true;
-      throw AbortRun("interrupted");
-    }
-  }
-  bool interrupted = false;
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+// Ctrl-C while the GIL is released: io/signal_cleanup.hpp's cooperative interruption for the call (the runner
+// polls it at every sample, a sweep between runs; files are removed or kept as on a signal), and
+// KeyboardInterrupt once the call has unwound.
+struct CooperativeInterrupt {
+  CooperativeInterrupt() { set_cooperative_interrupt(true); }
+  ~CooperativeInterrupt() { set_cooperative_interrupt(false); }
 };
+[[noreturn]] void raise_keyboard_interrupt(const std::string& why) {
+  PyErr_SetString(PyExc_KeyboardInterrupt, why.c_str());
+  throw py::error_already_set();
+}
 
 // Resolves the configuration (a config file and its --set edits, and keys by section as the command line's flags
 // give them) and runs every run of it, keeping the samples.
@@ -86,8 +76,9 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
   out->command_line = command_line;
   if (config) out->inputs.push_back(*config);
   const ProgressMode mode = progress_mode(progress);
-  bool interrupted = false;
+  std::string interrupted;
   {
+    CooperativeInterrupt cooperative;
     py::gil_scoped_release release;
     // The output path is never used: nothing is written unless the caller saves.
     const RunConfig resolved = load_run_config(config, sets, flags, std::string("clmbench-python.h5"));
@@ -98,7 +89,6 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
       if (spec.reference.compute) check_reference(prepared.back());
     }
     ReferenceCache references;
-    InterruptCheck check;
     for (PreparedRun& run : prepared) {
       std::shared_ptr<const ReferenceTrajectory> reference;
       if (run.spec.reference.compute) {
@@ -108,20 +98,16 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
       ProgressLine line(std::cerr, mode, "run " + run.spec.run_id);
       try {
         out->records.push_back(std::make_shared<const RunRecord>(
-            execute_run(run, &check, /*keep_samples=*/true, &line, reference.get())));
-      } catch (const AbortRun&) {
-        if (!check.interrupted) throw;
-        interrupted = true;
+            execute_run(run, nullptr, /*keep_samples=*/true, &line, reference.get())));
+      } catch (const Interrupted& e) {
+        interrupted = std::string("run ") + run.spec.run_id + ": " + e.what();
         break;
       }
       for (const auto& w : out->records.back()->warnings) std::cerr << "clmbench: warning: run " << run.spec.run_id << ": " << w << "\n";
       run.formulation.reset();
     }
   }
-  if (interrupted) {
-    PyErr_SetNone(PyExc_KeyboardInterrupt);
-    throw py::error_already_set();
-  }
+  if (!interrupted.empty()) raise_keyboard_interrupt(interrupted);
   return out;
 }
 
@@ -162,10 +148,17 @@ std::pair<int, std::string> command(const std::string& name, const std::vector<s
     if (c.name != name) continue;
     std::ostringstream out;
     int code = 0;
+    std::string interrupted;
     {
+      CooperativeInterrupt cooperative;
       py::gil_scoped_release release;
-      code = c.run({args, command_line, out, std::cerr});
+      try {
+        code = c.run({args, command_line, out, std::cerr});
+      } catch (const Interrupted& e) {
+        interrupted = std::string("clmbench ") + name + ": " + e.what();
+      }
     }
+    if (!interrupted.empty()) raise_keyboard_interrupt(interrupted);
     return {code, out.str()};
   }
   throw InputError("no command '" + name + "' in the Python package");

@@ -17,6 +17,7 @@
 #include "integrators/implicit_integrator.hpp"
 #include "core/value_parsing.hpp"
 #include "formulations/servo_direction.hpp"
+#include "io/signal_cleanup.hpp"
 
 namespace clm {
 
@@ -239,6 +240,9 @@ RunRecord execute_run(PreparedRun& run, RunObserver* observer, bool keep_samples
       double start = thread_cpu_seconds();
       ~Timer() { total += thread_cpu_seconds() - start; }
     } timer{output_cpu};
+    // Ctrl-C in a host that must survive it (io/signal_cleanup.hpp, cooperative interruption; never set for
+    // the command): the run stops here and the interruption reaches the caller.
+    if (interrupt_requested()) throw Interrupted("interrupted");
     f.observe(t, y, obs);  // may throw: then nothing of this sample is recorded
     // The method's own multipliers (rattle, dla, ida) replace the formulation's, on every sample of the step.
     if (const Vec* own = run.integrator->multipliers_at(t); own && own->size() == r.m) obs.lambda = *own;

@@ -288,7 +288,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     };
     size_t k = 0;
     try {
-      while (!stop) {
+      while (!stop && !interrupt_requested()) {  // cooperative Ctrl-C (the Python package): no new run
         k = next++;
         if (k >= todo.size()) break;
         const PlannedRun& run = plan.runs[todo[k]];
@@ -367,6 +367,11 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   progress.finish(todo.empty() ? 1.0 : static_cast<double>(report.computed) / static_cast<double>(todo.size()),
                   "runs " + std::to_string(report.resumed + report.computed) + "/" + std::to_string(selection.size()) +
                       (report.failures ? ", " + std::to_string(report.failures) + " failed" : std::string()));
+  // Cooperative Ctrl-C (only the Python package turns it on): before any error, which may be the runs' own
+  // Interrupted.
+  if (interrupt_requested())
+    throw Interrupted("interrupted; the runs finished so far are kept in " + dir +
+                      ": the same sweep with resume=True continues");
   if (error) std::rethrow_exception(error);
 
   // Every part exists once every process is here; rank 0 joins them.

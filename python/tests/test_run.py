@@ -363,3 +363,19 @@ def test_two_runs_in_two_threads_take_about_the_time_of_one():
             break
     print("two threads / two in sequence:", ", ".join(f"{r:.2f}" for r in ratios))
     assert min(ratios) < 0.75, ratios  # 0.5 when both cores are free, 1.0 if the GIL were held
+
+
+def test_ctrl_c_stops_a_sweep_and_resume_finishes_it(tmp_path):
+    ini = tmp_path / "long.ini"
+    ini.write_text("[run]\nproblem = closed_chain\nformulation = kkt\nintegrator = dopri5\nt_end = 3\nrtol = 1e-11\n"
+                   "[param]\nn = 16\n[sweep]\nparam.L = " + " ".join(f"{0.1 * k:.1f}" for k in range(1, 13)) + "\n")
+    out = tmp_path / "long.h5"
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt, match="resume=True"):
+        clmbench.sweep(ini, out=out, jobs=2, progress="never")
+    timer.cancel()
+    assert not out.exists()  # complete or absent
+    runs = clmbench.sweep(ini, out=out, jobs=2, resume=True, progress="never")
+    assert len(runs) == 12 and all(r.status == "ok" for r in runs.values())
+    assert "resumed" in runs.text
