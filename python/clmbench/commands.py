@@ -10,7 +10,7 @@ from . import _clmbench
 from .mechanism import Mechanism
 from .results import load
 
-__all__ = ["sweep", "kozlov", "analyze", "CommandResult"]
+__all__ = ["sweep", "kozlov", "analyze", "CommandResult", "AnalysisResult"]
 
 
 class CommandResult(dict):
@@ -87,10 +87,24 @@ def kozlov(config, *, out=None, set=None, echo=False):
     return CommandResult(load(path), text, path, fit)
 
 
+class AnalysisResult(str):
+    """The report `clmbench analyze` prints (this str), with `.data`: what it writes under /analysis (attributes
+    such as rank, dof, integrable, verdict, and datasets such as singular_values, eigenvalues_real; docs/design.md
+    section 5), as a dict of numbers, text and numpy arrays."""
+
+    data = {}
+
+
 def analyze(problem, *, param=None, q0=None, qd0=None, equilibrium=False, speed=None, out=None, echo=False):
     """clmbench analyze: the constraint analysis (rank, integrability, accessibility), or with equilibrium=True
-    the relative equilibrium's eigenvalues, or with speed=[...] the speed scan (bicycle). Returns the printed
-    report as a str; with out=, the file it wrote holds /analysis."""
+    the relative equilibrium's eigenvalues, or with speed=[...] (or "start:stop:step") the speed scan (the
+    bicycle's eigenvalues against speed). Returns the report as an AnalysisResult (a str with .data); out= keeps
+    the file it wrote (else a temporary one is read and removed)."""
+    import tempfile
+
+    import h5py
+    import numpy as np
+
     if isinstance(problem, Mechanism):
         problem = problem.path()
     args = ["--problem", str(problem)]
@@ -105,10 +119,25 @@ def analyze(problem, *, param=None, q0=None, qd0=None, equilibrium=False, speed=
     if equilibrium:
         args += ["--equilibrium"]
     if speed is not None:
-        args += ["--speed", _text(speed, "speed").replace(" ", ",") if not isinstance(speed, str) else speed]
-    if out is not None:
-        args += ["--out", str(out)]
-    return _call("analyze", args, echo)
+        args += ["--speed", speed if isinstance(speed, str) else ",".join(_text(x, "speed") for x in speed)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(out) if out is not None else os.path.join(tmp, "analysis.h5")
+        text = _call("analyze", args + ["--out", path], echo)
+        data = {}
+        with h5py.File(path, "r") as f:
+            if "analysis" in f:
+                g = f["analysis"]
+                for k, v in g.attrs.items():
+                    data[k] = v.decode() if isinstance(v, bytes) else (v.item() if isinstance(v, np.generic) else v)
+                for k in g:
+                    if isinstance(g[k], h5py.Dataset):
+                        data[k] = g[k][()]
+    if out is None:  # the temporary file is not the user's: its "wrote" line goes with it
+        lines = text.splitlines(keepends=True)
+        text = "".join(line for line in lines if line.rstrip("\n") != "wrote " + path)
+    result = AnalysisResult(text)
+    result.data = data
+    return result
 
 
 def _written(text, out):

@@ -261,6 +261,8 @@ def test_sweep_kozlov_and_analyze_are_the_commands(tmp_path):
     mine = clmbench.analyze("chaplygin_sleigh", q0=[0, 0, 0.3])
     theirs = command(tmp_path, "analyze", "--problem", "chaplygin_sleigh", "--q0", "0,0,0.3").stdout
     assert mine == theirs and "not integrable" in mine
+    assert mine.data["rank"] == 1 and mine.data["dof"] == 2 and mine.data["integrable"] == 0
+    assert mine.data["singular_values"].shape == (1,)
     with pytest.raises(ValueError, match="cannot open config file"):
         clmbench.sweep(tmp_path / "none.ini")
 
