@@ -90,13 +90,13 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
     }
     ReferenceCache references;
     for (PreparedRun& run : prepared) {
-      std::shared_ptr<const ReferenceTrajectory> reference;
-      if (run.spec.reference.compute) {
-        ProgressLine line(std::cerr, mode, "reference of run " + run.spec.run_id);
-        reference = references.get(run, &line);
-      }
-      ProgressLine line(std::cerr, mode, "run " + run.spec.run_id);
-      try {
+      try {  // the reference run is a run too: Ctrl-C stops it as well
+        std::shared_ptr<const ReferenceTrajectory> reference;
+        if (run.spec.reference.compute) {
+          ProgressLine line(std::cerr, mode, "reference of run " + run.spec.run_id);
+          reference = references.get(run, &line);
+        }
+        ProgressLine line(std::cerr, mode, "run " + run.spec.run_id);
         out->records.push_back(std::make_shared<const RunRecord>(
             execute_run(run, nullptr, /*keep_samples=*/true, &line, reference.get())));
       } catch (const Interrupted& e) {
@@ -106,6 +106,8 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
       for (const auto& w : out->records.back()->warnings) std::cerr << "clmbench: warning: run " << run.spec.run_id << ": " << w << "\n";
       run.formulation.reset();
     }
+    // A Ctrl-C after the last sample is not lost (the flag is cleared when the call ends).
+    if (interrupted.empty() && interrupt_requested()) interrupted = "interrupted";
   }
   if (!interrupted.empty()) raise_keyboard_interrupt(interrupted);
   return out;
@@ -157,6 +159,7 @@ std::pair<int, std::string> command(const std::string& name, const std::vector<s
       } catch (const Interrupted& e) {
         interrupted = std::string("clmbench ") + name + ": " + e.what();
       }
+      if (interrupted.empty() && interrupt_requested()) interrupted = "clmbench " + name + ": interrupted";
     }
     if (!interrupted.empty()) raise_keyboard_interrupt(interrupted);
     return {code, out.str()};
@@ -177,6 +180,8 @@ PYBIND11_MODULE(_clmbench, m) {
       PyErr_SetString(PyExc_OSError, e.what());
     } catch (const InputError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const Interrupted& e) {  // a backstop: the calls above raise it with where it stopped
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     }
   });
 
