@@ -219,9 +219,8 @@ def test_mechanisms_from_sympy_run_as_the_zoo_sleigh():
     assert dyn.text == plain.text
     r = _sleigh_run(plain)
     assert "@sha256:" in r.problem
-    # The same terms (symbolic derivatives of the same T) in the same operation order: the zoo's run to the bit
-    # (measured 0); round-off would be 1e-13.
-    assert np.abs(r.q - zoo.q).max() <= 1e-13
+    # The same terms (symbolic derivatives of the same T) in the same operation order: the zoo's run to the bit.
+    assert np.array_equal(r.q, zoo.q)
     with pytest.raises(ValueError, match="function besseli is not in the file language"):
         clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 * sp.besseli(0, x))
 
@@ -256,7 +255,7 @@ def test_sweep_kozlov_and_analyze_are_the_commands(tmp_path):
                      "atol = 1e-12\ndt = 1e-4\noutput_every = 0.01\n[kozlov]\ntheorem = 1\nN = 1e2 1e3 1e4\n"
                      "reference_integrator = dopri5\nreference_rtol = 1e-12\nreference_atol = 1e-14\n")
     k = clmbench.kozlov(k_ini, out=tmp_path / "k.h5")
-    assert -1.05 < k.fit["slope"] < -0.95  # Kozlov's theorem 1: error ~ 1/N
+    assert -1.005 < k.fit["slope"] < -0.995, k.fit  # Kozlov's theorem 1, error ~ 1/N: measured -0.9976
     assert "slope" in k.text
     mine = clmbench.analyze("chaplygin_sleigh", q0=[0, 0, 0.3])
     theirs = command(tmp_path, "analyze", "--problem", "chaplygin_sleigh", "--q0", "0,0,0.3").stdout
