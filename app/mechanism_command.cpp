@@ -154,21 +154,20 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   // The optional sections (docs/mechanism-files.md): what the file adds, each checked at q0 by compile_mechanism.
   std::string sections;
   auto add = [&sections](const std::string& s) { sections += (sections.empty() ? "" : "; ") + s; };
-  if (!c.actuated.empty()) {
-    std::string names;
-    for (int i : c.actuated) names += (names.empty() ? "" : ", ") + c.coordinates[i];
-    add("actuated " + names);
-  }
+  auto listed = [](const auto& items, const auto& name) {  // "a, b, c"
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + name(item);
+    return out;
+  };
+  if (!c.actuated.empty()) add("actuated " + listed(c.actuated, [&](int i) { return c.coordinates[i]; }));
   if (c.velocity_basis.outputs() > 0) add("velocity basis (A S = 0 at q0)");
   if (c.transversal_frame.outputs() > 0) add("transversal frame (A X = I at q0)");
   if (c.closed_form.outputs() > 0) add("closed form");
   if (c.reference) add("published values at t = " + format_number(c.reference->t) + " [" + c.reference->source + "]");
   else if (!c.reference_withheld.empty()) add("published values withheld: " + c.reference_withheld);
-  if (!c.points.empty()) {
-    std::string names;
-    for (const auto& p : c.points) names += (names.empty() ? "" : ", ") + p.name;
-    add("points " + names + " (reference point " + c.points.front().name + ")");
-  }
+  if (!c.points.empty())
+    add("points " + listed(c.points, [](const CompiledMechanism::Point& p) { return p.name; }) + " (reference point " +
+        c.points.front().name + ")");
   line("optional sections", sections.empty() ? "none" : sections);
   line("problems found", "none");
   return kExitOk;

@@ -261,9 +261,14 @@ std::string export_header(const MechanismFile& f) {
       for (std::size_t k = 0; k < refs.size(); ++k) h << "    " << target(k) << " = " << refs[k] << ";\n";
     h << "  }\n";
   };
+  // out(k / cols, k % cols) := output k of a row-major matrix.
+  auto matrix_target = [](int cols) {
+    return [cols](std::size_t k) {
+      return "out(" + std::to_string(k / cols) + ", " + std::to_string(k % cols) + ")";
+    };
+  };
   function("void mass_matrix([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, kDof>& out)", s.mass,
-           [&](std::size_t k) { return "out(" + std::to_string(k / n) + ", " + std::to_string(k % n) + ")"; }, false,
-           false);
+           matrix_target(n), false, false);
   function(td ? "T potential([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in)" : "T potential([[maybe_unused]] const VecN<T, kDof>& q_in)",
            {s.potential}, nullptr, true, false);
   auto vector_target = [](std::size_t k) { return "out[" + std::to_string(k) + "]"; };
@@ -273,8 +278,7 @@ std::string export_header(const MechanismFile& f) {
              s.constraint, vector_target, false, false);
   } else {
     function("void pfaffian([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kConstraints, kDof>& out)", s.pfaffian,
-             [&](std::size_t k) { return "out(" + std::to_string(k / n) + ", " + std::to_string(k % n) + ")"; }, false,
-             false);
+             matrix_target(n), false, false);
     if (td)
       function("void affine_term([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, kConstraints>& out)", s.affine,
                vector_target, false, false);
@@ -285,11 +289,6 @@ std::string export_header(const MechanismFile& f) {
   if (s.has_forces)
     function("void generalized_force([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out)", s.force,
              vector_target, false, true);
-  auto matrix_target = [](int cols) {
-    return [cols](std::size_t k) {
-      return "out(" + std::to_string(k / cols) + ", " + std::to_string(k % cols) + ")";
-    };
-  };
   if (!s.velocity_basis.empty())
     function("void velocity_basis([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, Eigen::Dynamic>& out)",
              s.velocity_basis, matrix_target(n - m), false, false);
