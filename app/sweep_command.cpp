@@ -207,6 +207,12 @@ int sweep(const CommandInvocation& call) {
              << report.resumed << ", " << options.jobs << " job" << (options.jobs == 1 ? "" : "s");
     if (group->size() > 1) call.out << " x " << group->size() << " ranks";
     call.out << ", " << ProgressLine::duration_text(report.wall_seconds) << ")\n";
+    // Runs that followed other equations than their formulation's theorem or limit assumes (issue 24 item 2):
+    // said once for the sweep, the run-by-run lines are in /summary's validity column.
+    if (report.outside_conditions)
+      call.err << "clmbench: warning: sweep: " << report.outside_conditions << " of " << total
+               << " runs outside their formulation's validity conditions (/summary column validity), e.g.: "
+               << report.first_outside << "\n";
   }
   return kExitOk;
 }

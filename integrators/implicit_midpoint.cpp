@@ -50,8 +50,10 @@ bool ImplicitMidpoint::solve_stage(double h) {
     dz_ = lu_.solve(res_);
     z_ += dz_;
     const auto verdict = test.after(k, weighted_rms_norm(dz_, scale_), theta_);
+    if (verdict == NewtonRateTest::kFailed) failure_.note({t_, h, k + 1, test.last_increment(), newton_tol_, test.why()});
     if (verdict != NewtonRateTest::kIterate) return verdict == NewtonRateTest::kConverged;
   }
+  failure_.note({t_, h, kMaxNewtonIterations, test.last_increment(), newton_tol_, "no convergence within the iterations"});
   return false;
 }
 
@@ -71,6 +73,7 @@ bool ImplicitMidpoint::do_step(double h) {
   y_ += z_;
   eval_rhs(step_end(), y_, f_);
   if (theta_ > kReuseTheta) jac_valid_ = false;
+  failure_ = {};  // a step was accepted: the next failure starts a new sequence of halvings
   h_ = recovered_step(h_, dt_);  // recover from a halving
   return true;
 }

@@ -17,11 +17,13 @@
 
 #include "integrators/implicit_integrator.hpp"
 #include "integrators/hermite.hpp"
+#include "integrators/newton_iteration.hpp"
 
 namespace clm {
 
-class ImplicitMidpoint final : public ImplicitIntegrator {
+class ImplicitMidpoint final : public ImplicitIntegrator, public ReportsNewtonFailure {
  public:
+  const NewtonFailure& last_newton_failure() const override { return failure_; }
   std::string name() const override { return "implicit_midpoint"; }
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
@@ -39,6 +41,7 @@ class ImplicitMidpoint final : public ImplicitIntegrator {
   double rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0;
   StepStart prev_;  // the last step's start (dense output)
   double theta_ = 1.0;        // last contraction rate
+  NewtonFailure failure_;     // the last step whose Newton iteration failed
   Vec z_, dz_, ym_, fm_, res_, scale_;
   Mat newton_matrix_;
   Eigen::PartialPivLU<Mat> lu_;

@@ -34,23 +34,59 @@ class NewtonRateTest {
   NewtonRateTest(int max_iterations, double tol) : max_iterations_(max_iterations), tol_(tol) {}
 
   Verdict after(int k, double dn, double& theta) {
-    if (!std::isfinite(dn)) return kFailed;
+    last_ = dn;
+    if (!std::isfinite(dn)) return failed("the increment is not finite");
     if (k > 0) {
       theta = dn / dn_old_;
-      if (!(theta < 0.99)) return kFailed;
+      if (!(theta < 0.99)) return failed("the iteration does not contract (rate >= 0.99)");
       eta_ = theta / (1 - theta);
       // The remaining iterations cannot reach the tolerance at this rate.
-      if (eta_ * dn * std::pow(theta, max_iterations_ - 1 - k) > tol_) return kFailed;
+      if (eta_ * dn * std::pow(theta, max_iterations_ - 1 - k) > tol_)
+        return failed("it contracts too slowly to reach the tolerance in the iterations left");
     }
     if (k >= 1 && eta_ * dn <= tol_) return kConverged;
     dn_old_ = std::max(dn, kNewtonEps);
     return kIterate;
   }
+  // Why after() said kFailed (a static string; "" before), and the last scaled increment it was given.
+  const char* why() const { return why_; }
+  double last_increment() const { return last_; }
+  double tolerance() const { return tol_; }
 
  private:
+  Verdict failed(const char* why) {
+    why_ = why;
+    return kFailed;
+  }
+  const char* why_ = "";
+  double last_ = 0;
   int max_iterations_;
   double tol_;
   double dn_old_ = 0, eta_ = 1;
+};
+
+// The last failed Newton iteration of a method that halves its step when Newton fails (rattle, verlet under
+// penalty, implicit_midpoint): at a tight tolerance such a method can halve down to the smallest step, and the
+// run's "step size underflow" says nothing of why (issue 24 item 7). No allocation: `why` is a static string.
+// The first failure since the last accepted step is kept: the step halvings that follow it end at step sizes
+// where the Newton matrix is ill-conditioned by its 1/h terms, which is not why the step failed.
+struct NewtonFailure {
+  double t = 0, h = 0;          // the step that failed first: its start and size
+  int iterations = 0;           // iterations taken (0: the Newton matrix was singular)
+  double increment = 0;         // the last scaled increment norm (weights atol + rtol |y|)
+  double tolerance = 0;         // what it had to reach (integrators/newton_iteration.hpp newton_tolerance)
+  const char* why = "";         // "" when no step failed
+
+  void note(const NewtonFailure& f) {
+    if (*why == '\0') *this = f;
+  }
+};
+
+// What such a method reports; runs/runner.cpp turns a step-size underflow into this.
+class ReportsNewtonFailure {
+ public:
+  virtual ~ReportsNewtonFailure() = default;
+  virtual const NewtonFailure& last_newton_failure() const = 0;
 };
 
 }  // namespace clm

@@ -145,7 +145,10 @@ bool VariationalIntegrator::solve(double h) {
   }
   add_leading_part(h, x_, 1.0, K_);
   lu_.compute(K_);
-  if (!well_conditioned(pivot_ratio(lu_.matrixLU().diagonal()))) return false;
+  if (!well_conditioned(pivot_ratio(lu_.matrixLU().diagonal()))) {
+    failure_.note({t_, h, 0, 0, newton_tol_, "the Newton matrix is singular (redundant constraints, or a singular position)"});
+    return false;
+  }
   // Weights of q1 and of nu: both must have converged (a small q-increment after a large nu-error is not
   // convergence: the nu-error moves q in the next iteration).
   // The impulse nu moves q1 by h M^-1 A^T nu: its weight grows like 1/h below the run's step dt, so that a
@@ -162,8 +165,10 @@ bool VariationalIntegrator::solve(double h) {
     dx_ = lu_.solve(R_);
     x_ += dx_;
     const auto verdict = test.after(k, weighted_rms_norm(dx_, sc_), theta_);
+    if (verdict == NewtonRateTest::kFailed) failure_.note({t_, h, k + 1, test.last_increment(), newton_tol_, test.why()});
     if (verdict != NewtonRateTest::kIterate) return verdict == NewtonRateTest::kConverged;
   }
+  failure_.note({t_, h, kMaxNewtonIterations, test.last_increment(), newton_tol_, "no convergence within the iterations"});
   return false;
 }
 
@@ -236,6 +241,7 @@ bool VariationalIntegrator::do_step(double h) {
   p0_.noalias() += point_.M * s_sol_.head(n_);
   if (point_terms_ & kConstraintJacobian) A0_ = point_.A;
   eval_rhs(step_end(), y_, f_);
+  failure_ = {};  // a step was accepted: the next failure starts a new sequence of halvings
   h_ = recovered_step(h_, dt_);  // recover from a halving
   return true;
 }

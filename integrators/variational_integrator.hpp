@@ -50,11 +50,13 @@
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "integrators/hermite.hpp"
+#include "integrators/newton_iteration.hpp"
 
 namespace clm {
 
-class VariationalIntegrator : public Integrator {
+class VariationalIntegrator : public Integrator, public ReportsNewtonFailure {
  public:
+  const NewtonFailure& last_newton_failure() const override { return failure_; }
   int order() const override { return 2; }
   bool adaptive() const override { return false; }
   // Newton on the discrete equations with a difference matrix, where the step needs one.
@@ -120,6 +122,7 @@ class VariationalIntegrator : public Integrator {
   bool jq_valid_ = false, jq_fresh_ = false;
   double h_jq_ = 0;
   double theta_ = 1;
+  NewtonFailure failure_;  // the last step whose Newton iteration failed
 
   StepStart prev_;  // the last step's start (dense output)
 };

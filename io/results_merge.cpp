@@ -126,11 +126,13 @@ std::optional<Values> read_values(hid_t obj, bool is_attribute, size_t max_bytes
   return v;
 }
 
-// Attributes that hold timings, not results (wall_time_s, cpu_time_s, every *_time_s): they differ between
-// identical runs (a run computed twice was refused on its cpu_time_s; issue 21).
+// Attributes that hold timings, not results (wall_time_s, cpu_time_s, every *_time_s, and the statistics of
+// the repeated timings, cpu_time_repeats and cpu_time_spread): they differ between identical runs (a run
+// computed twice was refused on its cpu_time_s; issue 21).
 bool is_timing(const std::string& name) {
   constexpr std::string_view suffix = "_time_s";
-  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) ||
+         name.rfind("cpu_time_", 0) == 0;
 }
 
 // Whether two datasets hold the same values. Numbers are compared in blocks of rows (about 1 MiB each):
@@ -481,6 +483,10 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
   for (const auto& c : rows)
     if (c.name == "status" && c.values.index() == 2)
       for (const auto& s : std::get<std::vector<std::string>>(c.values)) ++report.statuses[s];
+  for (const auto& c : rows)
+    if (c.name == "validity" && c.values.index() == 2)
+      for (const auto& v : std::get<std::vector<std::string>>(c.values))
+        if (!v.empty() && report.outside_conditions++ == 0) report.first_outside = v;
   writer.commit(provenance);
   report.runs = kept.size();
   return report;

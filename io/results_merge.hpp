@@ -18,6 +18,9 @@ struct MergeReport {
   size_t runs = 0;
   size_t duplicates = 0;  // identical copies skipped
   std::map<std::string, size_t> statuses;  // "ok" -> count, ...
+  // Runs with a non-empty /summary validity (outside their formulation's conditions), and the first one's text.
+  size_t outside_conditions = 0;
+  std::string first_outside;
   std::vector<std::string> groups;         // groups copied beside /runs and /summary ("/kozlov/<study>")
 };
 

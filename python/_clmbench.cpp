@@ -240,6 +240,21 @@ PYBIND11_MODULE(_clmbench, m) {
         if (!r.record().holonomic) return py::none();  // Pfaffian problems record no |h|
         return samples(r, r.record().drift_position, 0, self);
       })
+      // The error against the reference at every sample (K x 3: |q - q_ref|, |qd - qd_ref|, |lambda - lambda_ref|),
+      // the file's /runs/<id>/error_vs_reference; None when the run has no reference compared at every sample.
+      .def_property_readonly("error_vs_reference", [](py::object self) -> py::object {
+        const Run& r = self.cast<const Run&>();
+        if (!r.record().records_reference_error) return py::none();
+        return samples(r, r.record().reference_error, 3, self);
+      })
+      // The named points' positions (K x columns NAME.x, NAME.y[, NAME.z]; point_columns names them), the file's
+      // /runs/<id>/points; None for a mechanism that declares none.
+      .def_property_readonly("points", [](py::object self) -> py::object {
+        const Run& r = self.cast<const Run&>();
+        if (r.record().point_columns.empty()) return py::none();
+        return samples(r, r.record().points, static_cast<int>(r.record().point_columns.size()), self);
+      })
+      .def_property_readonly("point_columns", [](const Run& r) { return r.record().point_columns; })
       // The /summary row a results file holds for the run: every column by name ("-" figures are None).
       .def_property_readonly("summary", [](const Run& r) {
         py::dict d;

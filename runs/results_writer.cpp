@@ -19,6 +19,11 @@ namespace {
 const std::vector<std::pair<std::string, std::string>>& summary_descriptions() {
   static const std::vector<std::pair<std::string, std::string>> descriptions{
              {"cpu_time_s", "s: thread CPU time integrating (sample recording excluded: run attribute output_cpu_time_s)"},
+             {"cpu_time_repeats", "how many times the run was integrated for its CPU time (runs under run.timing_budget "
+                                  "are repeated, without recording); cpu_time_s is their minimum"},
+             {"cpu_time_spread", "relative spread (max - min) / min of the repeated CPU timings; NaN when timed once"},
+             {"validity", "empty, or why the run left its formulation's validity conditions (fernandez_bloch's theorem, "
+                          "the substituted chart, Kozlov's limits): the run then follows other equations"},
              {"reference_source", "closed_form | reference_run | published | none: what the *_error_* columns, scd and mescd compare with"},
              {"q_error_max", "max over samples of the Euclidean norm |q - q_ref| (units of q: m, rad, ...)"},
              {"q_error_final", "|q - q_ref| at t_end (NaN when the run stopped before)"},
@@ -50,6 +55,9 @@ struct ResultsWriter::State : RunObserver {
     long samples, steps, rhs_evals;
     double wall_time_s;
     double rtol, atol, cpu_time_s;
+    long cpu_time_repeats;
+    double cpu_time_spread;
+    std::string validity;
   };
   std::vector<SummaryRow> rows;
   // The /summary row of a finished run (one place for what a row holds: the writer and summary_of).
@@ -65,10 +73,11 @@ struct ResultsWriter::State : RunObserver {
   bool holonomic = false;
   bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
   bool has_points = false;  // points follows them
+  bool has_reference_error = false;  // error_vs_reference follows them (RunRecord::records_reference_error)
   ResultsFile* file = nullptr;
 
   void begin(const RunRecord& header) override;
-  void sample(double t, const Observation& obs) override;
+  void sample(double t, const Observation& obs, const SampleErrors& errors) override;
   void finish(const RunRecord& record) override;
 
   void open_run(const RunRecord& header);
@@ -110,6 +119,9 @@ static SummaryTable summary_table(const std::vector<ResultsWriter::State::Summar
   column("rtol", [](const Row& r) { return r.rtol; });
   column("atol", [](const Row& r) { return r.atol; });
   column("cpu_time_s", [](const Row& r) { return r.cpu_time_s; });
+  column("cpu_time_repeats", [](const Row& r) { return r.cpu_time_repeats; });
+  column("cpu_time_spread", [](const Row& r) { return r.cpu_time_spread; });
+  column("validity", [](const Row& r) { return r.validity; });
   column("reference_source", [](const Row& r) { return r.s.reference_source; });
   column("q_error_max", [](const Row& r) { return r.s.q_error_max; });
   column("q_error_final", [](const Row& r) { return r.s.q_error_final; });
@@ -133,7 +145,7 @@ void ResultsWriter::State::begin(const RunRecord& header) {
   file->guarded("run '" + header.spec.run_id + "'", [&] { open_run(header); });
 }
 
-void ResultsWriter::State::sample(double t, const Observation& obs) {
+void ResultsWriter::State::sample(double t, const Observation& obs, const SampleErrors& errors) {
   // Buffering a sample is no HDF5 call: the lock is taken only when a chunk is full (for a short run,
   // never before finish()), so a sweep's workers do not wait on each other's writing for every sample.
   file->require_open();
@@ -150,6 +162,10 @@ void ResultsWriter::State::sample(double t, const Observation& obs) {
     full = datasets[next++]->push(&obs.actuator_power) || full;
   }
   if (has_points) full = datasets[next++]->push(obs.points.data()) || full;
+  if (has_reference_error) {
+    const double e[3] = {errors.q, errors.qd, errors.lambda};
+    full = datasets[next++]->push(e) || full;
+  }
   for (size_t j = 0; j < extras.size(); ++j) full = extras[j]->push(&obs.extras[j]) || full;
   if (!balance.empty()) {
     full = balance[0]->push(&obs.work_constraints) || full;
@@ -225,6 +241,14 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
     add("points", static_cast<hsize_t>(r.point_columns.size()), true,
         {{"columns", r.point_columns}, {"units", r.point_units},
          {"description", {"positions of the mechanism's named points ([points] of its file), from q"}}});
+  // The error against the reference at each sample (issue 24 item 3): what the error-against-time figure draws.
+  has_reference_error = r.records_reference_error;
+  if (has_reference_error)
+    add("error_vs_reference", 3, true,
+        {{"columns", {"q", "qd", "lambda"}},
+         {"description", {"Euclidean norms of q - q_ref, qd - qd_ref, lambda - lambda_ref at each sample, against the "
+                          "run's reference (attribute reference_source: closed_form or reference_run); NaN where "
+                          "a sample was not compared or has no such values"}}});
   extras_group = make_group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
@@ -297,6 +321,9 @@ RunAttributes run_attributes(const RunRecord& r) {
   add("t_reached", r.t_reached);
   add("wall_time_s", r.wall_time_s);
   add("cpu_time_s", r.cpu_time_s);
+  add("cpu_time_repeats", static_cast<long>(r.cpu_time_repeats));
+  add("cpu_time_spread", r.cpu_time_spread);
+  add("validity", r.validity);
   add("output_cpu_time_s", r.output_cpu_time_s);
   // Errors against the reference (issue 10 item 6; units: those of q, qd, lambda; scd, mescd in digits).
   add("reference_source", r.summary.reference_source);
@@ -346,7 +373,7 @@ ResultsWriter::State::SummaryRow ResultsWriter::State::summary_row(const RunReco
   const RunSpec& s = r.spec;
   return {s.run_id, s.problem, s.formulation, s.integrator, r.status, r.summary.reference, s.dt, s.options.N,
           s.t_end, r.summary, static_cast<long>(r.samples()), r.stats.steps, r.stats.rhs_evals,
-          r.wall_time_s, s.rtol, s.atol, r.cpu_time_s};
+          r.wall_time_s, s.rtol, s.atol, r.cpu_time_s, r.cpu_time_repeats, r.cpu_time_spread, r.validity};
 }
 
 SummaryTable summary_of(const RunRecord& record) { return summary_table({ResultsWriter::State::summary_row(record)}); }
@@ -400,7 +427,10 @@ void ResultsWriter::write_run(const RunRecord& r) {
       if (r.points.size() == r.samples() * np) obs.points = Eigen::Map<const Vec>(r.points.data() + k * np, static_cast<Eigen::Index>(np));
       else obs.points.setConstant(static_cast<Eigen::Index>(np), std::numeric_limits<double>::quiet_NaN());
     }
-    o.sample(r.t[k], obs);
+    SampleErrors errors;
+    if (r.reference_error.size() == 3 * r.samples()) errors = {r.reference_error[3 * k], r.reference_error[3 * k + 1],
+                                                               r.reference_error[3 * k + 2]};
+    o.sample(r.t[k], obs, errors);
   }
   o.finish(r);
 }

@@ -140,6 +140,12 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "refuse a run whose samples would exceed this many GB uncompressed (estimated from "
                                    "t_end / output_every before it starts); 0 = no limit",
                                    "max-output-gb", "max_output_gb"));
+    r.push_back(o::number<RunSpec>("run", "timing_budget", [](auto& s) -> auto& { return s.timing_budget; },
+                                   non_negative(), "s",
+                                   "a run that integrates in less CPU time is integrated again, without recording, "
+                                   "until this much CPU time is spent (at most 20 timings): cpu_time_s is the "
+                                   "minimum, cpu_time_spread the relative spread (max - min) / min; 0 = timed once",
+                                   "timing-budget", "timing_budget"));
     r.push_back(o::boolean<RunSpec>("run", "strict_initial", [](auto& s) -> auto& { return s.strict_initial; },
                                     "refuse given q0/qd0 that are off the constraints by more than 1e-12",
                                     "strict-initial", "strict_initial"));

@@ -78,6 +78,7 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
       published_lambda_.resize(model.m());
     }
   }
+  every_sample_ = source_ == ReferenceSource::kClosedForm || source_ == ReferenceSource::kReferenceRun;
 }
 
 void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec& q_ref, const Vec& qd_ref,
@@ -101,6 +102,7 @@ void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec&
   e_q_last_ = eq;
   e_qd_last_ = eqd;
   e_lambda_last_ = el;
+  latest_ = {eq, eqd, el};
   t_last_ = t;
   // Only the last sample's figures are kept (finish() checks that it is at t_end): O(n), no allocation.
   TestSetAccuracy acc(accuracy_.atol, accuracy_.rtol);
@@ -111,6 +113,7 @@ void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec&
 }
 
 void RunSummaryAccumulator::add(double t, const Observation& obs) {
+  latest_ = SampleErrors{};  // compare() fills it when this sample is compared
   if (samples_ == 0) {
     energy0_ = obs.energy;
     t0_ = t;

@@ -78,6 +78,15 @@ struct AccuracySettings {
   const ReferenceTrajectory* reference = nullptr;
 };
 
+// One sample's errors against the run's reference (issue 24 item 3; /runs/<id>/error_vs_reference):
+// Euclidean norms of q - q_ref, qd - qd_ref and lambda - lambda_ref at that sample, the figures whose maxima
+// are q_error_max, qd_error_max and lambda_error_max. NaN where the sample was not compared (no reference, a
+// published reference at another time, a reference that failed) or has no such values (lambda of
+// `substituted`, a reference without multipliers).
+struct SampleErrors {
+  double q = RunSummary::kNaN, qd = RunSummary::kNaN, lambda = RunSummary::kNaN;
+};
+
 class RunSummaryAccumulator {
  public:
   // vakonomic_on_nonholonomic: the run follows the vakonomic motion of nonholonomic constraints, so the
@@ -87,6 +96,11 @@ class RunSummaryAccumulator {
   // No heap allocation after the first sample (fixed-size problems).
   void add(double t, const Observation& obs);
   RunSummary finish() const;
+  // The errors of the sample last added (NaN before the first).
+  const SampleErrors& latest_errors() const { return latest_; }
+  // True when the reference is compared at every sample (a closed form or a reference run), so that the
+  // run's error against time is worth recording; false for none and for a published reference (one time).
+  bool compares_every_sample() const { return every_sample_; }
 
  private:
   void compare(double t, const Observation& obs, const Vec& q_ref, const Vec& qd_ref, const Vec* lambda_ref);
@@ -117,6 +131,8 @@ class RunSummaryAccumulator {
   Vec point_run_, point_ref_;              // its position in the run and in the reference (sized once)
   double e_q_last_ = RunSummary::kNaN, e_qd_last_ = RunSummary::kNaN, e_lambda_last_ = RunSummary::kNaN;
   double t_last_ = RunSummary::kNaN;
+  SampleErrors latest_;
+  bool every_sample_ = false;
   double scd_last_ = RunSummary::kNaN, mescd_last_ = RunSummary::kNaN;
   const PublishedReference* published_ = nullptr;  // source_ == kPublished
   bool published_compared_ = false;                // a sample at the published time was compared

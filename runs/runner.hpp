@@ -35,7 +35,10 @@ struct RunRecord {
   std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
   Vec q0, qd0;                    // the consistent initial data the run started from
   std::string initial_source;     // "default" | "given" | "default, projected" (off for these parameters)
-  std::vector<std::string> warnings;  // PreparedRun::warnings
+  std::vector<std::string> warnings;  // PreparedRun::warnings, and what the run found (stiffness, validity)
+  // Empty when the run stayed within its formulation's validity conditions (or it computes none), else one line
+  // naming the failed condition (runs/validity_monitor.hpp, issue 24 item 2); also one of `warnings`.
+  std::string validity;
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;
   // The Jacobian the integrator solved with (Integrator::jacobian_used): none, exact, finite_difference,
@@ -47,6 +50,11 @@ struct RunRecord {
   // recording the samples (output_cpu_time_s: observation, error accumulation, HDF5 writing), measured
   // apart so that the output grid and compression do not blur the cost of a method.
   double cpu_time_s = 0, output_cpu_time_s = 0;
+  // A run shorter than run.timing_budget of CPU time is integrated again (without recording) until the budget
+  // is spent, at most 20 timings (issue 24 item 5): cpu_time_s is then the minimum, cpu_time_repeats the
+  // number of timings and cpu_time_spread their relative spread (max - min) / min (NaN when timed once).
+  int cpu_time_repeats = 1;
+  double cpu_time_spread = std::numeric_limits<double>::quiet_NaN();
   // What the errors of `summary` were measured against: the reference run's settings and step count, the
   // closed form, or why there is no reference (then the error figures are NaN). reference_cpu_time_s: the
   // reference run's own integration CPU time (NaN without one).
@@ -68,6 +76,12 @@ struct RunRecord {
   // units (empty when it names none), and with keep_samples their positions (row-major, K x columns).
   std::vector<std::string> point_columns, point_units;
   std::vector<double> points;
+  // The error against the reference at every sample (issue 24 item 3): true when the run's reference is
+  // compared sample by sample (a closed form or a reference run; RunSummaryAccumulator::compares_every_sample),
+  // then written as /runs/<id>/error_vs_reference, and with keep_samples kept here (row-major, K x 3:
+  // the q, qd and lambda norms of SampleErrors).
+  bool records_reference_error = false;
+  std::vector<double> reference_error;
   RunSummary summary;
   size_t sample_count = 0;
 
@@ -75,13 +89,14 @@ struct RunRecord {
 };
 
 // Receives a run as it is computed: begin() with the header (spec, n, m, holonomic, extra names, initial
-// data), sample() per output time, finish() with status, statistics and summary. Throwing an AbortRun
+// data, whether the reference errors are recorded), sample() per output time, finish() with status, statistics and summary. Throwing an AbortRun
 // (e.g. OutputError) stops the run and reaches execute_run's caller.
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void begin(const RunRecord& header) = 0;
-  virtual void sample(double t, const Observation& obs) = 0;
+  // `errors`: the sample's errors against the reference (NaN when header.records_reference_error is false).
+  virtual void sample(double t, const Observation& obs, const SampleErrors& errors) = 0;
   virtual void finish(const RunRecord& record) = 0;
 };
 

@@ -51,7 +51,7 @@ class TimedObserver : public RunObserver {
  public:
   explicit TimedObserver(RunObserver& inner) : inner_(inner) {}
   void begin(const RunRecord& header) override { timed([&] { inner_.begin(header); }); }
-  void sample(double t, const Observation& obs) override { inner_.sample(t, obs); }
+  void sample(double t, const Observation& obs, const SampleErrors& errors) override { inner_.sample(t, obs, errors); }
   void finish(const RunRecord& record) override { timed([&] { inner_.finish(record); }); }
   double wall = 0, cpu = 0;
 
@@ -401,7 +401,10 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         if (parts.empty()) throw OutputError("no part file in " + dir);
         // The parts were checked against the plan when scanned, or written by this sweep: fewer runs than
         // planned is a part lost on the way (a file system the ranks do not share), and OUT is not written.
-        report.statuses = merge_results(parts, plan.out, options.command_line, selection.size()).statuses;
+        const MergeReport merged = merge_results(parts, plan.out, options.command_line, selection.size());
+        report.statuses = merged.statuses;
+        report.outside_conditions = merged.outside_conditions;
+        report.first_outside = merged.first_outside;
       } catch (const OutputError& e) {
         throw OutputError(std::string(e.what()) + "; every run is kept in " + dir +
                           ": fix the cause and run the sweep again with --resume to merge them");

@@ -56,6 +56,8 @@ struct SweepReport {
   double merge_seconds = 0, merge_cpu_seconds = 0;    // the final merge (rank 0)
   double wall_seconds = 0;    // the whole sweep
   std::map<std::string, size_t> statuses;  // of OUT's runs (rank 0)
+  size_t outside_conditions = 0;  // of OUT's runs, with a validity line (rank 0), and the first line
+  std::string first_outside;
   bool merged = false;        // this process wrote OUT
 };
 

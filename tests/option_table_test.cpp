@@ -34,6 +34,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"run.divergence_threshold", "1e9"},
     {"run.max_steps", "12345"},
     {"run.max_output_gb", "12.5"},
+    {"run.timing_budget", "0.2"},
     {"run.strict_initial", "true"},
     {"initial.q0", "0.5 -0.25 0.125"},
     // consistent with q0 for b = 0.3: -sin(theta) xd + cos(theta) yd - b thetad = 0 at theta = 0.125

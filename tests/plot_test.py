@@ -202,13 +202,15 @@ def main(argv):
                   f"{p.returncode}: {p.stderr.strip()[-400:]}")
 
         expected = {
-            "quickstart": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "difference"],
+            # The sleigh's runs and the polar pendulum's have closed forms: their error against it over time, from
+            # the stored series (/runs/<id>/error_vs_reference), replaces the difference to the first run.
+            "quickstart": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error_vs_reference"],
             "four_bar": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
             "kozlov": ["drift", "energy", "lambda", "q", "qd", "trajectory", "body_velocities", "error",
-                       "kozlov_friction_sleigh"],
+                       "kozlov_friction_sleigh", "error_vs_reference"],
             "long": ["drift", "energy", "lambda", "q", "qd", "trajectory", "growth"],
             "degenerate": ["drift", "energy", "q", "qd", "trajectory", "body_velocities"],
-            "wp": ["work_precision_cpu", "work_precision_rhs"],
+            "wp": ["work_precision_cpu", "work_precision_rhs", "error_vs_reference"],
             "equilibrium": ["phase_portrait"],
             "speeds": ["eigenvalues"],
             "driven": ["drift", "energy", "lambda", "q", "qd"],
@@ -220,6 +222,10 @@ def main(argv):
                 check(ok, f"{os.path.basename(png)}: {why}")
         # No reference, no fake one: a single run gets no error plot.
         check(not os.path.exists(os.path.join(tmp, "four_bar_difference.png")), "four_bar (one run) has no difference plot")
+        check(not os.path.exists(os.path.join(tmp, "four_bar_error_vs_reference.png")),
+              "four_bar (no closed form, no reference run) has no error_vs_reference plot")
+        check(not os.path.exists(os.path.join(tmp, "quickstart_difference.png")),
+              "quickstart: runs with a stored error against the reference get no difference-to-a-run plot")
         # A difference between runs is not named an error (the quickstart has no reference run).
         check(not os.path.exists(os.path.join(tmp, "quickstart_error.png")), "quickstart has no *_error.png")
         # No tolerance sweep, no work-precision diagram (quickstart: one tolerance per run).
@@ -231,6 +237,24 @@ def main(argv):
 
         # The figures themselves: units on every axis, legends inside the figure height.
         mod = load_plot_module()
+
+        import matplotlib.pyplot as plt
+        import numpy as np
+        # The error-against-time figure draws the stored series: its curves are the q column of
+        # /runs/<id>/error_vs_reference (floored), whose maximum is the run's q_error_max.
+        series = mod.load_error_series(files["quickstart"])
+        # The three sleigh runs (closed-form motion); the polar pendulum has a closed-form multiplier only.
+        check(len(series) == 3, f"quickstart: 3 runs with an error series (got {len(series)})")
+        for e, t, err in series:
+            check(err.shape == (len(t), 3) and np.nanmax(err[:, 0]) == e["q_error_max"],
+                  f"{e['id']}: the series' max |q - q_ref| {np.nanmax(err[:, 0])} is q_error_max {e['q_error_max']}")
+        fig = dict(mod.plot_error_vs_reference(files["quickstart"], os.path.join(tmp, "qs"), "qs"))[
+            os.path.join(tmp, "qs_error_vs_reference.png")]
+        drawn = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+        check(len(drawn) == 3 and all(np.array_equal(line.get_ydata(), mod.floored(err[:, 0]))
+                                      for line, (_, _, err) in zip(drawn, series)),
+              "quickstart_error_vs_reference.png: the q panel draws each run's stored |q - q_ref|")
+        plt.close(fig)
 
         # Two runs of one curve (kkt / dopri5 on the sleigh) at one tolerance, differing only in a Baumgarte
         # gain, are not a tolerance sweep: no work-precision diagram (the Fernandez-Bloch file's *_off runs

@@ -246,6 +246,7 @@ def load_run(g, run_id):
         if all(x in g for x in BALANCE_DATASETS) else None,
     }
     run["points"] = recorded_points(g, k)
+    run["error_series"] = "error_vs_reference" in g  # drawn by plot_error_vs_reference
     run["q_names"], run["q_units"] = columns_and_units(g, "q", problem, n)
     run["qd_names"], run["qd_units"] = columns_and_units(g, "qd", problem, n, velocity=True)
     m = lam.shape[1]
@@ -901,7 +902,13 @@ def plot_error(runs, stem, name, path):
         if "kozlov" in f:
             refs = {text(f["kozlov"][s].attrs.get("reference_run", "")) for s in f["kozlov"]}
     panels = []
+    skipped = False
     for ref, others, why in comparison_groups(runs, refs):
+        # Runs that stored their error against the true motion are drawn from it (plot_error_vs_reference); the
+        # difference between runs is for those without (no closed form, no [reference] run) and Kozlov's studies.
+        if not refs and ref["error_series"] and all(r["error_series"] for r in others):
+            skipped = True
+            continue
         units = []
         for u in ref["q_units"]:
             if u not in units:
@@ -935,13 +942,126 @@ def plot_error(runs, stem, name, path):
                                 f"against {rinfo}, {why}",
                                 f"|q - q_ref| [{unit}]", draw, legend_key=(ref["id"], "error")))
     if not panels:
-        note(f"{name}: no two runs share problem, parameters and initial data: no difference plot")
+        if not skipped and not any(r["error_series"] for r in runs):
+            note(f"{name}: no two runs share problem, parameters and initial data: no difference plot")
         return []
     # Named for what it measures: against a Kozlov study's reference run (an accurate run of the limit system)
     # it is an error; against the first run that finished ok it is only a difference between runs.
     what = "error against the Kozlov study's reference run" if refs else "difference to a reference run"
     return render(panels, f"{name}: {what} (floor {FLOOR:g}){envelope_note(runs)}",
                   f"{stem}_error.png" if refs else f"{stem}_difference.png")
+
+
+def load_error_series(path):
+    """[(entry, t, E)] for every run that stored its error against the reference at each sample
+    (/runs/<id>/error_vs_reference, E of K rows: |q - q_ref|, |qd - qd_ref|, |lambda - lambda_ref|); entry is the
+    run's load_work_precision entry. Only t and that dataset are read (a sweep of hundreds of runs stays small)."""
+    entries = {e["id"]: e for e in load_work_precision(path)}
+    out = []
+    with h5py.File(path, "r") as f:
+        if "runs" not in f:
+            return out
+        order = [text(x) for x in f["summary/run_id"][()]] if "summary/run_id" in f else []
+        order = [r for r in order if r in f["runs"]] + sorted(r for r in f["runs"] if r not in order)
+        for run_id in order:
+            g = f["runs"][run_id]
+            if run_id not in entries or "error_vs_reference" not in g or "t" not in g:
+                continue
+            t = np.asarray(g["t"][()], dtype=float)
+            e = np.asarray(g["error_vs_reference"][()], dtype=float).reshape(-1, 3)
+            if len(e) != len(t):
+                note(f"{path}: run '{run_id}': error_vs_reference has {len(e)} rows, t has {len(t)}: skipped")
+                continue
+            qd_units = strings(g["qd"].attrs, "units") if "qd" in g else None
+            lam_units = strings(g["lambda"].attrs, "units") if "lambda" in g else None
+            entry = dict(entries[run_id], validity=text(g.attrs.get("validity", "")), qd_units=list(qd_units or []),
+                         lambda_units=list(lam_units or [lambda_unit(entries[run_id]["problem"],
+                                                                     entries[run_id]["formulation"])]))
+            out.append((entry, t, e))
+    return out
+
+
+def plot_error_vs_reference(path, stem, name):
+    """<stem>_error_vs_reference.png: each run's error against the true motion over time, from the series the
+    run stored (/runs/<id>/error_vs_reference): against the closed form, or the reference run at tight
+    tolerance. One panel per quantity (q, qd, lambda) for a file of a few runs; for a sweep, one panel per
+    formulation x integrator with a curve per tolerance (colour from loose to tight). A run that failed or
+    diverged ends in a cross at the time it stopped."""
+    series = load_error_series(path)
+    if not series:
+        return []
+    groups = {}
+    for e, t, err in series:
+        key = (e["problem"], e["params"], e["initial"], e["t_end"])
+        groups.setdefault(key, []).append((e, t, err))
+    keys = list(groups)
+    panels = []
+    for key in keys:
+        members = groups[key]
+        problem = key[0].split("@sha256:")[0]
+        if "/" in problem or problem.endswith(".toml"):
+            problem = os.path.splitext(os.path.basename(problem))[0]
+        title = problem
+        if sum(1 for k in keys if k[0] == key[0]) > 1:
+            title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == key[0])}, T = {key[3]:g} s)"
+        sources = sorted({e["reference_source"] for e, _, _ in members})
+        against = ("the closed-form motion" if sources == ["closed_form"] else
+                   members[0][0]["reference_message"].split(":")[0] if sources == ["reference_run"] else
+                   "closed forms and reference runs")
+        def units_of(key):
+            units = []
+            for e, _, _ in members:
+                for u in e[key]:
+                    if u not in units and u != "-":
+                        units.append(u)
+            return ", ".join(units) if units else "-"
+
+        unit = units_of("q_units")
+        curves = {}
+        for m in members:
+            curves.setdefault(curve_label(m[0]), []).append(m)
+        sweep = max(len(c) for c in curves.values()) > 1
+
+        def draw(ax, runs, column, by_knob):
+            runs = sorted(runs, key=lambda m: -(m[0]["dt"] if m[0]["fixed"] else m[0]["rtol"])) if by_knob else runs
+            for i, (e, t, err) in enumerate(runs):
+                y = floored(err[:, column])
+                if not np.any(np.isfinite(y)):
+                    continue
+                col = plt.cm.viridis(i / max(len(runs) - 1, 1)) if by_knob else color(i, len(runs))
+                label = knob_text(e) if by_knob else f"{curve_label(e)}, {knob_text(e)}"
+                if e["validity"] and not by_knob:
+                    label += " [outside its formulation's conditions]"
+                if e["status"] != "ok":
+                    label += f" [{e['status']} at t = {t[-1]:g}]" if len(t) else f" [{e['status']}]"
+                # Formulations often agree to the last bit (kkt and schur): later runs of a panel of methods are
+                # drawn thinner and dashed, so that one lying on another stays visible.
+                dash = "-" if by_knob else LINESTYLES[i % len(LINESTYLES)]
+                ax.semilogy(t, y, color=col, linewidth=1.3 if by_knob else max(2.6 - 0.5 * i, 1.0), label=label,
+                            linestyle=dash if e["status"] == "ok" else (0, (1, 1)))
+                if e["status"] != "ok" and len(t):
+                    finite = np.flatnonzero(np.isfinite(y))
+                    if len(finite):
+                        ax.plot(t[finite[-1]], y[finite[-1]], marker="x", markersize=9, color=col)
+
+        if sweep:
+            for label, runs in curves.items():
+                outside = sum(1 for e, _, _ in runs if e["validity"])
+                flag = f"\n{outside} of {len(runs)} runs outside the formulation's conditions (run attribute validity)" \
+                    if outside else ""
+                panels.append(Panel(f"{title}, {label}: |q - q_ref| against {against}{flag}", f"|q - q_ref| [{unit}]",
+                                    lambda ax, r=runs: draw(ax, r, 0, True), legend_key=(key, label)))
+        else:
+            runs = [m for c in curves.values() for m in c]
+            for column, (what, ylabel) in enumerate([("q", f"|q - q_ref| [{unit}]"),
+                                                     ("qd", f"|qd - qd_ref| [{units_of('qd_units')}]"),
+                                                     ("lambda", f"|lambda - lambda_ref| [{units_of('lambda_units')}]")]):
+                if not any(np.any(np.isfinite(err[:, column])) for _, _, err in runs):
+                    continue
+                panels.append(Panel(f"{title}: |{what} - {what}_ref| against {against}", ylabel,
+                                    lambda ax, r=runs, c=column: draw(ax, r, c, False), legend_key=(key, "error")))
+    return render(panels, f"{name}: error against the reference over time (floor {FLOOR:g})",
+                  f"{stem}_error_vs_reference.png")
 
 
 def plot_kozlov(path, stem):
@@ -1366,6 +1486,10 @@ def build_figures(path, all_runs=False):
             figures += make(runs, stem, name)
         except Exception as e:  # one plot failing must not cost the others
             note(f"{name}: a plot failed ({type(e).__name__}: {e})")
+    try:
+        figures += plot_error_vs_reference(path, stem, name)
+    except Exception as e:  # one plot failing must not cost the others
+        note(f"{name}: the error-against-reference plot failed ({type(e).__name__}: {e})")
     figures += plot_kozlov(path, stem)
     figures += plot_phase_portrait(path, stem)
     try:

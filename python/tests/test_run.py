@@ -44,13 +44,16 @@ def test_run_returns_arrays_equal_to_the_commands_file(tmp_path, monkeypatch):
     with h5py.File(tmp_path / "cmd" / "a.h5") as f:
         g = f["runs"][r.run_id]
         for name, mine in (("t", r.t), ("q", r.q), ("qd", r.qd), ("lambda", r.lam), ("energy", r.energy),
-                           ("drift_velocity", r.drift_velocity)):
-            assert np.array_equal(g[name][()], mine), name  # bit for bit
+                           ("drift_velocity", r.drift_velocity), ("error_vs_reference", r.error_vs_reference)):
+            assert np.array_equal(g[name][()], mine, equal_nan=True), name  # bit for bit
+        # The error against the closed form at every sample, whose maximum is the summary's figure.
+        assert r.error_vs_reference.shape == (len(r.t), 3)
+        assert np.max(r.error_vs_reference[:, 0]) == r.summary["q_error_max"] > 0
         assert g.attrs["rtol"] == r.attrs["rtol"] == 1e-9
         # Every attribute of the file's run group, and no other (clocks aside: another process timed them).
         assert set(g.attrs) == set(r.attrs)
         for k in g.attrs:
-            if not k.endswith("_time_s"):
+            if not (k.endswith("_time_s") or k.startswith("cpu_time_")):
                 v = g.attrs[k]
                 v = v.decode() if isinstance(v, bytes) else ([] if isinstance(v, h5py.Empty) else v)
                 assert np.array_equal(v, r.attrs[k]) or (v != v and r.attrs[k] != r.attrs[k]), k

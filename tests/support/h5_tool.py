@@ -12,14 +12,15 @@ import h5py
 import numpy as np
 
 # Allowed to differ between two computations of the same inputs: clocks (every *_time_s attribute, and every
-# dataset so named: /summary/cpu_time_s, /kozlov/<study>/wall_time_s), how it was invoked, and which build of
+# dataset so named: /summary/cpu_time_s, /kozlov/<study>/wall_time_s; the statistics of repeated timings,
+# cpu_time_repeats and cpu_time_spread), how it was invoked, and which build of
 # the same code computed it (git_commit: comparing the results of two commits is how a refactoring is checked
 # to be bit-identical).
 PROVENANCE_ATTRS = {"created_utc", "command_line", "git_commit"}
 
 
 def is_timing(name):
-    return name.endswith("_time_s")
+    return name.endswith("_time_s") or name.startswith("cpu_time_")
 
 
 def same(a, b):

@@ -1,0 +1,72 @@
+// Issue 24 item 5: a run shorter than run.timing_budget of CPU time is timed again until the budget is spent
+// (at most 20 timings); cpu_time_s is their minimum, cpu_time_spread their relative spread, and the repeats
+// reproduce the run (same steps, same errors).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/problem_registry.hpp"
+#include "runs/runner.hpp"
+
+namespace clm {
+namespace {
+
+RunSpec short_run(double t_end) {
+  RunSpec s;
+  s.run_id = "sleigh";
+  s.problem = "chaplygin_sleigh";
+  s.formulation = "kkt";
+  s.integrator = "dopri5";
+  s.t_end = t_end;
+  s.output_every = 0.1;
+  for (const auto& p : problem_registry().get(s.problem).parameters) s.params[p.name] = p.default_value;
+  return s;
+}
+
+RunRecord run(const RunSpec& spec) {
+  std::ostringstream log;
+  PreparedRun prepared = prepare_run(spec, log);
+  return execute_run(prepared, nullptr, /*keep_samples=*/false);
+}
+
+TEST(TimingRepeats, ShortRunsAreTimedUntilTheBudgetIsSpent) {
+  RunSpec s = short_run(1);  // about 0.1 ms of CPU: 20 timings, far below the 50 ms budget
+  const RunRecord r = run(s);
+  EXPECT_EQ(r.cpu_time_repeats, 20);
+  EXPECT_GE(r.cpu_time_spread, 0.0);
+  EXPECT_GT(r.cpu_time_s, 0.0);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();  // every repeat reproduced the run
+  s.timing_budget = 0;
+  const RunRecord once = run(s);
+  EXPECT_EQ(once.cpu_time_repeats, 1);
+  EXPECT_TRUE(std::isnan(once.cpu_time_spread));
+  EXPECT_EQ(once.stats.steps, r.stats.steps);
+  EXPECT_EQ(once.summary.q_error_max, r.summary.q_error_max);
+}
+
+// The budget bounds the total: a budget below one run's time times it once, and a budget of a few runs' times
+// stops after those few (the minimum of k timings, never more than the budget plus one run).
+TEST(TimingRepeats, TheBudgetBoundsTheRepeats) {
+  RunSpec s = short_run(200);  // a few ms
+  s.timing_budget = 1e-9;
+  const RunRecord once = run(s);
+  EXPECT_EQ(once.cpu_time_repeats, 1);
+  s.timing_budget = 3.5 * once.cpu_time_s;
+  const RunRecord few = run(s);
+  EXPECT_GE(few.cpu_time_repeats, 2);
+  EXPECT_LE(few.cpu_time_repeats, 8);  // 4 at equal times; the minimum of k timings can be well below one
+  EXPECT_LE(few.cpu_time_s * few.cpu_time_repeats, s.timing_budget + few.cpu_time_s * (1 + few.cpu_time_spread));
+}
+
+// A run that did not end "ok" is not timed again (its cost is not a figure of merit).
+TEST(TimingRepeats, FailedRunsAreTimedOnce) {
+  RunSpec s = short_run(10);
+  s.max_steps = 5;
+  const RunRecord r = run(s);
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.cpu_time_repeats, 1);
+}
+
+}  // namespace
+}  // namespace clm
