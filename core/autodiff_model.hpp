@@ -85,15 +85,19 @@ class AutoDiffModel final : public Model {
     }
     if constexpr (requires { p_.points(); }) {
       if (!p_.points().empty()) {
-        const auto& first = p_.points().front();
-        ReferencePoint& point = reference_point_.emplace();
-        point.name = first.name;
-        const char* names[] = {"x", "y", "z"};
-        point.components.assign(names, names + first.components);
-        point.unit = first.unit;
-        // The model owns the problem and the point: the pointer lives as long as both. The first point's
-        // components come first in point_positions.
-        point.position = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(q, out); };
+        // A mechanism file's first point is its reference point (docs/mechanism-files.md); a zoo problem's points
+        // are for the plots only (problems/point_spec.hpp), its reference point, if any, declared apart.
+        if constexpr (requires { P::kFirstPointIsReferencePoint; }) {
+          const auto& first = p_.points().front();
+          ReferencePoint& point = reference_point_.emplace();
+          point.name = first.name;
+          const char* names[] = {"x", "y", "z"};
+          point.components.assign(names, names + first.components);
+          point.unit = first.unit;
+          // The model owns the problem and the point: the pointer lives as long as both. The first point's
+          // components come first in point_positions.
+          point.position = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(q, out); };
+        }
         NamedPoints& all = named_points_.emplace();
         for (const auto& p : p_.points()) {
           all.names.push_back(p.name);

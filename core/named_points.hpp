@@ -1,7 +1,7 @@
 // Named points of a mechanism (a mechanism file's [points], docs/mechanism-files.md): positions computed from q
 // that a run records at every sample (/runs/<id>/points, one column per component, "NAME.x", "NAME.y"(, "NAME.z"))
-// so that tools/plot.py draws their paths without knowing the problem. The zoo's planar problems name theirs in
-// tools/plot.py instead (trajectory_points).
+// so that tools/plot.py draws their paths without knowing the problem; the zoo's problems declare theirs the same
+// way (problems/point_spec.hpp).
 #pragma once
 
 #include <functional>

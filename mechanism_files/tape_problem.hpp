@@ -202,6 +202,7 @@ struct TapeProblem {
   }
   const std::string& published_values_withheld() const { return mechanism->reference_withheld; }
   // [points]: the first is the reference point; point_positions writes every point's components in order.
+  static constexpr bool kFirstPointIsReferencePoint = true;
   const std::vector<CompiledMechanism::Point>& points() const { return mechanism->points; }
   void point_positions(const Vec& q, Vec& out) const {
     const Tape& tape = mechanism->point_positions;

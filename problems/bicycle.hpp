@@ -35,6 +35,8 @@
 // lean/steer motion about it is what `clmbench analyze --speed` linearizes (analysis/steady_motion.hpp).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
@@ -43,6 +45,7 @@
 
 #include "core/problem.hpp"
 #include "core/rigid_body.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -105,6 +108,15 @@ struct Bicycle {
       ParameterSpec<Bicycle>{"IFyy", &Bicycle::IFyy, "front wheel inertia about the axle [kg m^2]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"rear_contact", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+  }
   int dof() const { return kDof; }
   int constraints() const { return kConstraints; }
   void validate() const {

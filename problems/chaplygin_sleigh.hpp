@@ -6,6 +6,8 @@
 // with u = xd cos(theta) + yd sin(theta) and w = thetad.
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -40,6 +43,17 @@ struct ChaplyginSleigh {
       ParameterSpec<ChaplyginSleigh>{"b", &ChaplyginSleigh::b, "distance from the centre of mass back to the blade [m]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"centre_of_mass", "m"}, {"blade", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+    out[2] = q[0] - b * std::cos(q[2]);  // the blade, b behind the centre of mass along the heading
+    out[3] = q[1] - b * std::sin(q[2]);
+  }
   int dof() const { return 3; }
   int constraints() const { return 1; }
   void validate() const {

@@ -10,11 +10,14 @@
 // gyroscopic terms (closed form to round-off) and of problems without constraints (m = 0 rows).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -39,6 +42,15 @@ struct ChargedParticle {
       ParameterSpec<ChargedParticle>{"B", &ChargedParticle::B, "magnetic flux density along z [T]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"particle", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+  }
   int dof() const { return 2; }
   int constraints() const { return 0; }
   void validate() const {

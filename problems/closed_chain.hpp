@@ -14,6 +14,10 @@
 // which analytic_terms() evaluates in O(n^2) with 2n trigonometric calls; tests check it against autodiff.
 #pragma once
 
+#include <vector>
+
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <limits>
@@ -21,6 +25,7 @@
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -50,6 +55,36 @@ struct ClosedChain {
   };
 
   // Runtime size; a stand-in of 2 for an invalid n, which validate() refuses before anything is sized by it.
+  // Points of interest (problems/point_spec.hpp): the root, then the ends of bars (every joint up to 16 bars,
+  // else 16 evenly spaced, the pinned tip last), in chain order, so that an animation draws the chain.
+  const std::vector<PointSpec>& points() const {
+    if (points_.empty()) {
+      const int bars = dof(), shown = std::min(bars, 16);
+      points_.push_back({"root", "m"});
+      for (int i = 1; i <= shown; ++i) {
+        const int k = static_cast<int>(std::lround(1.0 + (bars - 1.0) * (i - 1.0) / std::max(shown - 1, 1)));
+        if (!picks_.empty() && k == picks_.back()) continue;
+        picks_.push_back(k);
+        points_.push_back({"joint_" + std::to_string(k), "m"});
+      }
+    }
+    return points_;
+  }
+  void point_positions(const Vec& q, Vec& out) const {  // after points(); no allocation
+    out[0] = out[1] = 0;
+    double x = 0, y = 0;
+    std::size_t next = 0;
+    Eigen::Index at = 2;
+    for (int j = 0; j < q.size() && next < picks_.size(); ++j) {
+      x += L * std::cos(q[j]);
+      y += L * std::sin(q[j]);
+      if (picks_[next] == j + 1) {
+        out[at++] = x;
+        out[at++] = y;
+        ++next;
+      }
+    }
+  }
   int dof() const { return valid_count() ? static_cast<int>(n) : 2; }
   // Names and units of q (HDF5 column names; tools/plot.py labels): the absolute bar angles.
   std::vector<std::string> coordinate_names() const {
@@ -236,6 +271,11 @@ struct ClosedChain {
       for (int k = 0; k < q.size(); ++k) qd[k] -= L * (-std::sin(q[k]) * zx + std::cos(q[k]) * zy);
     }
   }
+
+ public:
+  // points()'s, made once (public: the struct stays an aggregate of its parameters).
+  mutable std::vector<PointSpec> points_;
+  mutable std::vector<int> picks_;         // the bars whose ends they are (1-based)
 };
 
 }  // namespace clm

@@ -7,12 +7,15 @@
 //   T = sum_i m_i/2 |c_i'|^2 + I_i/2 theta_i'^2, I_i = m_i L_i^2 / 12,   V = g sum_i m_i y_i.
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <numbers>
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -47,6 +50,23 @@ struct FourBar {
       ParameterSpec<FourBar>{"g", &FourBar::g, "gravity [m/s^2], along -y"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"crank_pivot", "m"}, {"crank_pin", "m"}, {"rocker_pin", "m"}, {"rocker_pivot", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    // The ends of the bars from their centres and angles (h(q) = 0 makes consecutive ends coincide), in chain
+    // order: the crank's pivot, its pin with the coupler, the coupler's pin with the rocker, the rocker's pivot.
+    out[0] = q[0] - 0.5 * L1 * std::cos(q[2]);
+    out[1] = q[1] - 0.5 * L1 * std::sin(q[2]);
+    out[2] = q[0] + 0.5 * L1 * std::cos(q[2]);
+    out[3] = q[1] + 0.5 * L1 * std::sin(q[2]);
+    out[4] = q[3] + 0.5 * L2 * std::cos(q[5]);
+    out[5] = q[4] + 0.5 * L2 * std::sin(q[5]);
+    out[6] = q[6] + 0.5 * L3 * std::cos(q[8]);
+    out[7] = q[7] + 0.5 * L3 * std::sin(q[8]);
+  }
   int dof() const { return 9; }
   int constraints() const { return 8; }
   void validate() const {

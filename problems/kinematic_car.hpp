@@ -20,11 +20,14 @@
 // motion under constant inputs, of radius L / tan psi (closed_form).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -56,6 +59,15 @@ struct KinematicCar {
       ParameterSpec<KinematicCar>{"Jw", &KinematicCar::Jw, "rear wheels' spin moment of inertia [kg m^2]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"rear_axle_midpoint", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+  }
   int dof() const { return 5; }
   int constraints() const { return 3; }
   void validate() const {

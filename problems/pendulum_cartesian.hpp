@@ -7,12 +7,15 @@
 // i.e. lambda = -m (|v|^2 - g y)/L^2 on the constraint; the rod tension is -lambda L.
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/planar_bob.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -36,6 +39,17 @@ struct PendulumCartesian {
       ParameterSpec<PendulumCartesian>{"g", &PendulumCartesian::g, "gravity [m/s^2], along -y"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"pivot", "m"}, {"bob", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = q[0];
+    out[3] = q[1];
+  }
   int dof() const { return 2; }
   int constraints() const { return 1; }
   void validate() const {

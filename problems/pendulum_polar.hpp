@@ -4,10 +4,13 @@
 // Closed-form multiplier on the constraint: lambda = -m L thetad^2 - m g cos(theta) - fx sin(theta).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -35,6 +38,17 @@ struct PendulumPolar {
       ParameterSpec<PendulumPolar>{"fx", &PendulumPolar::fx, "constant horizontal force on the bob [N]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"pivot", "m"}, {"bob", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = q[0] * std::sin(q[1]);
+    out[3] = -q[0] * std::cos(q[1]);
+  }
   int dof() const { return 2; }
   int constraints() const { return 1; }
   void validate() const {

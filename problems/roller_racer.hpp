@@ -16,12 +16,15 @@
 // (docs/findings.md, "Roller racer": the small-amplitude estimate of the distance per shape cycle).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
 
 #include "core/problem.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -53,6 +56,17 @@ struct RollerRacer {
       ParameterSpec<RollerRacer>{"d2", &RollerRacer::d2, "distance from the joint back to the rear axle [m]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"front_axle", "m"}, {"rear_axle", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+    out[2] = q[0] - d1 * std::cos(q[2]) - d2 * std::cos(q[2] + q[3]);  // - d1 e(theta) - d2 e(theta + phi)
+    out[3] = q[1] - d1 * std::sin(q[2]) - d2 * std::sin(q[2] + q[3]);
+  }
   int dof() const { return kDof; }
   int constraints() const { return kConstraints; }
   void validate() const {

@@ -8,6 +8,8 @@
 // line when w = 0); lambda = M (xdd, ydd) = M R thetad w (-sin phi, cos phi).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
@@ -15,6 +17,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -42,6 +45,15 @@ struct RollingDisk {
       ParameterSpec<RollingDisk>{"J", &RollingDisk::J, "moment of inertia about the vertical diameter [kg m^2]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"contact", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+  }
   int dof() const { return 4; }
   int constraints() const { return 2; }
   void validate() const { require_positive(kName, {{M, "M"}, {R, "R"}, {I, "I"}, {J, "J"}}); }

@@ -14,6 +14,8 @@
 // uniformly along the fixed line of the blade: v = v0 + g cos(phi0) t.
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
@@ -21,6 +23,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -46,6 +49,15 @@ struct SkateIncline {
       ParameterSpec<SkateIncline>{"g", &SkateIncline::g, "downhill component of gravity [m/s^2]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"blade", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];  // x downhill
+    out[1] = q[1];
+  }
   int dof() const { return 3; }
   int constraints() const { return 1; }
   void validate() const {

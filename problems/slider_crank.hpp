@@ -10,11 +10,14 @@
 // B have slips: G_phi lacks g, B_phi has cos for sin).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <numbers>
 
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -52,6 +55,19 @@ struct SliderCrank {
       ParameterSpec<SliderCrank>{"f", &SliderCrank::f, "constant force on the slider along x [N]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"crank_pivot", "m"}, {"crank_pin", "m"}, {"slider", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = 2 * L1 * std::cos(q[0]);
+    out[3] = 2 * L1 * std::sin(q[0]);
+    out[4] = q[2];
+    out[5] = 0;
+  }
   int dof() const { return 3; }
   int constraints() const { return 2; }
   void validate() const {

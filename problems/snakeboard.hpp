@@ -27,11 +27,14 @@
 // Actuated coordinates (issue 13, prescribed shape): psi and phi.
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
 
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -60,6 +63,15 @@ struct Snakeboard {
       ParameterSpec<S>{"r", &S::r, "distance from the centre to each axle (half the wheelbase) [m]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"board_centre", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+  }
   int dof() const { return 5; }
   int constraints() const { return 2; }
   void validate() const {

@@ -13,6 +13,8 @@
 // a straight line when thetad = 0 (closed_form).
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <cmath>
 #include <string>
@@ -20,6 +22,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -46,6 +49,15 @@ struct Unicycle {
       ParameterSpec<Unicycle>{"J", &Unicycle::J, "moment of inertia about the axle [kg m^2]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): recorded at every sample for the plots and animations.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"contact", "m"}};
+    return kPoints;
+  }
+  void point_positions(const Vec& q, Vec& out) const {
+    out[0] = q[0];
+    out[1] = q[1];
+  }
   int dof() const { return 4; }
   int constraints() const { return 2; }
   void validate() const { require_positive(kName, {{r, "r"}, {m, "m"}, {I, "I"}, {J, "J"}}); }

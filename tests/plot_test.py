@@ -71,6 +71,10 @@ def synthetic_file(path):
             g["t"] = t
             g["q"] = q
             g["qd"] = q.copy()
+            if problem == "chaplygin_sleigh":  # the named points a run records (problems/point_spec.hpp)
+                g["points"] = q[:, :2]
+                g["points"].attrs["columns"] = ["centre_of_mass.x", "centre_of_mass.y"]
+                g["points"].attrs["units"] = ["m", "m"]
             g["lambda"] = np.ones((k, m))
             g["energy"] = 1 + 1e-9 * t
             g["drift_velocity"] = 1e-12 * t
@@ -157,6 +161,55 @@ def check_work_precision(mod, path, tmp):
     plt.close("all")
 
 
+def own_mechanism_sweep(binary, tmp):
+    """Issue 24's "Done means": a mechanism file (the sleigh with its [points]) swept over formulations and
+    tolerances, a run failing (dopri5 capped at 20 steps at the tightest tolerance) and some outside their theorem
+    (fernandez_bloch), gets without any change to tools/: the trajectory of its declared points, the error against
+    the stored reference over time, failed runs marked, and timings with their spread."""
+    import h5py
+    import numpy as np
+    mechanism = os.path.join(ROOT, "tests", "data", "mechanisms", "chaplygin_sleigh.toml")
+    config = os.path.join(tmp, "own.ini")
+    with open(config, "w") as fh:
+        fh.write(f"[run]\nproblem = {mechanism}\nt_end = 4\noutput_every = 0.05\n"
+                 "[sweep.zip]\nrtol = 1e-4 1e-6 1e-8\natol = 1e-6 1e-8 1e-10\ndt = 0.1 0.05 0.01\n"
+                 "[run.kkt]\nformulation = kkt\nintegrator = dopri5\n"
+                 "[run.rk4]\nformulation = kkt\nintegrator = rk4\n"
+                 "[run.fb]\nformulation = fernandez_bloch\nintegrator = dopri5\n"
+                 "[run.capped]\nformulation = kkt\nintegrator = dopri5\nmax_steps = 20\n")
+    p = run([binary, "sweep", config, "--out", os.path.join(tmp, "own.h5"), "--progress", "never"], cwd=tmp)
+    check(p.returncode == 0, f"clmbench sweep own.ini: {p.stderr.strip()[-300:]}")
+    check("3 of 12 runs outside their formulation's validity conditions" in p.stderr,
+          f"the sweep says once that the fernandez_bloch runs left their theorem: {p.stderr.strip()[-300:]}")
+    path = os.path.join(tmp, "own.h5")
+    with h5py.File(path) as f:
+        status = [x.decode() for x in f["summary/status"][()]]
+        repeats = f["summary/cpu_time_repeats"][()]
+        spread = f["summary/cpu_time_spread"][()]
+        validity = [x.decode() for x in f["summary/validity"][()]]
+        ids = [x.decode() for x in f["summary/run_id"][()]]
+    check(status.count("ok") == 11 and len(status) == 12, f"own.h5: 11 runs ok and one failed ({status})")
+    check(all(r >= 2 for r, st in zip(repeats, status) if st == "ok") and
+          all(np.isfinite(x) and x >= 0 for x, st in zip(spread, status) if st == "ok"),
+          f"own.h5: every short run timed repeatedly with a finite spread ({list(repeats)}, {list(spread)})")
+    check([bool(v) for v in validity] == ["_fb_" in i for i in ids], f"own.h5: validity flags the fernandez_bloch runs")
+    p = run([PLOT, path], cwd=tmp)
+    check(p.returncode == 0, f"tools/plot.py own.h5: {p.stderr.strip()[-300:]}")
+    for kind in ("trajectory", "error_vs_reference", "work_precision_cpu", "work_precision_rhs"):
+        ok, why = png_ok(os.path.join(tmp, f"own_{kind}.png"))
+        check(ok, f"own_{kind}.png: {why}")
+    mod = load_plot_module()
+    import matplotlib.pyplot as plt
+    figures = dict(mod.plot_error_vs_reference(path, os.path.join(tmp, "own2"), "own2"))
+    fig = next(iter(figures.values()))
+    titles = [ax.get_title() for ax in fig.axes]
+    check(any("fernandez_bloch" in t and "3 of 3 runs outside" in t for t in titles),
+          f"the fernandez_bloch panel says its runs left the theorem ({titles})")
+    crosses = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "x"]
+    check(len(crosses) == 1, f"the failed (capped) run ends in a cross ({len(crosses)})")
+    plt.close("all")
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__)
@@ -185,6 +238,7 @@ def main(argv):
         wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
         synthetic = os.path.join(tmp, "degenerate.h5")
         synthetic_file(synthetic)
+        own_mechanism_sweep(binary, tmp)
 
         # A python3 first on PATH that cannot plot: the shebang must not care.
         fakebin = os.path.join(tmp, "fakebin")

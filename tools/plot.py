@@ -119,9 +119,6 @@ BALANCE_DATASETS = ("work_moving_constraints", "work_explicit_time", "work_gener
 EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energy": "J", "chart_rcond": "-",
                "fb_condition_1": "units of seed-003 eq. 4.1", "fb_condition_2": "units of seed-003 eq. 4.1",
                "invariant_residual": "units of the invariant"}
-PLANAR = {"charged_particle", "chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian", "pendulum_polar",
-          "four_bar", "closed_chain", "slider_crank", "roller_racer", "snakeboard", "kinematic_car", "unicycle",
-          "bicycle"}
 NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk", "suslov"}
 # The adaptive integrators (`clmbench list integrators` says "adaptive"): their runs are ordered and labelled by
 # rtol, the fixed-step ones by dt.
@@ -178,7 +175,8 @@ def lambda_unit(problem, formulation):
     return base
 
 
-def load_runs(path):
+def load_runs(path, only=None):
+    """Every run of the file (only: the run ids to load, in the file's order)."""
     runs = []
     with h5py.File(path, "r") as f:
         if "runs" not in f:
@@ -187,6 +185,8 @@ def load_runs(path):
         order = [text(x) for x in f["summary/run_id"][()]] if "summary/run_id" in f else []
         order = [r for r in order if r in f["runs"]] + sorted(r for r in f["runs"] if r not in order)
         for run_id in order:
+            if only is not None and run_id not in only:
+                continue
             try:
                 run = load_run(f["runs"][run_id], run_id)
             except Exception as e:  # a damaged or foreign group: skip it, keep the others
@@ -261,6 +261,11 @@ def load_run(g, run_id):
         end = f" at t = {t[-1]:g}" if k else ", no samples"
         run["short"] += f" [{status}{end}]"
         run["label"] += f" [{status}{end}]"
+    # A run outside its formulation's validity conditions (runs/validity_monitor.hpp) says so in every legend.
+    run["validity"] = text(a.get("validity", ""))
+    if run["validity"]:
+        run["short"] += " [outside its conditions]"
+        run["label"] += " [outside its conditions]"
     return run
 
 
@@ -692,70 +697,20 @@ def recorded_points(g, k):
 
 
 def trajectory_points(r):
-    """Named planar points of a run: [(name, x, y)], or None when the problem is not planar."""
-    if r.get("points"):  # recorded by the run (a mechanism file's [points])
-        return [(f"{name} (x, y)" if z is None else f"{name} (x, y; z not drawn)", x, y)
-                for name, _, x, y, z in r["points"]]
-    q, p = r["q"], r["params"]
-    n = q.shape[1]
-    problem = r["problem"]
-    if problem == "chaplygin_sleigh" and n == 3:
-        b = p.get("b", 0.3)
-        return [("centre of mass (x, y)", q[:, 0], q[:, 1]),
-                (f"blade (x - b cos theta, y - b sin theta), b = {b:g}",
-                 q[:, 0] - b * np.cos(q[:, 2]), q[:, 1] - b * np.sin(q[:, 2]))]
-    if problem == "skate_incline" and n == 3:
-        return [("blade point (x, y), x downhill", q[:, 0], q[:, 1])]
-    if problem == "rolling_disk" and n == 4:
-        return [("contact point (x, y)", q[:, 0], q[:, 1])]
-    if problem == "pendulum_cartesian" and n == 2:
-        return [("bob (x, y)", q[:, 0], q[:, 1])]
-    if problem == "charged_particle" and n == 2:
-        return [("particle (x, y)", q[:, 0], q[:, 1])]
-    if problem == "pendulum_polar" and n == 2:
-        return [("bob (r sin theta, -r cos theta)", q[:, 0] * np.sin(q[:, 1]), -q[:, 0] * np.cos(q[:, 1]))]
-    if problem == "four_bar" and n == 9:
-        return [(f"centre of bar {i + 1} (x{i + 1}, y{i + 1})", q[:, 3 * i], q[:, 3 * i + 1]) for i in range(3)]
-    if problem == "slider_crank" and n == 3:
-        L1 = p.get("L1", np.nan)
-        pts = [("slider (x, 0)", q[:, 2], np.zeros(len(q)))]
-        if np.isfinite(L1):
-            pts.insert(0, ("crank pin (2 L1 cos theta, 2 L1 sin theta)", 2 * L1 * np.cos(q[:, 0]),
-                           2 * L1 * np.sin(q[:, 0])))
-        return pts
-    if problem == "roller_racer" and n == 4:
-        d1, d2 = p.get("d1", np.nan), p.get("d2", np.nan)
-        pts = [("front axle (x, y)", q[:, 0], q[:, 1])]
-        if np.isfinite(d1) and np.isfinite(d2):
-            psi = q[:, 2] + q[:, 3]
-            pts.append(("rear axle (x, y) - d1 e(theta) - d2 e(theta + phi)",
-                        q[:, 0] - d1 * np.cos(q[:, 2]) - d2 * np.cos(psi),
-                        q[:, 1] - d1 * np.sin(q[:, 2]) - d2 * np.sin(psi)))
-        return pts
-    if problem == "snakeboard" and n == 5:
-        return [("board centre (x, y)", q[:, 0], q[:, 1])]
-    if problem == "kinematic_car" and n == 5:
-        return [("rear axle midpoint (x, y)", q[:, 0], q[:, 1])]
-    if problem == "unicycle" and n == 4:
-        return [("contact point (x, y)", q[:, 0], q[:, 1])]
-    if problem == "bicycle" and n == 7:
-        return [("rear contact point (x, y)", q[:, 0], q[:, 1])]
-    if problem == "closed_chain" and n >= 2 and "L" in p:
-        L = p["L"]
-        # Joint k (between bars k and k+1) at sum_{j<=k} L (cos theta_j, sin theta_j); at most 5 joints.
-        picks = sorted({int(round(x)) for x in np.linspace(0, n - 2, min(5, n - 1))})
-        out = []
-        for k in picks:
-            out.append((f"joint {k + 1} (end of bar {k + 1})", L * np.cos(q[:, :k + 1]).sum(axis=1),
-                        L * np.sin(q[:, :k + 1]).sum(axis=1)))
-        return out
-    return None
+    """The run's named points in the plane: [(label, x, y)], or None when it recorded none. Every point comes from
+    the run's /points (a mechanism file's [points], a zoo problem's points(): problems/point_spec.hpp); no problem
+    is known here by name."""
+    if not r.get("points"):
+        return None
+    return [(f"{name} (x, y)" if z is None else f"{name} (x, y; z not drawn)", x, y) for name, _, x, y, z in r["points"]]
 
 
 def plot_trajectory(runs, stem, name):
     panels = []
     for problem, group in by_problem(plottable(runs, "trajectory")).items():
-        if problem not in PLANAR and not any(r.get("points") for r in group):
+        if not any(r.get("points") for r in group):
+            note(f"{problem}: the runs recorded no named points (/points): no trajectory (a mechanism file declares "
+                 "them in [points], a zoo problem by points(): problems/point_spec.hpp)")
             continue
         pts = [(r, trajectory_points(r)) for r in group]
         pts = [(r, x) for r, x in pts if x]
@@ -787,8 +742,8 @@ def plot_trajectory(runs, stem, name):
                     ax.plot(x[0], y[0], marker="o", color=st["color"], markersize=5)
                     ax.plot(x[-1], y[-1], marker="s" if r["status"] == "ok" else "x", color=st["color"],
                             markersize=6)
-                if r["problem"] == "four_bar" and i == 0:
-                    draw_four_bar(ax, r)
+                if i == 0:
+                    draw_at_start(ax, r)
             ax.plot([], [], "ko", markersize=4, label="start (o), end (square)")
 
         for facet in facets:
@@ -808,16 +763,16 @@ def plot_trajectory(runs, stem, name):
     return render(panels, f"{name}: trajectories", f"{stem}_trajectory.png", sharex=False)
 
 
-def draw_four_bar(ax, r):
-    """The linkage at t = 0 in grey (bars from their centres, angles and lengths)."""
-    q, p = r["q"][0], r["params"]
-    for i, L in enumerate((p.get("L1"), p.get("L2"), p.get("L3"))):
-        if L is None:
-            return
-        x, y, th = q[3 * i:3 * i + 3]
-        dx, dy = 0.5 * L * np.cos(th), 0.5 * L * np.sin(th)
-        ax.plot([x - dx, x + dx], [y - dy, y + dy], color="0.55", linewidth=3, solid_capstyle="round",
-                label="linkage at t = 0" if i == 0 else None, zorder=0)
+def draw_at_start(ax, r):
+    """The mechanism at t = 0 in grey: segments between consecutive named points (a linkage's pins in chain
+    order, the sleigh's centre of mass and blade, a pendulum's pivot and bob); nothing for a single point."""
+    pts = r.get("points") or []
+    if len(pts) < 2 or r["k"] == 0:
+        return
+    xs = [x[0] for _, _, x, _, _ in pts]
+    ys = [y[0] for _, _, _, y, _ in pts]
+    ax.plot(xs, ys, color="0.55", linewidth=3, solid_capstyle="round", label="mechanism at t = 0 (named points joined)",
+            zorder=0)
 
 
 def body_velocities(r):
@@ -1460,6 +1415,20 @@ def is_sweep_file(path):
         return "sweep_config" in f.attrs
 
 
+def sweep_representatives(path, limit=8):
+    """The run ids a sweep's trajectory figure draws: per problem and formulation x integrator, the run that
+    finished ok at the tightest tolerance (smallest rtol; smallest dt for fixed-step runs); at most `limit`."""
+    best = {}
+    for e in load_work_precision(path):
+        if e["status"] != "ok":
+            continue
+        key = (e["problem"], e["params"], e["initial"], curve_label(e))
+        knob = e["dt"] if e["fixed"] else e["rtol"]
+        if key not in best or knob < best[key][0]:
+            best[key] = (knob, e["id"])
+    return [run_id for _, run_id in list(best.values())[:limit]]
+
+
 def build_figures(path, all_runs=False):
     """Every figure for one results file, unsaved: [(png path, matplotlib figure)] (tests inspect them).
     A sweep file gets its work-precision diagrams only, unless all_runs: its tens of runs' time series
@@ -1474,8 +1443,8 @@ def build_figures(path, all_runs=False):
     sweep = is_sweep_file(path) and not all_runs
     runs = [] if sweep or analysis_only else load_runs(path)
     if sweep:
-        note(f"{name}: a sweep file: work-precision diagrams only (tools/plot.py --all FILE draws every run's "
-             "time series too)")
+        note(f"{name}: a sweep file: work-precision, error against time and the trajectories of each method's "
+             "tightest run (tools/plot.py --all FILE draws every run's time series too)")
     elif not runs and not has_analysis(path):  # an `analyze --out` file has no runs by design
         note(f"{path}: no runs")
     figures = []
@@ -1490,6 +1459,13 @@ def build_figures(path, all_runs=False):
         figures += plot_error_vs_reference(path, stem, name)
     except Exception as e:  # one plot failing must not cost the others
         note(f"{name}: the error-against-reference plot failed ({type(e).__name__}: {e})")
+    if sweep:
+        # The declared points' paths of the tightest run of each method: what the mechanism did, without every
+        # run's samples in memory.
+        try:
+            figures += plot_trajectory(load_runs(path, only=set(sweep_representatives(path))), stem, name)
+        except Exception as e:  # one plot failing must not cost the others
+            note(f"{name}: the trajectory plot failed ({type(e).__name__}: {e})")
     figures += plot_kozlov(path, stem)
     figures += plot_phase_portrait(path, stem)
     try:

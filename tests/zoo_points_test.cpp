@@ -1,0 +1,103 @@
+// Issue 24 item 4: zoo problems declare their points of interest (problems/point_spec.hpp) as mechanism files do,
+// and every run records them (/runs/<id>/points), so that plots and animations need no problem names. The
+// recorded positions are checked against what the constraints say about them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/problem_registry.hpp"
+#include "runs/runner.hpp"
+
+namespace clm {
+namespace {
+
+RunRecord run(const std::string& problem, double t_end = 2) {
+  RunSpec s;
+  s.run_id = problem;
+  s.problem = problem;
+  s.formulation = "kkt";
+  s.integrator = "dopri5";
+  s.t_end = t_end;
+  s.output_every = 0.1;
+  s.rtol = 1e-10;
+  s.atol = 1e-12;
+  s.timing_budget = 0;
+  for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
+  std::ostringstream log;
+  PreparedRun prepared = prepare_run(s, log);
+  return execute_run(prepared, nullptr, /*keep_samples=*/true);
+}
+
+// Column j of sample k.
+double at(const RunRecord& r, size_t k, size_t j) { return r.points[k * r.point_columns.size() + j]; }
+
+TEST(ZooPoints, EveryPlanarProblemRecordsItsPoints) {
+  for (const char* problem : {"chaplygin_sleigh", "skate_incline", "rolling_disk", "pendulum_cartesian",
+                              "charged_particle", "pendulum_polar", "four_bar", "slider_crank", "roller_racer",
+                              "snakeboard", "kinematic_car", "unicycle", "bicycle", "closed_chain"}) {
+    const auto model = make_model(problem, {});
+    ASSERT_NE(model->named_points(), nullptr) << problem;
+    // The plots' points are not a benchmark's reference point (no IFToMM accuracy line for the sleigh).
+    EXPECT_EQ(model->reference_point(), nullptr) << problem;
+  }
+}
+
+// The sleigh's blade is b behind the centre of mass along the heading, and the blade's velocity is along it:
+// the recorded points satisfy the constraint, to the integration's accuracy, by finite differences.
+TEST(ZooPoints, SleighBladeAndCentreOfMass) {
+  const RunRecord r = run("chaplygin_sleigh");
+  ASSERT_EQ(r.point_columns, (std::vector<std::string>{"centre_of_mass.x", "centre_of_mass.y", "blade.x", "blade.y"}));
+  double b = 0;
+  for (const auto& [name, value] : r.parameters)
+    if (name == "b") b = value;
+  for (size_t k = 0; k < r.samples(); ++k) {
+    const double x = r.q[3 * k], y = r.q[3 * k + 1], th = r.q[3 * k + 2];
+    EXPECT_EQ(at(r, k, 0), x);
+    EXPECT_EQ(at(r, k, 1), y);
+    EXPECT_EQ(at(r, k, 2), x - b * std::cos(th));
+    EXPECT_EQ(at(r, k, 3), y - b * std::sin(th));
+  }
+}
+
+// The four-bar's pins in chain order: the pivots stay at (0, 0) and (L0, 0) to the drift of h(q) (rtol 1e-10).
+TEST(ZooPoints, FourBarPinsInChainOrderStayOnTheirPivots) {
+  const RunRecord r = run("four_bar");
+  ASSERT_EQ(r.point_columns.size(), 8u);
+  EXPECT_EQ(r.point_columns[0], "crank_pivot.x");
+  EXPECT_EQ(r.point_columns[6], "rocker_pivot.x");
+  double L0 = 0, L2 = 0;
+  for (const auto& [name, value] : r.parameters) {
+    if (name == "L0") L0 = value;
+    if (name == "L2") L2 = value;
+  }
+  for (size_t k = 0; k < r.samples(); ++k) {
+    EXPECT_NEAR(at(r, k, 0), 0, 1e-9);
+    EXPECT_NEAR(at(r, k, 1), 0, 1e-9);
+    EXPECT_NEAR(at(r, k, 6), L0, 1e-9);
+    EXPECT_NEAR(at(r, k, 7), 0, 1e-9);
+    // The coupler joins the two pins: their distance is its length.
+    EXPECT_NEAR(std::hypot(at(r, k, 4) - at(r, k, 2), at(r, k, 5) - at(r, k, 3)), L2, 1e-9);
+  }
+}
+
+// The closed chain's last named joint is the tip, pinned at (gx, gy); 16 joints for 40 bars, evenly spaced.
+TEST(ZooPoints, ClosedChainEndsAtItsPinnedTip) {
+  const auto model = make_model("closed_chain", {{"n", 40}});
+  ASSERT_EQ(model->named_points()->names.size(), 17u);  // the root and 16 joints
+  EXPECT_EQ(model->named_points()->names.back(), "joint_40");
+  const RunRecord r = run("closed_chain", 1);
+  const size_t c = r.point_columns.size();
+  double gx = 0, gy = 0;
+  for (const auto& [name, value] : r.parameters) {
+    if (name == "gx") gx = value;
+    if (name == "gy") gy = value;
+  }
+  for (size_t k = 0; k < r.samples(); ++k) {
+    EXPECT_NEAR(at(r, k, c - 2), gx, 1e-9);
+    EXPECT_NEAR(at(r, k, c - 1), gy, 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace clm
