@@ -9,7 +9,7 @@ Each frame shows, at one time t, every run's named points in the plane (x, y; a 
               (a mechanism file's [points] order; declare the points along the linkage to see its bars)
     traces    each point's recent path, the last --trail seconds of simulated time, fading out
 Several runs are overlaid, each in its own colour, the legend naming formulation/integrator; each point has
-its own marker (the first, the reference point, the largest). Frames are evenly spaced in simulated time over
+its own marker (the first the largest: a mechanism file's reference point). Frames are evenly spaced in simulated time over
 all the runs' span; each run's points are interpolated linearly between its samples (so runs with different
 sample grids share the frames) and held at their last sample after a run ended. Axis limits cover every
 sample of every run (equal scaling); the title shows t.
@@ -82,6 +82,8 @@ def load_tracks(path, run_ids):
         for run_id in run_ids or order[:1]:
             try:
                 run = plot.load_run(f["runs"][run_id], run_id)
+                # A mechanism file's first point is its reference point (a zoo problem declares its own apart).
+                run["file_points"] = "@sha256:" in plot.text(f["runs"][run_id].attrs.get("problem", ""))
             except Exception as e:  # a damaged or foreign group
                 raise AnimationError(f"run '{run_id}' in {path} cannot be read ({type(e).__name__}: {e})")
             points = plot.trajectory_points(run) if run["k"] else None
@@ -236,11 +238,12 @@ def equal_limits(limits, box_width, box_height):
 
 def legend_handles(tracks, data, colors, trail):
     """The runs (colour), the points (marker), the chain and the trace."""
-    names = max((d["names"] for d in data["runs"]), key=len)
+    longest = max(range(len(tracks)), key=lambda i: len(data["runs"][i]["names"]))
+    names, reference = data["runs"][longest]["names"], tracks[longest][0].get("file_points", False)
     handles = [plt.Line2D([], [], color=c, linewidth=2.4, label=d["legend"]) for d, c in zip(data["runs"], colors)]
     handles += [plt.Line2D([], [], linestyle="none", marker=MARKERS[j], color="0.6", markeredgecolor="black",
                            markersize=9 if j == 0 else 7,
-                           label=name + (" (reference point)" if j == 0 and len(names) > 1 else ""))
+                           label=name + (" (reference point)" if j == 0 and reference and len(names) > 1 else ""))
                 for j, name in enumerate(names[:len(MARKERS)])]
     if len(names) > 1:
         handles.append(plt.Line2D([], [], color="0.3", linewidth=2.4, label="chain: the points in declared order"))
