@@ -54,112 +54,6 @@ def load_plot_module():
     return mod
 
 
-def synthetic_file(path):
-    """A file with the degenerate runs a plotter meets: no samples, NaN values, m = 0, diverged, and a
-    problem without a unit table and without column attributes."""
-    import h5py
-    import numpy as np
-    with h5py.File(path, "w") as f:
-        runs = f.create_group("runs")
-
-        def add(name, problem, k, n, m, status="ok", nan=False, attrs=True):
-            g = runs.create_group(name)
-            for key, value in (("problem", problem), ("formulation", "kkt"), ("integrator", "rk4"),
-                               ("status", status)):
-                g.attrs[key] = value
-            t = np.linspace(0, 1, k)
-            q = np.column_stack([np.sin(t * (i + 1)) for i in range(n)]) if k else np.zeros((0, n))
-            if nan and k:
-                q[k // 2:, 0] = np.nan
-            g["t"] = t
-            g["q"] = q
-            g["qd"] = q.copy()
-            g["lambda"] = np.ones((k, m))
-            g["energy"] = 1 + 1e-9 * t
-            g["drift_velocity"] = 1e-12 * t
-            g.create_group("extras")
-            g.attrs["q0"] = q[0] if k else np.zeros(n)
-            g.attrs["qd0"] = q[0] if k else np.zeros(n)
-            if attrs:
-                g["t"].attrs["units"] = "s"
-        add("empty", "chaplygin_sleigh", 0, 3, 1, status="failed")
-        add("nan", "chaplygin_sleigh", 50, 3, 1, nan=True, attrs=False)
-        add("diverged", "chaplygin_sleigh", 30, 3, 1, status="diverged")
-        add("m0", "mystery_problem", 40, 2, 0)
-
-
-def work_precision_config(path):
-    """A tolerance sweep written as a multi-run config (what `clmbench sweep` will make): two problems, one
-    with a closed form (the sleigh) and one compared with a reference run (the pendulum), kkt and schur
-    under dopri5 at three tolerances, rk4 with and without projection at three steps, and a run that fails (left out of the curves)."""
-    lines = ["[run]", "t_end = 2", "[reference]", "rtol = 1e-12", ""]
-    for problem in ("pendulum_polar", "chaplygin_sleigh"):
-        for formulation in ("kkt", "schur"):
-            for k, rtol in enumerate((1e-4, 1e-6, 1e-8)):
-                lines += [f"[run.{problem}_{formulation}_{k}]", f"problem = {problem}", f"formulation = {formulation}",
-                          "integrator = dopri5", f"rtol = {rtol:g}", f"atol = {rtol * 1e-2:g}", ""]
-        for k, dt in enumerate((0.02, 0.01, 0.005)):
-            lines += [f"[run.{problem}_rk4_{k}]", f"problem = {problem}", "formulation = kkt", "integrator = rk4",
-                      f"dt = {dt:g}", ""]
-            # The same method with coordinate projection: a curve of its own, not merged into kkt / rk4.
-            lines += [f"[run.{problem}_rk4_projected_{k}]", f"problem = {problem}", "formulation = kkt",
-                      "integrator = rk4", f"dt = {dt:g}", "", f"[formulation.{problem}_rk4_projected_{k}]",
-                      "projection = both", ""]
-    lines += ["[run.failing]", "problem = pendulum_polar", "formulation = kkt", "integrator = dopri5",
-              "rtol = 1e-9", "max_steps = 5", ""]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines))
-    return path
-
-
-def check_work_precision(mod, path, tmp):
-    """The work-precision diagrams: both files, log axes, units, legends outside the axes, one curve per
-    formulation x integrator, points ordered by tolerance, failed runs left out."""
-    import matplotlib.pyplot as plt
-    groups = mod.work_precision_groups(mod.load_work_precision(path))
-    check([title for title, _ in groups] == ["pendulum_polar", "chaplygin_sleigh"] or
-          sorted(title for title, _ in groups) == ["chaplygin_sleigh", "pendulum_polar"],
-          f"work-precision groups: {[t for t, _ in groups]}")
-    for title, curves in groups:
-        check(sorted(curves) == ["kkt + projection (both) / rk4", "kkt / dopri5", "kkt / rk4", "schur / dopri5"],
-              f"{title}: one curve per formulation x integrator: {sorted(curves)}")
-        for label, points in curves.items():
-            knob = [p["dt"] if p["fixed"] else p["rtol"] for p in points]
-            check(len(points) == 3 and knob == sorted(knob, reverse=True),
-                  f"{title} {label}: 3 points ordered by tolerance, loosest first: {knob}")
-            check(all(p["id"] != "failing" for p in points), f"{title} {label}: the failed run is left out")
-            errors = [p["q_error_max"] for p in points]
-            check(errors[-1] < errors[0], f"{title} {label}: the error falls with the tolerance: {errors}")
-        sources = {p["reference_source"] for c in curves.values() for p in c}
-        want = {"closed_form"} if title == "chaplygin_sleigh" else {"reference_run"}
-        check(sources == want, f"{title}: errors against {sources}, expected {want}")
-    figures = dict(mod.plot_work_precision(path, os.path.splitext(path)[0], "wp"))
-    stem = os.path.splitext(path)[0]
-    for suffix, xunit in (("cpu", "[s]"), ("rhs", "[count]")):
-        out = f"{stem}_work_precision_{suffix}.png"
-        check(out in figures, f"work-precision figure {os.path.basename(out)} made")
-        ok, why = png_ok(out)
-        check(ok, f"{os.path.basename(out)}: {why}")
-        fig = figures.get(out)
-        if fig is None:
-            continue
-        fig.canvas.draw()
-        check(len(fig.axes) == 4, f"{os.path.basename(out)}: error and scd panels for 2 problems ({len(fig.axes)})")
-        for ax in fig.axes:
-            check(ax.get_xscale() == "log", f"{os.path.basename(out)}: log x axis")
-            check(xunit in ax.get_xlabel(), f"{os.path.basename(out)}: x label '{ax.get_xlabel()}' has {xunit}")
-            if "scd" not in ax.get_ylabel():
-                check(ax.get_yscale() == "log", f"{os.path.basename(out)}: log error axis")
-                check("[" in ax.get_ylabel() and "m" in ax.get_ylabel(), f"error label '{ax.get_ylabel()}' has units")
-                check(len(ax.get_lines()) == 4, f"{os.path.basename(out)}: 4 curves ({len(ax.get_lines())})")
-            leg = ax.get_legend()
-            if leg is not None:
-                box, frame = leg.get_window_extent(), ax.get_window_extent()
-                check(box.x0 >= frame.x1 - 1, f"{os.path.basename(out)}: the legend is outside the axes")
-        plt.close(fig)
-    plt.close("all")
-
-
 def check_animation(binary, tmp, synthetic):
     """tools/plot.py FILE --animate: the GIF (Pillow opens it, the frames asked for), the frame data (points from
     the file's first sample, runs on different sample grids resampled to common frame times, pins that stay
@@ -284,6 +178,112 @@ Q = { position = ["x3 + 0.5*L3*cos(theta3)", "y3 + 0.5*L3*sin(theta3)"], unit = 
         check(code == 1 and len(lines) == 1 and all(w in err.getvalue() for w in want),
               f"{' '.join(args[1:])}: exit {code}, stderr {err.getvalue()!r} (one line with {want})")
     check(not os.path.exists(os.path.join(tmp, "anim_animation_nope.gif")), "no GIF for an unknown run")
+
+
+def synthetic_file(path):
+    """A file with the degenerate runs a plotter meets: no samples, NaN values, m = 0, diverged, and a
+    problem without a unit table and without column attributes."""
+    import h5py
+    import numpy as np
+    with h5py.File(path, "w") as f:
+        runs = f.create_group("runs")
+
+        def add(name, problem, k, n, m, status="ok", nan=False, attrs=True):
+            g = runs.create_group(name)
+            for key, value in (("problem", problem), ("formulation", "kkt"), ("integrator", "rk4"),
+                               ("status", status)):
+                g.attrs[key] = value
+            t = np.linspace(0, 1, k)
+            q = np.column_stack([np.sin(t * (i + 1)) for i in range(n)]) if k else np.zeros((0, n))
+            if nan and k:
+                q[k // 2:, 0] = np.nan
+            g["t"] = t
+            g["q"] = q
+            g["qd"] = q.copy()
+            g["lambda"] = np.ones((k, m))
+            g["energy"] = 1 + 1e-9 * t
+            g["drift_velocity"] = 1e-12 * t
+            g.create_group("extras")
+            g.attrs["q0"] = q[0] if k else np.zeros(n)
+            g.attrs["qd0"] = q[0] if k else np.zeros(n)
+            if attrs:
+                g["t"].attrs["units"] = "s"
+        add("empty", "chaplygin_sleigh", 0, 3, 1, status="failed")
+        add("nan", "chaplygin_sleigh", 50, 3, 1, nan=True, attrs=False)
+        add("diverged", "chaplygin_sleigh", 30, 3, 1, status="diverged")
+        add("m0", "mystery_problem", 40, 2, 0)
+
+
+def work_precision_config(path):
+    """A tolerance sweep written as a multi-run config (what `clmbench sweep` will make): two problems, one
+    with a closed form (the sleigh) and one compared with a reference run (the pendulum), kkt and schur
+    under dopri5 at three tolerances, rk4 with and without projection at three steps, and a run that fails (left out of the curves)."""
+    lines = ["[run]", "t_end = 2", "[reference]", "rtol = 1e-12", ""]
+    for problem in ("pendulum_polar", "chaplygin_sleigh"):
+        for formulation in ("kkt", "schur"):
+            for k, rtol in enumerate((1e-4, 1e-6, 1e-8)):
+                lines += [f"[run.{problem}_{formulation}_{k}]", f"problem = {problem}", f"formulation = {formulation}",
+                          "integrator = dopri5", f"rtol = {rtol:g}", f"atol = {rtol * 1e-2:g}", ""]
+        for k, dt in enumerate((0.02, 0.01, 0.005)):
+            lines += [f"[run.{problem}_rk4_{k}]", f"problem = {problem}", "formulation = kkt", "integrator = rk4",
+                      f"dt = {dt:g}", ""]
+            # The same method with coordinate projection: a curve of its own, not merged into kkt / rk4.
+            lines += [f"[run.{problem}_rk4_projected_{k}]", f"problem = {problem}", "formulation = kkt",
+                      "integrator = rk4", f"dt = {dt:g}", "", f"[formulation.{problem}_rk4_projected_{k}]",
+                      "projection = both", ""]
+    lines += ["[run.failing]", "problem = pendulum_polar", "formulation = kkt", "integrator = dopri5",
+              "rtol = 1e-9", "max_steps = 5", ""]
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines))
+    return path
+
+
+def check_work_precision(mod, path, tmp):
+    """The work-precision diagrams: both files, log axes, units, legends outside the axes, one curve per
+    formulation x integrator, points ordered by tolerance, failed runs left out."""
+    import matplotlib.pyplot as plt
+    groups = mod.work_precision_groups(mod.load_work_precision(path))
+    check([title for title, _ in groups] == ["pendulum_polar", "chaplygin_sleigh"] or
+          sorted(title for title, _ in groups) == ["chaplygin_sleigh", "pendulum_polar"],
+          f"work-precision groups: {[t for t, _ in groups]}")
+    for title, curves in groups:
+        check(sorted(curves) == ["kkt + projection (both) / rk4", "kkt / dopri5", "kkt / rk4", "schur / dopri5"],
+              f"{title}: one curve per formulation x integrator: {sorted(curves)}")
+        for label, points in curves.items():
+            knob = [p["dt"] if p["fixed"] else p["rtol"] for p in points]
+            check(len(points) == 3 and knob == sorted(knob, reverse=True),
+                  f"{title} {label}: 3 points ordered by tolerance, loosest first: {knob}")
+            check(all(p["id"] != "failing" for p in points), f"{title} {label}: the failed run is left out")
+            errors = [p["q_error_max"] for p in points]
+            check(errors[-1] < errors[0], f"{title} {label}: the error falls with the tolerance: {errors}")
+        sources = {p["reference_source"] for c in curves.values() for p in c}
+        want = {"closed_form"} if title == "chaplygin_sleigh" else {"reference_run"}
+        check(sources == want, f"{title}: errors against {sources}, expected {want}")
+    figures = dict(mod.plot_work_precision(path, os.path.splitext(path)[0], "wp"))
+    stem = os.path.splitext(path)[0]
+    for suffix, xunit in (("cpu", "[s]"), ("rhs", "[count]")):
+        out = f"{stem}_work_precision_{suffix}.png"
+        check(out in figures, f"work-precision figure {os.path.basename(out)} made")
+        ok, why = png_ok(out)
+        check(ok, f"{os.path.basename(out)}: {why}")
+        fig = figures.get(out)
+        if fig is None:
+            continue
+        fig.canvas.draw()
+        check(len(fig.axes) == 4, f"{os.path.basename(out)}: error and scd panels for 2 problems ({len(fig.axes)})")
+        for ax in fig.axes:
+            check(ax.get_xscale() == "log", f"{os.path.basename(out)}: log x axis")
+            check(xunit in ax.get_xlabel(), f"{os.path.basename(out)}: x label '{ax.get_xlabel()}' has {xunit}")
+            if "scd" not in ax.get_ylabel():
+                check(ax.get_yscale() == "log", f"{os.path.basename(out)}: log error axis")
+                check("[" in ax.get_ylabel() and "m" in ax.get_ylabel(), f"error label '{ax.get_ylabel()}' has units")
+                check(len(ax.get_lines()) == 4, f"{os.path.basename(out)}: 4 curves ({len(ax.get_lines())})")
+            leg = ax.get_legend()
+            if leg is not None:
+                box, frame = leg.get_window_extent(), ax.get_window_extent()
+                check(box.x0 >= frame.x1 - 1, f"{os.path.basename(out)}: the legend is outside the axes")
+        plt.close(fig)
+    plt.close("all")
 
 
 def main(argv):
