@@ -8,11 +8,11 @@ Each frame shows, at one time t, every run's named points in the plane (x, y; a 
     segments  consecutive points joined in their declared order, a chain: first to second, second to third, ...
               (a mechanism file's [points] order; declare the points along the linkage to see its bars)
     traces    each point's recent path, the last --trail seconds of simulated time, fading out
-Several runs are overlaid, each in its own colour, the legend naming formulation/integrator; each point has
-its own marker (the first the largest: a mechanism file's reference point). Frames are evenly spaced in simulated time over
-all the runs' span; each run's points are interpolated linearly between its samples (so runs with different
-sample grids share the frames) and held at their last sample after a run ended. Axis limits cover every
-sample of every run (equal scaling); the title shows t.
+Several runs are overlaid, each in its own colour, the legend naming formulation/integrator; each point has its
+own marker (the first the largest: a mechanism file's reference point). Frames are evenly spaced in simulated
+time over all the runs' span; each run's points are interpolated linearly between its samples (so runs with
+different sample grids share the frames) and held at their last sample after a run ended. Axis limits cover
+every sample of every run (equal scaling); the title shows t.
 
 Defaults keep a GIF small (a few hundred KB to ~2 MB): --fps 25, --duration the span in real time up to
 8 s, at most --max-frames 300 frames (more asked: the GIF plays shorter at the same fps), --trail a quarter
@@ -88,10 +88,10 @@ def load_tracks(path, run_ids):
                 raise AnimationError(f"run '{run_id}' in {path} cannot be read ({type(e).__name__}: {e})")
             points = plot.trajectory_points(run) if run["k"] else None
             if not points:
-                why = "no samples" if not run["k"] else "no points to animate"
-                raise AnimationError(
-                    f"run '{run_id}' (problem {run['problem']}) has {why}: declare its named points in a [points] "
-                    "table of a mechanism file (docs/mechanism-files.md), or animate a planar zoo problem")
+                why = ("no samples" if not run["k"] else
+                       "no points to animate (no /points recorded, none known to plot.py)")
+                raise AnimationError(f"run '{run_id}' (problem {run['problem']}) has {why}: declare its named points "
+                                     "in a [points] table of a mechanism file (docs/mechanism-files.md)")
             # "blade (x - b cos theta, ...)" -> "blade": the formulas are the trajectory plot's business.
             tracks.append((run, [(name.split(" (")[0], np.asarray(x, float), np.asarray(y, float))
                                  for name, x, y in points]))
@@ -403,7 +403,8 @@ def main(args):
     if run_ids:
         which = "runs " + ", ".join(f"'{r['id']}'" for r, _ in tracks)
     else:
-        which = f"run '{tracks[0][0]['id']}', " + (f"the file's first of {total} runs" if total > 1 else "the file's only run")
+        which = f"run '{tracks[0][0]['id']}', " + (f"the file's first of {total} runs" if total > 1
+                                                   else "the file's only run")
     print(f"plot.py: wrote {out} ({which}; {len(times)} frames at {a.fps:g} fps, t = {times[0]:g} to "
           f"{times[-1]:g} {tracks[0][0]['t_unit']}, {os.path.getsize(out) / 1e3:.0f} kB)")
     return 0
