@@ -8,9 +8,12 @@ shebang, with a broken python3 first on PATH), and checks: the expected PNGs exi
 not blank; every axis label carries a unit; every legend fits in its figure; the column grouping keeps
 panels readable; the work-precision diagrams of a tolerance sweep (log axes, legend outside, one curve per
 formulation x integrator, points ordered by tolerance); damaged or degenerate runs (no samples, NaN, m = 0, diverged) are skipped, not fatal; a
-missing module gives one line naming it and tools/setup.sh. Prints "N passed, M failed"; exit 1 on failure.
+missing module gives one line naming it and tools/setup.sh; --animate's GIFs (frames, frame data, overlay, errors:
+check_animation). Prints "N passed, M failed"; exit 1 on failure.
 """
+import contextlib
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -49,6 +52,132 @@ def load_plot_module():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def check_animation(binary, tmp, synthetic):
+    """tools/plot.py FILE --animate: the GIF (Pillow opens it, the frames asked for), the frame data (points from
+    the file's first sample, runs on different sample grids resampled to common frame times, pins that stay
+    on the ground), two runs overlaid in their own colours with a legend naming formulation/integrator, the
+    frame cap, and the errors: an unknown run, a run without points, a bad option (one line, exit 1)."""
+    import h5py
+    import numpy as np
+    from PIL import Image
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import animate
+    mechanisms = os.path.join(ROOT, "tests", "data", "mechanisms")
+    # The sleigh as a mechanism file ([points] blade, centre_of_mass): kkt sampled every 0.01 s, a penalty run
+    # far from its limit (N = 10, drifting off the nonholonomic path) every 0.03 s.
+    config = os.path.join(tmp, "anim.ini")
+    with open(config, "w") as fh:
+        fh.write(f"[run]\nproblem = {os.path.join(mechanisms, 'chaplygin_sleigh.toml')}\nt_end = 2\ntiming_budget = 0\n"
+                 "[run.kkt]\nformulation = kkt\nintegrator = dopri5\n"
+                 "[run.penalty]\nformulation = penalty\nintegrator = rk4\ndt = 0.001\noutput_every = 0.03\n"
+                 "[formulation.penalty]\nN = 10\n")
+    path = make(binary, tmp, ["run", config], "anim.h5")
+
+    # The first run by default, said in the printed line; 10 fps x 1 s = 10 frames.
+    p = run([PLOT, path, "--animate", "--fps", "10", "--duration", "1"], cwd=tmp)
+    gif = os.path.join(tmp, "anim_animation_kkt.gif")
+    check(p.returncode == 0 and f"plot.py: wrote {gif}" in p.stdout and "the file's first of 2 runs" in p.stdout,
+          f"--animate without RUN: the first run, said: exit {p.returncode}: {p.stdout.strip()} {p.stderr.strip()}")
+    check(os.path.exists(gif) and 10_000 < os.path.getsize(gif) < 2_000_000,
+          f"{os.path.basename(gif)}: {os.path.getsize(gif) if os.path.exists(gif) else 'no'} bytes")
+    if os.path.exists(gif):
+        with Image.open(gif) as im:
+            check(im.format == "GIF" and im.n_frames == 10 and im.info.get("duration") == 100,
+                  f"{os.path.basename(gif)}: {im.format}, {im.n_frames} frames of {im.info.get('duration')} ms "
+                  "(10 of 100 ms asked)")
+
+    # Frame data, apart from the drawing: the blade (x - b cos theta, y - b sin theta), the reference point, and
+    # the centre of mass (x, y) at the first sample; the penalty run interpolated on its coarser grid.
+    tracks, total = animate.load_tracks(path, ["kkt", "penalty"])
+    count, asked = animate.frame_count(tracks, fps=10, duration=1)
+    times = animate.frame_times(tracks, count)
+    data = animate.frame_data(tracks, times)
+    check(total == 2 and (count, asked) == (10, 10) and times[0] == 0 and abs(times[-1] - 2) < 1e-12,
+          f"frame times: {count} from {times[0]} to {times[-1]} (10 from 0 to 2)")
+    with h5py.File(path, "r") as f:
+        for run_id, d in zip(("kkt", "penalty"), data["runs"]):
+            g = f["runs"][run_id]
+            t, q, b = g["t"][()], g["q"][()], float(g.attrs["param.b"])
+            blade = np.column_stack([q[:, 0] - b * np.cos(q[:, 2]), q[:, 1] - b * np.sin(q[:, 2])])
+            check(d["names"] == ["blade", "centre_of_mass"] and d["xy"].shape == (10, 2, 2),
+                  f"{run_id}: frame data of 2 points in 10 frames: {d['names']} {d['xy'].shape}")
+            check(np.allclose(d["xy"][0], [blade[0], q[0, :2]], rtol=0, atol=1e-12),
+                  f"{run_id}: first frame's blade and centre of mass {d['xy'][0].tolist()} at the first sample's "
+                  f"{[blade[0].tolist(), q[0, :2].tolist()]}")
+            want = np.column_stack([np.interp(times, t, blade[:, 0]), np.interp(times, t, blade[:, 1])])
+            check(np.allclose(d["xy"][:, 0], want, rtol=0, atol=1e-12),
+                  f"{run_id}: the blade at the frame times, linear between the run's samples (every "
+                  f"{t[1] - t[0]:.2g} s)")
+    legends = [h.get_label() for h in animate.legend_handles(tracks, data, ["C0", "C1"], 0.5)]
+    check(legends[:2] == ["kkt/dopri5", "penalty N=1e+01/rk4"] and "blade (reference point)" in legends,
+          f"legend: the runs by formulation/integrator, then the points: {legends}")
+    # The penalty run slides sideways: by t = 2 its blade is off the kkt run's.
+    gap = np.linalg.norm(data["runs"][0]["xy"][-1, 0] - data["runs"][1]["xy"][-1, 0])
+    check(gap > 1e-3, f"the penalty run (N = 10) drifts off the nonholonomic path: {gap:.3g} m at t = 2")
+
+    # Two runs overlaid: one GIF, each run's colour in the last frame, the legend and title drawn once.
+    p = run([PLOT, path, "--animate", "kkt", "penalty", "--fps", "10", "--duration", "0.5"], cwd=tmp)
+    both = os.path.join(tmp, "anim_animation.gif")
+    check(p.returncode == 0 and f"wrote {both}" in p.stdout and "runs 'kkt', 'penalty'" in p.stdout,
+          f"--animate kkt penalty: exit {p.returncode}: {p.stdout.strip()} {p.stderr.strip()}")
+    if os.path.exists(both):
+        with Image.open(both) as im:
+            check(im.n_frames == 5, f"overlay: {im.n_frames} frames (5 asked)")
+            im.seek(im.n_frames - 1)
+            pixels = {tuple(c) for c in np.asarray(im.convert("RGB")).reshape(-1, 3)}
+        check({(31, 119, 180), (255, 127, 14)} <= pixels, "overlay: the last frame shows both runs' colours (C0, C1)")
+
+    # The frame cap: 10 fps x 2 s = 20 frames asked, 7 made, said in a note; --out names the file.
+    capped = os.path.join(tmp, "capped.gif")
+    p = run([PLOT, path, "--animate", "penalty", "--fps", "10", "--duration", "2", "--max-frames", "7", "--trail",
+             "inf", "--out", capped], cwd=tmp)
+    check(p.returncode == 0 and "20 frames asked, at most --max-frames 7" in p.stdout and os.path.exists(capped),
+          f"--max-frames 7: exit {p.returncode}: {p.stdout.strip()} {p.stderr.strip()}")
+    if os.path.exists(capped):
+        with Image.open(capped) as im:
+            check(im.n_frames == 7, f"--max-frames 7: {im.n_frames} frames")
+
+    # A linkage: the four-bar file with its pins declared in chain order. The ground pins O and Q stay at (0, 0)
+    # and (L0, 0) in every frame; the frames' chain O-P1-P2-Q has the bar lengths L1, L2, L3.
+    pins = os.path.join(tmp, "four_bar_pins.toml")
+    with open(os.path.join(mechanisms, "four_bar.toml")) as fh, open(pins, "w") as out:
+        out.write(fh.read() + """
+[points]
+O = { position = ["x1 - 0.5*L1*cos(theta1)", "y1 - 0.5*L1*sin(theta1)"], unit = "m" }
+P1 = { position = ["x1 + 0.5*L1*cos(theta1)", "y1 + 0.5*L1*sin(theta1)"], unit = "m" }
+P2 = { position = ["x3 - 0.5*L3*cos(theta3)", "y3 - 0.5*L3*sin(theta3)"], unit = "m" }
+Q = { position = ["x3 + 0.5*L3*cos(theta3)", "y3 + 0.5*L3*sin(theta3)"], unit = "m" }
+""")
+    linkage = make(binary, tmp, ["run", "--problem", pins, "--formulation", "kkt", "--integrator", "dopri5",
+                                 "--t-end", "1", "--timing-budget", "0"], "linkage.h5")
+    tracks, _ = animate.load_tracks(linkage, [])
+    # 11 frames over 1 s: every 10th sample (between samples the points are interpolated linearly, the bars' chords
+    # shorter by up to 0.7 mm here).
+    xy = animate.frame_data(tracks, animate.frame_times(tracks, 11))["runs"][0]["xy"]
+    bars = np.linalg.norm(np.diff(xy, axis=1), axis=2)
+    check(np.abs(xy[:, 0]).max() < 1e-7 and np.abs(xy[:, 3] - [1.0, 0.0]).max() < 1e-7 and
+          np.abs(bars - [0.4, 1.2, 0.8]).max() < 1e-7,
+          f"four-bar pins: O at the origin, Q at (L0, 0), bars L1 L2 L3 in all 11 frames (max off "
+          f"{np.abs(bars - [0.4, 1.2, 0.8]).max():.2g} m)")
+
+    # Errors: one line on stderr, exit 1 (through tools/plot.py once, the others in this process: seconds each
+    # saved on importing matplotlib).
+    p = run([PLOT, path, "--animate", "nope"], cwd=tmp)
+    check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "no run 'nope'" in p.stderr and
+          "kkt, penalty" in p.stderr, f"an unknown run: exit {p.returncode}, stderr {p.stderr!r}")
+    for args, want in (([synthetic, "--animate", "m0"], ["run 'm0'", "[points]", "mechanism file"]),
+                       ([synthetic, "--animate", "empty"], ["run 'empty'", "no samples"]),
+                       ([path, "--animate", "--fps", "0"], ["--fps"]),
+                       ([path, "--animate", "--frames", "3"], ["--frames", "usage"])):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = animate.main(args)
+        lines = err.getvalue().strip().splitlines()
+        check(code == 1 and len(lines) == 1 and all(w in err.getvalue() for w in want),
+              f"{' '.join(args[1:])}: exit {code}, stderr {err.getvalue()!r} (one line with {want})")
+    check(not os.path.exists(os.path.join(tmp, "anim_animation_nope.gif")), "no GIF for an unknown run")
 
 
 def synthetic_file(path):
@@ -442,6 +571,7 @@ def main(argv):
               f"missing h5py: exit {p.returncode}, stderr {p.stderr!r}")
         p = run([PLOT, os.path.join(tmp, "nonexistent.h5")], cwd=tmp)
         check(p.returncode == 1 and "no such file" in p.stderr, "a missing results file: exit 1 with one line")
+        check_animation(binary, tmp, synthetic)
     return finish()
 
 

@@ -2,9 +2,15 @@
 """Plots a clmbench results file (docs/design.md section 5b).
 
     tools/plot.py [--all] results/quickstart.h5 [more.h5 ...]
+    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]
+
+--animate writes, instead of the PNGs, an animated GIF of the runs' named points (no RUN: the file's first
+run; several: overlaid, one colour each): the points joined in declared order, each with a fading trace,
+<stem>_animation_<run>.gif (<stem>_animation.gif for several runs). Defaults: 25 fps, the run in real time up
+to 8 s, at most 300 frames, a trace of a quarter of the span (tools/animate.py says more).
 
 Run it directly: the shebang names the system interpreter /usr/bin/python3, which has the Debian packages
-python3-h5py, python3-matplotlib and python3-numpy that tools/setup.sh installs. (`python3 tools/plot.py`
+python3-h5py, python3-matplotlib and python3-numpy (and python3-pil for --animate) that tools/setup.sh installs. (`python3 tools/plot.py`
 runs whichever python3 comes first on PATH, e.g. a pyenv or virtualenv one without them.)
 
 A `clmbench sweep` file (tens of runs) gets only its work-precision diagrams; --all draws every run's
@@ -1479,6 +1485,10 @@ def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__)
         return 0 if len(argv) >= 2 else 1
+    if "--animate" in argv[1:]:  # an animated GIF of a file's runs instead of the PNGs (tools/animate.py)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import animate
+        return animate.main(argv[1:])
     all_runs = "--all" in argv[1:]
     for path in [a for a in argv[1:] if a != "--all"]:
         if not os.path.exists(path):

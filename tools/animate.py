@@ -1,0 +1,410 @@
+"""An animated GIF of runs' declared points (tools/plot.py FILE.h5 --animate [RUN ...]; docs/design.md section 5b).
+
+    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]
+
+Each frame shows, at one time t, every run's named points in the plane (x, y; a z column is not drawn):
+    points    a run's /runs/<id>/points when it recorded them (a mechanism file's [points] table), else the
+              positions tools/plot.py's trajectory plot computes for a zoo problem (trajectory_points)
+    segments  consecutive points joined in their declared order, a chain: first to second, second to third, ...
+              (a mechanism file's [points] order; declare the points along the linkage to see its bars)
+    traces    each point's recent path, the last --trail seconds of simulated time, fading out
+Several runs are overlaid, each in its own colour, the legend naming formulation/integrator; each point has its
+own marker (the first the largest: a mechanism file's reference point). Frames are evenly spaced in simulated
+time over all the runs' span; each run's points are interpolated linearly between its samples (so runs with
+different sample grids share the frames) and held at their last sample after a run ended. Axis limits cover
+every sample of every run (equal scaling); the title shows t.
+
+Defaults keep a GIF small (a few hundred KB to ~2 MB): --fps 25, --duration the span in real time up to
+8 s, at most --max-frames 300 frames (more asked: the GIF plays shorter at the same fps), --trail a quarter
+of the span (0: none, inf: the whole path so far). Output FILE_STEM_animation_<run>.gif beside the file
+(FILE_STEM_animation.gif for several runs), or --out PATH.
+"""
+import argparse
+import math
+import os
+import re
+import sys
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot  # noqa: E402  (the run reader, trajectory_points, colours; one line on a missing module)
+
+try:
+    from PIL import Image
+    import matplotlib.animation as animation
+    import matplotlib.colors
+    from matplotlib.collections import LineCollection
+except ImportError as error:  # one line, not a traceback
+    print(f"plot.py: error: Python module '{error.name}' is missing for {sys.executable}; run tools/setup.sh "
+          "(installs python3-pil for the GIF writer)", file=sys.stderr)
+    sys.exit(1)
+
+np, plt, h5py = plot.np, plot.plt, plot.h5py
+
+FPS = 25
+MAX_DURATION = 8.0      # s of playback by default (shorter runs play in real time)
+MAX_FRAMES = 300
+TRAIL_FRACTION = 0.25   # default trace: this fraction of the animated span
+TRAIL_SAMPLES = 500     # samples drawn per trace and frame (every k-th beyond)
+FADE_FLOOR = 0.08       # opacity of a trace's oldest end
+DPI = 80
+WIDTH = 7.0             # inches
+MARKERS = ["o", "s", "^", "D", "v", "P", "h", "*", "<", ">"]  # not "X": a stopped run's marker
+RUNS_LISTED = 8         # run ids named in the error for an unknown one
+
+
+USAGE = "tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]"
+
+
+class AnimationError(Exception):
+    """Bad input: main prints it as one line and exits 1."""
+
+
+def run_order(f):
+    """The file's run ids in execution order (/summary/run_id; h5py lists groups alphabetically)."""
+    order = [plot.text(x) for x in f["summary/run_id"][()]] if "summary/run_id" in f else []
+    return [r for r in order if r in f["runs"]] + sorted(r for r in f["runs"] if r not in order)
+
+
+def load_tracks(path, run_ids):
+    """(tracks, total): the runs to animate, [(run, [(name, x, y)])] in the order asked (no ids: the file's
+    first run), and the file's number of runs. Raises AnimationError for an unknown id, a run that cannot be
+    read and a run without points."""
+    with h5py.File(path, "r") as f:
+        order = run_order(f) if "runs" in f else []
+        if not order:
+            raise AnimationError(f"{path} has no runs to animate")
+        for run_id in run_ids:
+            if run_id not in order:
+                listed = ", ".join(order[:RUNS_LISTED]) + (", ..." if len(order) > RUNS_LISTED else "")
+                raise AnimationError(f"no run '{run_id}' in {path}; its runs ({len(order)}): {listed}")
+        tracks = []
+        for run_id in run_ids or order[:1]:
+            try:
+                run = plot.load_run(f["runs"][run_id], run_id)
+                # A mechanism file's first point is its reference point (a zoo problem declares its own apart).
+                run["file_points"] = "@sha256:" in plot.text(f["runs"][run_id].attrs.get("problem", ""))
+            except Exception as e:  # a damaged or foreign group
+                raise AnimationError(f"run '{run_id}' in {path} cannot be read ({type(e).__name__}: {e})")
+            points = plot.trajectory_points(run) if run["k"] else None
+            if not points:
+                why = ("no samples" if not run["k"] else
+                       "no points to animate (no /points recorded, none known to plot.py)")
+                raise AnimationError(f"run '{run_id}' (problem {run['problem']}) has {why}: declare its named points "
+                                     "in a [points] table of a mechanism file (docs/mechanism-files.md)")
+            # "blade (x - b cos theta, ...)" -> "blade": the formulas are the trajectory plot's business.
+            tracks.append((run, [(name.split(" (")[0], np.asarray(x, float), np.asarray(y, float))
+                                 for name, x, y in points]))
+    labels = [r["short"] if len({r["problem"] for r, _ in tracks}) == 1 else r["label"] for r, _ in tracks]
+    for (r, _), label in zip(tracks, labels):
+        r["legend"] = label if labels.count(label) == 1 else f"{label} ({r['id']})"
+    return tracks, len(order)
+
+
+def span(tracks):
+    """(first, last) sample time over all runs."""
+    return min(r["t"][0] for r, _ in tracks), max(r["t"][-1] for r, _ in tracks)
+
+
+def frame_count(tracks, fps=FPS, duration=None, max_frames=MAX_FRAMES):
+    """(frames, asked): asked = round(fps * duration), duration by default the runs' span, at most MAX_DURATION
+    s (a shorter run plays in real time); frames = asked, at most max_frames; one frame for a single instant."""
+    t0, t1 = span(tracks)
+    if not t1 > t0:
+        return 1, 1
+    if duration is None:
+        duration = min(t1 - t0, MAX_DURATION)
+    asked = max(1, int(round(fps * duration)))
+    return min(asked, max_frames), asked
+
+
+def frame_times(tracks, count):
+    """The frames' simulated times: count of them, evenly spaced from the runs' first sample to their last."""
+    t0, t1 = span(tracks)
+    return np.linspace(t0, t1, count) if count > 1 else np.array([t0])
+
+
+def frame_positions(track, times):
+    """A run's points at the frame times: array (frames, points, 2) of x, y, linear between samples, held
+    at the first / last sample outside the run's time range."""
+    run, points = track
+    t = run["t"]
+    return np.stack([np.column_stack([np.interp(times, t, x), np.interp(times, t, y)]) for _, x, y in points],
+                    axis=1)
+
+
+def frame_data(tracks, times):
+    """Everything a frame shows but the traces: {"t": times, "runs": [{"id", "legend", "names", "xy"}],
+    "limits": (xmin, xmax, ymin, ymax)}, the limits over every sample of every run (padded 5 %)."""
+    xs = np.concatenate([x for _, points in tracks for _, x, _ in points])
+    ys = np.concatenate([y for _, points in tracks for _, _, y in points])
+    finite = np.isfinite(xs) & np.isfinite(ys)
+    if not finite.any():
+        raise AnimationError("the runs' points are not finite anywhere: nothing to draw")
+    lo, hi = np.array([xs[finite].min(), ys[finite].min()]), np.array([xs[finite].max(), ys[finite].max()])
+    pad = 0.05 * max(hi - lo) if max(hi - lo) > 0 else max(1.0, 0.1 * max(abs(lo)))
+    return {"t": times,
+            "runs": [{"id": r["id"], "legend": r["legend"], "names": [n for n, _, _ in points],
+                      "xy": frame_positions((r, points), times)} for r, points in tracks],
+            "limits": (lo[0] - pad, hi[0] + pad, lo[1] - pad, hi[1] + pad)}
+
+
+def trace(track, t, length):
+    """Each point's samples in [t - length, t] (every k-th beyond TRAIL_SAMPLES, the newest kept), with the
+    interpolated position at t appended: [(x, y)] per point."""
+    run, points = track
+    times = run["t"]
+    start, end = np.searchsorted(times, t - length, side="left"), np.searchsorted(times, t, side="right")
+    stride = max(1, math.ceil((end - start) / TRAIL_SAMPLES))
+    idx = np.arange(end - 1, start - 1, -stride)[::-1]
+    out = []
+    for _, x, y in points:
+        px, py = x[idx], y[idx]
+        if times[-1] > t >= times[0]:
+            px, py = np.append(px, np.interp(t, times, x)), np.append(py, np.interp(t, times, y))
+        out.append((px, py))
+    return out
+
+
+def fading(rgba, count):
+    """Per-segment colours of a trace of count segments, oldest first: opacity FADE_FLOOR .. 1."""
+    colors = np.tile(np.asarray(rgba, float), (count, 1))
+    colors[:, 3] = np.linspace(FADE_FLOOR, 1.0, count) if count > 1 else 1.0
+    return colors
+
+
+def time_format(times):
+    """Enough decimals that consecutive frames' times differ (identical frames would merge in the GIF)."""
+    step = np.min(np.diff(times)) if len(times) > 1 else 1.0
+    decimals = min(max(0, math.ceil(-math.log10(step))) if step > 0 else 3, 9)
+    return f"{{:.{decimals}f}}"
+
+
+def palette(colors, greys=48):
+    """The GIF's one palette: greys (text, axes, grid), and each run colour blended with white (its fading
+    trace, antialiasing) and with black (marker edges). One palette for every frame: colours do not flicker,
+    a frame maps to it in ~2 ms, and the GIF needs no local palettes."""
+    # No grey just below white: Pillow maps a colour to the palette entry nearest its 8-level bin's centre,
+    # which would turn the white background into that grey.
+    entries = [(v, v, v) for v in np.linspace(0, 236, greys - 1).round().astype(int)] + [(255, 255, 255)]
+    per = max(2, (256 - greys) // max(len(colors), 1))
+    white, black = per * 3 // 4, per - per * 3 // 4
+    for c in colors:
+        c = np.asarray(matplotlib.colors.to_rgb(c))
+        entries += [tuple((255 * (a * c + (1 - a))).round().astype(int)) for a in np.linspace(1, 0.1, white)]
+        entries += [tuple((255 * a * c).round().astype(int)) for a in np.linspace(0.8, 0.1, black)]
+    entries = entries[:256]
+    image = Image.new("P", (1, 1))
+    image.putpalette([v for e in entries for v in e] + [0] * 3 * (256 - len(entries)))
+    return image
+
+
+class BufferPillowWriter(animation.PillowWriter):
+    """matplotlib's Pillow writer, taking each frame from the canvas as last drawn (render draws only what
+    moves, onto the static figure drawn once) instead of redrawing the whole figure with savefig, and keeping
+    it as a palette image, deflated until the GIF is written: Pillow's GIF writer holds every frame itself,
+    so the writer's own copies would double the memory (200 frames of 560 x 730 pixels: 250 MB peak as
+    palette images, 170 MB so; as matplotlib's RGBA frames, 330 MB more)."""
+
+    def __init__(self, palette_image, **kwargs):
+        super().__init__(**kwargs)
+        self.palette_image = palette_image
+
+    def grab_frame(self, **savefig_kwargs):
+        rgba = np.asarray(self.fig.canvas.buffer_rgba())
+        frame = Image.fromarray(rgba[..., :3].copy(), "RGB").quantize(palette=self.palette_image,
+                                                                      dither=Image.Dither.NONE)
+        self._size = frame.size
+        self._frames.append(zlib.compress(frame.tobytes(), 1))
+
+    def _frame(self, data):
+        frame = Image.frombytes("P", self._size, zlib.decompress(data))
+        frame.putpalette(self.palette_image.getpalette())
+        return frame
+
+    def finish(self):
+        frames = (self._frame(data) for data in self._frames)
+        next(frames).save(self.outfile, save_all=True, append_images=frames, duration=int(1000 / self.fps), loop=0)
+
+
+def equal_limits(limits, box_width, box_height):
+    """The limits widened about their centre so one unit is as long on x as on y in a box of that size."""
+    xmin, xmax, ymin, ymax = limits
+    scale = max((xmax - xmin) / box_width, (ymax - ymin) / box_height)
+    cx, cy = (xmin + xmax) / 2, (ymin + ymax) / 2
+    return (cx - scale * box_width / 2, cx + scale * box_width / 2, cy - scale * box_height / 2,
+            cy + scale * box_height / 2)
+
+
+def legend_handles(tracks, data, colors, trail):
+    """The runs (colour), the points (marker), the chain and the trace."""
+    longest = max(range(len(tracks)), key=lambda i: len(data["runs"][i]["names"]))
+    names, reference = data["runs"][longest]["names"], tracks[longest][0].get("file_points", False)
+    handles = [plt.Line2D([], [], color=c, linewidth=2.4, label=d["legend"]) for d, c in zip(data["runs"], colors)]
+    handles += [plt.Line2D([], [], linestyle="none", marker=MARKERS[j], color="0.6", markeredgecolor="black",
+                           markersize=9 if j == 0 else 7,
+                           label=name + (" (reference point)" if j == 0 and reference and len(names) > 1 else ""))
+                for j, name in enumerate(names[:len(MARKERS)])]
+    if len(names) > 1:
+        handles.append(plt.Line2D([], [], color="0.3", linewidth=2.4, label="chain: the points in declared order"))
+    if trail > 0:
+        handles.append(plt.Line2D([], [], color="0.5", linewidth=1.4, label="trace: the path " + (
+            "so far" if math.isinf(trail) else f"of the last {trail:.3g} {tracks[0][0]['t_unit']}")))
+    return handles
+
+
+def figure(tracks, data, colors, trail):
+    """The figure and its axes, laid out once (a layout engine would move the axes between frames): the
+    legend below the axes, the axes' box shaped like the data (height / width clamped to 0.5 .. 1.25)."""
+    units = {u for r, _ in tracks for _, u, _, _, _ in (r.get("points") or [])}
+    unit = units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in tracks) else "")
+    xmin, xmax, ymin, ymax = data["limits"]
+    aspect = min(max((ymax - ymin) / (xmax - xmin), 0.5), 1.25)
+    fig = plt.figure(figsize=(WIDTH, WIDTH * aspect), dpi=DPI)
+    handles = legend_handles(tracks, data, colors, trail)
+    legend = fig.legend(handles=handles, loc="lower center", ncol=1 if len(handles) <= 3 else 2, frameon=False,
+                        fontsize=9)
+    fig.canvas.draw()
+    legend_height = legend.get_window_extent().height / fig.dpi
+    left, right, top, bottom = 0.75, 0.2, 0.4, legend_height + 0.55  # inches
+    width = WIDTH - left - right
+    height = width * aspect + top + bottom
+    fig.set_figheight(height)
+    ax = fig.add_axes([left / WIDTH, bottom / height, width / WIDTH, 1 - (top + bottom) / height])
+    xmin, xmax, ymin, ymax = equal_limits(data["limits"], width, width * aspect)
+    ax.set_xlim(xmin, xmax)
+    ax.set_ylim(ymin, ymax)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel(f"x [{unit}]" if unit else "x")
+    ax.set_ylabel(f"y [{unit}]" if unit else "y")
+    ax.grid(True, color="0.9", linewidth=0.6)
+    return fig, ax
+
+
+def render(tracks, times, out, fps=FPS, trail=None, title=""):
+    """Writes the GIF: one frame per time, fps frames per second of playback. The axes, ticks and legend are
+    drawn once; each frame restores them and draws what moves (the title's time, chains, markers, traces)."""
+    data = frame_data(tracks, times)
+    if trail is None:
+        trail = TRAIL_FRACTION * (times[-1] - times[0])
+    colors = [plot.color(i, len(tracks)) for i in range(len(tracks))]
+    fig, ax = figure(tracks, data, colors, trail)
+    moving = []  # (run, points, frame data, rgba, traces, chain, markers)
+    for i, ((run, points), d, c) in enumerate(zip(tracks, data["runs"], colors)):
+        # Runs that agree lie on top of each other: later runs are drawn thinner and smaller, on top, so the
+        # earlier ones show around them (as plot.py's curves).
+        width, size = max(3.0 - 0.7 * i, 1.2), max(11.0 - 3.5 * i, 4.0)
+        traces = [LineCollection([], linewidths=0.6 * width, zorder=1, animated=True)
+                  for _ in points] if trail > 0 else []
+        for lc in traces:
+            ax.add_collection(lc, autolim=False)
+        chain, = ax.plot([], [], color=c, linewidth=width, solid_capstyle="round", zorder=2 + 0.01 * i,
+                         animated=True)
+        marks = [ax.plot([], [], linestyle="none", marker=MARKERS[j % len(MARKERS)], color=c, animated=True,
+                         markersize=size if j == 0 else 0.8 * size, markeredgecolor="black", markeredgewidth=0.6,
+                         zorder=3 + 0.01 * i)[0] for j in range(len(points))]
+        moving.append((run, points, d, matplotlib.colors.to_rgba(c), traces, chain, marks))
+    heading = ax.set_title(" ", fontsize=11, animated=True)
+    fmt = time_format(times)
+    t_unit = tracks[0][0]["t_unit"]
+    fig.canvas.draw()
+    background = fig.canvas.copy_from_bbox(fig.bbox)
+
+    def update(i):
+        t = times[i]
+        fig.canvas.restore_region(background)
+        heading.set_text(f"{title}   t = {fmt.format(t)} {t_unit}")
+        artists = []
+        for run, points, d, rgba, traces, chain, marks in moving:
+            xy = d["xy"][i]
+            for lc, (px, py) in zip(traces, trace((run, points), t, trail)):
+                segments = np.stack([np.column_stack([px[:-1], py[:-1]]), np.column_stack([px[1:], py[1:]])], axis=1)
+                lc.set_segments(segments)
+                lc.set_color(fading(rgba, len(segments)))
+                artists.append(lc)
+            chain.set_data(xy[:, 0], xy[:, 1])
+            artists.append(chain)
+            for j, m in enumerate(marks):
+                m.set_data([xy[j, 0]], [xy[j, 1]])
+                # A run that stopped early (diverged, failed) is crossed out where it stopped.
+                m.set_marker("X" if t > run["t"][-1] and run["status"] != "ok" else MARKERS[j % len(MARKERS)])
+                artists.append(m)
+        # Every run's traces under every run's chains, those under every run's markers; later runs on top.
+        for a in sorted(artists, key=lambda a: a.get_zorder()):
+            ax.draw_artist(a)
+        ax.draw_artist(heading)
+
+    writer = BufferPillowWriter(palette(colors), fps=fps)
+    with writer.saving(fig, out, DPI):
+        for i in range(len(times)):
+            update(i)
+            writer.grab_frame()
+    plt.close(fig)
+    return out
+
+
+def default_out(path, tracks):
+    stem = os.path.splitext(path)[0]
+    if len(tracks) > 1:
+        return f"{stem}_animation.gif"
+    return f"{stem}_animation_{re.sub(r'[^A-Za-z0-9._-]+', '_', tracks[0][0]['id'])}.gif"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 1 (argparse's default: usage and exit 2)
+        raise AnimationError(f"{message} (usage: {USAGE})")
+
+
+def parser():
+    p = Parser(prog="tools/plot.py", add_help=False,
+               description="An animated GIF of runs' named points (tools/animate.py).")
+    p.add_argument("file")
+    p.add_argument("--animate", nargs="*", metavar="RUN", default=[])
+    p.add_argument("--fps", type=float, default=FPS)
+    p.add_argument("--duration", type=float, default=None)
+    p.add_argument("--max-frames", type=int, default=MAX_FRAMES)
+    p.add_argument("--trail", type=float, default=None)
+    p.add_argument("--out", default=None)
+    return p
+
+
+def main(args):
+    """tools/plot.py FILE.h5 --animate [RUN ...] [options]: args without the program name. Exit code."""
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        return 0
+    try:
+        a = parser().parse_args(args)
+        # GIF delays are whole centiseconds, and browsers slow delays under 2 cs down to 10 cs.
+        if not 0 < a.fps <= 50:
+            raise AnimationError(f"--fps {a.fps:g}: give 0 < fps <= 50")
+        if a.duration is not None and not (a.duration > 0 and math.isfinite(a.duration)):
+            raise AnimationError(f"--duration {a.duration:g}: give a positive number of seconds")
+        if a.max_frames < 1:
+            raise AnimationError(f"--max-frames {a.max_frames}: give at least 1")
+        if a.trail is not None and not a.trail >= 0:
+            raise AnimationError(f"--trail {a.trail:g}: give seconds >= 0 (inf: the whole path)")
+        if not os.path.exists(a.file):
+            raise AnimationError(f"no such file '{a.file}'")
+        run_ids = list(dict.fromkeys(a.animate))
+        tracks, total = load_tracks(a.file, run_ids)
+        count, asked = frame_count(tracks, a.fps, a.duration, a.max_frames)
+        if asked > count:
+            plot.note(f"{asked} frames asked, at most --max-frames {a.max_frames}: the GIF plays {count / a.fps:g} s")
+        times = frame_times(tracks, count)
+        out = a.out or default_out(a.file, tracks)
+        render(tracks, times, out, a.fps, a.trail, title=", ".join(dict.fromkeys(r["problem"] for r, _ in tracks)))
+    except AnimationError as e:
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # unreadable file, unwritable output
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        return 2
+    if run_ids:
+        which = "runs " + ", ".join(f"'{r['id']}'" for r, _ in tracks)
+    else:
+        which = f"run '{tracks[0][0]['id']}', " + (f"the file's first of {total} runs" if total > 1
+                                                   else "the file's only run")
+    print(f"plot.py: wrote {out} ({which}; {len(times)} frames at {a.fps:g} fps, t = {times[0]:g} to "
+          f"{times[-1]:g} {tracks[0][0]['t_unit']}, {os.path.getsize(out) / 1e3:.0f} kB)")
+    return 0
