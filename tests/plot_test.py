@@ -111,8 +111,9 @@ def check_animation(binary, tmp, synthetic):
                   f"{run_id}: the blade at the frame times, linear between the run's samples (every "
                   f"{t[1] - t[0]:.2g} s)")
     legends = [h.get_label() for h in animate.legend_handles(tracks, data, ["C0", "C1"], 0.5)]
-    check(legends[:2] == ["kkt/dopri5", "penalty N=1e+01/rk4"] and "blade (reference point)" in legends,
-          f"legend: the runs by formulation/integrator, then the points: {legends}")
+    # penalty at N = 10 is far from Kozlov's limit: its label says so (runs/validity_monitor.hpp).
+    check(legends[:2] == ["kkt/dopri5", "penalty N=1e+01/rk4 [outside its conditions]"] and
+          "blade (reference point)" in legends, f"legend: the runs by formulation/integrator, then the points: {legends}")
     # The penalty run slides sideways: by t = 2 its blade is off the kkt run's.
     gap = np.linalg.norm(data["runs"][0]["xy"][-1, 0] - data["runs"][1]["xy"][-1, 0])
     check(gap > 1e-3, f"the penalty run (N = 10) drifts off the nonholonomic path: {gap:.3g} m at t = 2")
