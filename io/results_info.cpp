@@ -216,7 +216,8 @@ ResultsInfo read_results_info(const std::string& path) {
   };
   const auto problems = text_column("problem", "?"), formulations = text_column("formulation", "?"),
              integrators = text_column("integrator", "?"), statuses = text_column("status", "?"),
-             references = text_column("reference", "none"), sources = text_column("reference_source", "none");
+             references = text_column("reference", "none"), sources = text_column("reference_source", "none"),
+             validity = text_column("validity", "");
   const auto samples = number_column("samples"), mdp = number_column("max_drift_position"),
              mdv = number_column("max_drift_velocity"), energy = number_column("max_rel_energy_error"),
              err = number_column("error_vs_reference"), wall = number_column("wall_time_s"),
@@ -234,6 +235,7 @@ ResultsInfo read_results_info(const std::string& path) {
     row.formulation = formulations[i];
     row.integrator = integrators[i];
     row.status = statuses[i];
+    row.validity = validity[i];
     row.reference = references[i];
     row.samples = samples[i];
     row.max_drift_position = mdp[i];
@@ -295,6 +297,14 @@ std::string format_results_table(const ResultsInfo& info) {
     }
     out << line << "\n";
   }
+  // Runs that followed other equations than their formulation's theorem or limit assumes (status stays "ok").
+  std::string outside;
+  size_t count = 0;
+  for (const auto& r : info.rows)
+    if (!r.validity.empty() && ++count <= 5) outside += (outside.empty() ? "" : ", ") + r.run_id;
+  if (count)
+    out << "# " << count << " run" << (count == 1 ? "" : "s") << " outside the formulation's validity conditions: "
+        << outside << (count > 5 ? ", ..." : "") << " (clmbench info FILE --run ID says which condition)\n";
   return out.str();
 }
 
@@ -334,7 +344,7 @@ RunOptions read_run_attributes(const std::string& path, const std::string& run_i
     if (n.rfind("shape.", 0) == 0 && !samples) out.values.push_back({n, attribute_text(r, g.get(), n)});
   }
   // What the run measured against its reference and what it cost (issue 10 item 6); NaN shown as "-".
-  for (const char* n : {"status", "constraint_rank", "initial_source", "initial_projection_dq", "initial_projection_dqd", "steps", "rhs_evals", "jacobian_used", "cpu_time_s", "output_cpu_time_s", "reference_source",
+  for (const char* n : {"status", "constraint_rank", "initial_source", "initial_projection_dq", "initial_projection_dqd", "steps", "rhs_evals", "jacobian_used", "cpu_time_s", "cpu_time_repeats", "cpu_time_spread", "output_cpu_time_s", "validity", "reference_source",
                         "reference_message", "reference_cpu_time_s", "q_error_max", "q_error_final", "qd_error_max",
                         "qd_error_final", "lambda_error_max", "lambda_error_final", "scd", "mescd"}) {
     if (H5Aexists(g.get(), n) <= 0) continue;

@@ -9,6 +9,7 @@ namespace clm {
 
 struct ResultsRow {
   std::string run_id, problem, formulation, integrator, status, reference;
+  std::string validity;  // empty, or why the run left its formulation's validity conditions (older files: empty)
   double samples = 0;  // NaN (shown "-") when the file has no such column
   double max_drift_position = 0, max_drift_velocity = 0, max_rel_energy_error = 0, error_vs_reference = 0,
          wall_time_s = 0;

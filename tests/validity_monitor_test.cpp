@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "clmbench_process.hpp"
 #include "core/problem_registry.hpp"
 #include "runs/results_writer.hpp"
 #include "runs/runner.hpp"
@@ -82,6 +83,24 @@ TEST(ValidityMonitor, PenaltyFarFromKozlovsLimitIsFlagged) {
   const RunRecord near = run(s);
   EXPECT_EQ(near.validity, "");
   EXPECT_LT(near.summary.q_error_max, 1e-2);
+}
+
+// What a user sees: one warning line from `run`, the info table's closing line naming the run, and the condition
+// in `info --run`.
+TEST(ValidityMonitor, TheCommandLineSaysItOnceAndInfoNamesTheRun) {
+  testing::ScratchDir dir("validity");
+  const auto r = dir.run("run --problem chaplygin_sleigh --formulation fernandez_bloch --integrator dopri5 --t-end 1 "
+                         "--out fb.h5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("clmbench: warning: run chaplygin_sleigh_fernandez_bloch_dopri5: fernandez_bloch outside its "
+                           "theorem", 0), 0u) << lines[0];
+  const auto info = dir.run("info fb.h5");
+  EXPECT_NE(info.out.find("# 1 run outside the formulation's validity conditions: chaplygin_sleigh_fernandez_bloch_dopri5"),
+            std::string::npos) << info.out;
+  const auto one = dir.run("info fb.h5 --run chaplygin_sleigh_fernandez_bloch_dopri5");
+  EXPECT_NE(one.out.find("validity = fernandez_bloch outside its theorem"), std::string::npos) << one.out;
 }
 
 Observation observation(int m, double drift, std::vector<double> extras) {
