@@ -44,7 +44,8 @@ def test_run_returns_arrays_equal_to_the_commands_file(tmp_path, monkeypatch):
     with h5py.File(tmp_path / "cmd" / "a.h5") as f:
         g = f["runs"][r.run_id]
         for name, mine in (("t", r.t), ("q", r.q), ("qd", r.qd), ("lambda", r.lam), ("energy", r.energy),
-                           ("drift_velocity", r.drift_velocity), ("error_vs_reference", r.error_vs_reference)):
+                           ("drift_velocity", r.drift_velocity), ("error_vs_reference", r.error_vs_reference),
+                           ("points", r.points)):
             assert np.array_equal(g[name][()], mine, equal_nan=True), name  # bit for bit
         # The error against the closed form at every sample, whose maximum is the summary's figure.
         assert r.error_vs_reference.shape == (len(r.t), 3)
