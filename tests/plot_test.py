@@ -245,13 +245,21 @@ def work_precision_config(path):
 
 def check_work_precision(mod, path, tmp):
     """The work-precision diagrams: both files, log axes, units, legends outside the axes, one curve per
-    formulation x integrator, points ordered by tolerance, failed runs left out."""
+    formulation x integrator, points ordered by tolerance, failed runs out of the curves and marked at their
+    cost on the worst edge of the panel, CPU times with the spread of their repeated timings as error bars."""
     import matplotlib.pyplot as plt
-    groups = mod.work_precision_groups(mod.load_work_precision(path))
-    check([title for title, _ in groups] == ["pendulum_polar", "chaplygin_sleigh"] or
-          sorted(title for title, _ in groups) == ["chaplygin_sleigh", "pendulum_polar"],
-          f"work-precision groups: {[t for t, _ in groups]}")
-    for title, curves in groups:
+    import numpy as np
+    entries = mod.load_work_precision(path)
+    failing = next(e for e in entries if e["id"] == "failing")
+    check(failing["status"] == "failed", f"the capped run failed ({failing['status']})")
+    groups = mod.work_precision_groups(entries)
+    check([title for title, _, _ in groups] == ["pendulum_polar", "chaplygin_sleigh"] or
+          sorted(title for title, _, _ in groups) == ["chaplygin_sleigh", "pendulum_polar"],
+          f"work-precision groups: {[t for t, _, _ in groups]}")
+    for title, curves, lost in groups:
+        want = {"kkt / dopri5": ["failing"]} if title == "pendulum_polar" else {}
+        check({label: [e["id"] for e in runs] for label, runs in lost.items()} == want,
+              f"{title}: the failed run kept apart, under its curve: {lost}")
         check(sorted(curves) == ["kkt + projection (both) / rk4", "kkt / dopri5", "kkt / rk4", "schur / dopri5"],
               f"{title}: one curve per formulation x integrator: {sorted(curves)}")
         for label, points in curves.items():
@@ -276,18 +284,66 @@ def check_work_precision(mod, path, tmp):
             continue
         fig.canvas.draw()
         check(len(fig.axes) == 4, f"{os.path.basename(out)}: error and scd panels for 2 problems ({len(fig.axes)})")
+        cost = failing["cpu_time_s" if suffix == "cpu" else "rhs_evals"]
+        for ax in fig.axes:
+            # The failed run: an 'x' at its cost on the top edge of the error panel, the bottom of the scd one
+            # (axes fraction), in its curve's colour; a legend entry says what the crosses are.
+            crosses = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]
+            edge = 0.0 if "scd" in ax.get_ylabel() else 1.0
+            if ax.get_title().startswith("pendulum_polar"):
+                curve = next((line for line in ax.get_lines() if line.get_label().startswith("kkt / dopri5:")), None)
+                check(len(crosses) == 1 and list(crosses[0].get_xdata()) == [cost]
+                      and list(crosses[0].get_ydata()) == [edge]
+                      and crosses[0].get_transform() == ax.get_xaxis_transform()
+                      and curve is not None and crosses[0].get_color() == curve.get_color(),
+                      f"{os.path.basename(out)} {ax.get_ylabel()}: the failed run marked at ({cost}, edge {edge})")
+                texts = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+                if "scd" not in ax.get_ylabel():  # (one legend for both panels of a problem)
+                    check(any(t.startswith("failed / diverged") for t in texts) and
+                          any(t.startswith("kkt / dopri5:") and t.endswith("failed / diverged at rtol 1e-09")
+                              for t in texts), f"{os.path.basename(out)}: legend names the failure: {texts}")
+            else:
+                check(not crosses, f"{os.path.basename(out)} {ax.get_title()[:20]}: no failed run, no cross")
+            # CPU times: error bars from the fastest timing (the point) to the slowest, cpu (1 + spread).
+            segments = sorted((float(sg[0][0]), float(sg[1][0]), float(sg[0][1])) for c in ax.collections
+                              for sg in c.get_segments())
+            if suffix == "rhs" or "scd" in ax.get_ylabel():
+                check(suffix == "rhs" and not segments or suffix == "cpu",
+                      f"{os.path.basename(out)}: no timing bars on rhs evaluations")
+                continue
+            group = next(c for t, c, _ in groups if ax.get_title().startswith(t + ":"))
+            want = sorted((e["cpu_time_s"], e["cpu_time_s"] * (1 + e["cpu_time_spread"]), max(e["q_error_max"], mod.FLOOR))
+                          for runs in group.values() for e in runs if np.isfinite(e["cpu_time_spread"]))
+            check(len(want) >= 10 and len(segments) == len(want) and np.allclose(segments, want, rtol=1e-12),
+                  f"{os.path.basename(out)} {ax.get_title()[:20]}: a bar per run with a spread ({len(segments)}, {len(want)})")
         for ax in fig.axes:
             check(ax.get_xscale() == "log", f"{os.path.basename(out)}: log x axis")
             check(xunit in ax.get_xlabel(), f"{os.path.basename(out)}: x label '{ax.get_xlabel()}' has {xunit}")
             if "scd" not in ax.get_ylabel():
                 check(ax.get_yscale() == "log", f"{os.path.basename(out)}: log error axis")
                 check("[" in ax.get_ylabel() and "m" in ax.get_ylabel(), f"error label '{ax.get_ylabel()}' has units")
-                check(len(ax.get_lines()) == 4, f"{os.path.basename(out)}: 4 curves ({len(ax.get_lines())})")
+                curves = [line for line in ax.get_lines() if line.get_marker() != "x"]
+                check(len(curves) == 4, f"{os.path.basename(out)}: 4 curves ({len(curves)})")
             leg = ax.get_legend()
             if leg is not None:
                 box, frame = leg.get_window_extent(), ax.get_window_extent()
                 check(box.x0 >= frame.x1 - 1, f"{os.path.basename(out)}: the legend is outside the axes")
         plt.close(fig)
+    plt.close("all")
+    # A file written before repeated timings (no cpu_time_spread): the same figure without bars.
+    import h5py
+    import shutil
+    old = os.path.join(tmp, "wp_old.h5")
+    shutil.copy(path, old)
+    with h5py.File(old, "r+") as f:
+        for g in f["runs"].values():
+            for key in ("cpu_time_spread", "cpu_time_repeats"):
+                if key in g.attrs:
+                    del g.attrs[key]
+    figures = dict(mod.plot_work_precision(old, os.path.splitext(old)[0], "wp_old"))
+    fig = figures.get(os.path.splitext(old)[0] + "_work_precision_cpu.png")
+    check(fig is not None and len(fig.axes) == 4 and not any(ax.collections for ax in fig.axes)
+          and "bars" not in fig._suptitle.get_text(), "a file without timing spreads: no error bars")
     plt.close("all")
 
 

@@ -58,7 +58,10 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 against the integration's CPU time and against rhs evaluations; one curve per
                                 formulation x integrator (x N for penalty / added_mass) and per problem,
                                 parameters and initial data, points ordered by tolerance (rtol; dt for
-                                fixed-step runs), loosest first; runs that did not finish ok are left out
+                                fixed-step runs), loosest first; a run that failed or diverged is an 'x' at its
+                                cost on the panel's worst edge (top of the error axis, bottom of the scd axis),
+                                legend "failed / diverged"; CPU times with the spread of their repeated timings as
+                                error bars (fastest to slowest) where the file records cpu_time_spread
 A figure holds at most 6 panels; more make further pages <name>_2.png, <name>_3.png, ...
 Series longer than 5000 samples are drawn as exact envelopes over about 1500 windows (min-max bands for
 signed quantities; the window maximum and the running maximum for drift, energy error and differences),
@@ -1198,7 +1201,8 @@ def attr_float(a, key):
 
 def load_work_precision(path):
     """One entry per run from the /runs/<id> attributes (no samples are read): what it ran, its tolerance or
-    step, its cost (cpu_time_s, rhs_evals) and its errors against the reference (q_error_max, scd)."""
+    step, its cost (cpu_time_s, rhs_evals; cpu_time_spread, the relative spread (max - min) / min of its repeated
+    timings, NaN when timed once or not recorded) and its errors against the reference (q_error_max, scd)."""
     entries = []
     with h5py.File(path, "r") as f:
         if "runs" not in f:
@@ -1221,6 +1225,7 @@ def load_work_precision(path):
                 # A fixed-step method, or an adaptive one told to take fixed steps: its knob is dt, not rtol.
                 "fixed": integrator not in ADAPTIVE or bool(int(a.get("fixed_step", 0))),
                 "cpu_time_s": attr_float(a, "cpu_time_s"), "rhs_evals": attr_float(a, "rhs_evals"),
+                "cpu_time_spread": attr_float(a, "cpu_time_spread"),
                 "q_error_max": attr_float(a, "q_error_max"), "scd": attr_float(a, "scd"),
                 "reference_source": text(a.get("reference_source", "none")),
                 "reference_message": text(a.get("reference_message", "")),
@@ -1249,33 +1254,41 @@ def curve_label(e):
 
 
 def work_precision_groups(entries):
-    """[(title, {curve label: [entries ordered by tolerance, loosest first]})]: one group per problem,
-    parameter set, initial data and t_end (the runs that share a reference); one curve per formulation x
-    integrator (and N for the limit formulations). Only runs that finished ok with a finite error and cost
-    count; a group is drawn when some curve has two tolerances or more (a tolerance sweep): runs that differ
-    in something else at one tolerance (initial_offset, Baumgarte gains) are not a work-precision curve."""
-    groups = {}
+    """[(title, {curve label: [entries ordered by tolerance, loosest first]}, {curve label: [failed entries]})]:
+    one group per problem, parameter set, initial data and t_end (the runs that share a reference); one curve
+    per formulation x integrator (and N for the limit formulations) of the runs that finished ok with a finite
+    error; the runs of the group that failed or diverged apart, by curve (they have no error to draw: a mark at
+    their cost). A group is drawn when some curve has two tolerances or more (a tolerance sweep; failed runs
+    count) and some run finished ok: runs that differ in something else at one tolerance (initial_offset,
+    Baumgarte gains) are not a work-precision curve."""
+    groups, failed = {}, {}
     for e in entries:
+        key = (e["problem"], e["params"], e["initial"], e["t_end"])
+        if e["status"] in ("failed", "diverged"):
+            failed.setdefault(key, {}).setdefault(curve_label(e), []).append(e)
+            continue
         ok = (e["status"] == "ok" and e["reference_source"] != "none" and np.isfinite(e["q_error_max"])
               and e["q_error_max"] >= 0)
         if not ok:
             continue
-        key = (e["problem"], e["params"], e["initial"], e["t_end"])
         groups.setdefault(key, {}).setdefault(curve_label(e), []).append(e)
     out = []
     keys = list(groups)
     for key in keys:
-        curves = groups[key]
-        for label in curves:
+        curves, lost = groups[key], failed.get(key, {})
+        for runs in list(curves.values()) + list(lost.values()):
             # Loosest tolerance first: rtol for adaptive runs, the step for fixed-step ones.
-            curves[label].sort(key=lambda e: -(e["dt"] if e["fixed"] else e["rtol"]))
-        if max(len({knob_text(e) for e in c}) for c in curves.values()) < 2:
+            runs.sort(key=lambda e: -(e["dt"] if e["fixed"] else e["rtol"]))
+        if max(len({knob_text(e) for e in c + lost.get(label, [])}) for label, c in curves.items()) < 2 and \
+                not any(len({knob_text(e) for e in c + curves.get(label, [])}) > 1 for label, c in lost.items()):
             continue
         problem = key[0]
-        title = problem
+        title = problem.split("@sha256:")[0]  # a mechanism file (PATH@sha256:HEX): its file name
+        if "/" in title or title.endswith(".toml"):
+            title = os.path.basename(title)
         if sum(1 for k in keys if k[0] == problem) > 1:  # several parameter sets / initial data / t_end
             title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == problem)}, T = {key[3]:g} s)"
-        out.append((title, curves))
+        out.append((title, curves, lost))
     return out
 
 
@@ -1286,14 +1299,18 @@ def knob_text(e):
 def plot_work_precision(path, stem, name):
     """Error against cost, one curve per formulation x integrator: <stem>_work_precision_cpu.png (CPU time)
     and <stem>_work_precision_rhs.png (rhs evaluations); per group of runs two panels, the max q error
-    (log-log) and scd (significant correct digits at t_end)."""
+    (log-log) and scd (significant correct digits at t_end). A run that failed or diverged is an 'x' in its
+    curve's colour at its cost on the edge of the panel where the accuracy is worst (top of the error panel,
+    bottom of the scd panel: it reached none), its tolerance in the curve's legend entry, and the panel has a
+    legend entry "failed / diverged". CPU times carry their spread as error bars, from the minimum (cpu_time_s)
+    to the slowest repeat, min (1 + cpu_time_spread), where the file records a spread."""
     groups = work_precision_groups(load_work_precision(path))
     if not groups:
         return []
     figures = []
     for measure, (key, xlabel, suffix) in WP_MEASURES.items():
         panels = []
-        for title, curves in groups:
+        for title, curves, lost in groups:
             members = [e for c in curves.values() for e in c]
             units = []
             for e in members:
@@ -1305,21 +1322,51 @@ def plot_work_precision(path, stem, name):
                        members[0]["reference_message"].split(":")[0] if sources == ["reference_run"] else
                        "closed forms and reference runs")
 
-            def draw(ax, curves=curves, key=key, what="q_error_max"):
-                for i, (label, points) in enumerate(curves.items()):
+            def draw(ax, curves=curves, lost=lost, key=key, what="q_error_max"):
+                labels = list(curves) + [label for label in lost if label not in curves]
+                for i, label in enumerate(labels):
+                    points = curves.get(label, [])
+                    col = color(i, len(labels))
                     x = np.array([p[key] for p in points], dtype=float)
                     y = np.array([p[what] for p in points], dtype=float)
                     keep = np.isfinite(x) & (x > 0) & np.isfinite(y)
                     if what == "q_error_max":
                         y = np.maximum(y, FLOOR)
-                    if not np.any(keep):
-                        continue
-                    col = color(i, len(curves))
-                    # Formulations often agree to the last bit (kkt and schur): later curves are drawn thinner
-                    # with smaller markers, so that one lying on another stays visible.
-                    ax.plot(x[keep], y[keep], marker="os^vD<>ph*"[i % 10], linestyle=LINESTYLES[i % 4], color=col,
-                            linewidth=max(2.4 - 0.25 * i, 0.9), markersize=max(8.0 - 0.6 * i, 3.5), label=f"{label}: {knob_text(points[0])} .. "
-                            f"{knob_text(points[-1])}" if len(points) > 1 else f"{label}: {knob_text(points[0])}")
+                    failed = lost.get(label, [])
+                    text = (f"{label}: {knob_text(points[0])} .. {knob_text(points[-1])}" if len(points) > 1 else
+                            f"{label}: {knob_text(points[0])}" if points else f"{label}: no run finished ok")
+                    if failed:
+                        text += f"; failed / diverged at {', '.join(knob_text(e) for e in failed)}"
+                    if np.any(keep):
+                        # Formulations often agree to the last bit (kkt and schur): later curves are drawn thinner
+                        # with smaller markers, so that one lying on another stays visible.
+                        ax.plot(x[keep], y[keep], marker="os^vD<>ph*"[i % 10], linestyle=LINESTYLES[i % 4], color=col,
+                                linewidth=max(2.4 - 0.25 * i, 0.9), markersize=max(8.0 - 0.6 * i, 3.5), label=text)
+                        text = "_nolegend_"
+                        if key == "cpu_time_s":  # the repeated timings: from the minimum to the slowest
+                            spread = np.array([p.get("cpu_time_spread", np.nan) for p in points], dtype=float)
+                            bars = keep & np.isfinite(spread) & (spread >= 0)
+                            if np.any(bars):
+                                ax.errorbar(x[bars], y[bars], xerr=[np.zeros(int(bars.sum())), x[bars] * spread[bars]],
+                                            fmt="none", ecolor=col, elinewidth=0.8, capsize=0, alpha=0.6)
+                    if failed:
+                        # No accuracy reached: on the worst edge of the panel (top of the error axis, bottom of
+                        # the scd axis) at the run's cost (the left edge when it has none).
+                        edge = 1.0 if what == "q_error_max" else 0.0
+                        cost = np.array([e[key] for e in failed], dtype=float)
+                        at = np.isfinite(cost) & (cost > 0)
+                        mark = dict(marker="x", markersize=9, markeredgewidth=2, linestyle="none", color=col,
+                                    clip_on=False, zorder=5)
+                        if np.any(at):
+                            ax.plot(cost[at], np.full(int(at.sum()), edge), transform=ax.get_xaxis_transform(),
+                                    label=text, **mark)
+                            text = "_nolegend_"
+                        if not np.all(at):
+                            ax.plot(np.zeros(int((~at).sum())), np.full(int((~at).sum()), edge),
+                                    transform=ax.transAxes, label=text, **mark)
+                if lost:
+                    ax.plot([], [], marker="x", markersize=9, markeredgewidth=2, linestyle="none", color="0.3",
+                            label="failed / diverged (no accuracy reached: at the axis edge, at its cost)")
                 ax.set_xscale("log")
                 if what == "q_error_max":
                     ax.set_yscale("log")
@@ -1332,8 +1379,12 @@ def plot_work_precision(path, stem, name):
             panels.append(Panel(f"{title}: significant correct digits at t_end (Bari test set)",
                                 "scd [digits]", lambda ax, d=draw: d(ax, what="scd"), xlabel=xlabel,
                                 legend_key=(title, "wp")))
+        bars = measure == "cpu" and any(np.isfinite(e["cpu_time_spread"]) for _, c, _ in groups for p in c.values()
+                                         for e in p)
         figures += render(panels, f"{name}: work-precision ({'CPU time' if measure == 'cpu' else 'rhs evaluations'};"
-                          " points ordered by tolerance, loosest first)", f"{stem}_{suffix}.png", sharex=False)
+                          " points ordered by tolerance, loosest first" +
+                          ("; bars: repeated timings, fastest to slowest" if bars else "") + ")",
+                          f"{stem}_{suffix}.png", sharex=False)
     return figures
 
 

@@ -1,8 +1,20 @@
 #!/usr/bin/python3
-"""Regenerates results/REPORT.md from the results files of the shipped experiments.
+"""A markdown report of clmbench results files: any run or sweep files, or the shipped experiments' REPORT.md.
 
+    tools/report.py FILE.h5 [FILE.h5 ...] [--out REPORT.md]
     tools/report.py [--run] [--results DIR] [--binary PATH] [--out FILE]
 
+With files (any results or sweep file, e.g. a sweep of one's own mechanism file): per file and per problem
+(and parameter set, initial data, t_end: the runs that share a reference), for each error target of
+WP_TARGETS the cheapest formulation x integrator whose run finished ok with q_error_max at or below it, by
+CPU time and by rhs evaluations, with the runner-up; "within timing spread" where the CPU-time margin is
+below the spread of the repeated timings (/summary cpu_time_spread); the runs that failed or diverged (status
+and message), the runs outside their formulation's validity conditions (/summary validity; never counted as
+cheapest: a cell names one that would have been), the long-time growth exponents (energy_error_growth,
+drift_growth), and links to the PNGs tools/plot.py wrote beside the file. --out defaults to
+<first file's stem>_report.md beside it.
+
+Without files, results/REPORT.md from the shipped experiments:
 --run        first runs every shipped experiment (clmbench run / kozlov / sweep into DIR, then tools/plot.py
              on each file); without it the report is made from the .h5 files already in DIR
 --results    where the .h5 and .png files are (default results/)
@@ -100,8 +112,11 @@ def run_attr(f, run_id, key, default=None):
 
 
 def table(header, rows):
+    """A markdown table; a '|' inside a cell (a run's message: "|y| exceeded ...") is escaped."""
+    def cell(c):
+        return str(c).replace("|", "\\|")
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 
@@ -356,26 +371,160 @@ def section_fernandez_bloch(results):
                   png_link(results, "fernandez_bloch_extras.png", "condition residuals") + "."]
 
 
+ADAPTIVE = ("dopri5", "radau5", "cvode", "ida")  # their knob is rtol (tools/plot.py's ADAPTIVE); the others' dt
+
+
+def problem_name(problem):
+    """A problem as a heading: a zoo name as it is, a mechanism file (PATH@sha256:HEX) by its file name."""
+    name = problem.split("@sha256:")[0]
+    return os.path.basename(name) if "/" in name or name.endswith(".toml") else name
+
+
+def combination(f, r):
+    """The method a run is a point of: formulation (its N for the limit formulations, projection, Baumgarte gains)
+    x integrator, as tools/plot.py's curve_label draws one curve per method: kkt + dopri5 with and without
+    projection are two methods in one sweep."""
+    rid = r["run_id"]
+    form = r["formulation"]
+    n = run_attr(f, rid, "formulation.N")
+    if form in ("penalty", "added_mass") and isinstance(n, float) and math.isfinite(n):
+        form += f" N={n:.0e}"
+    projection = run_attr(f, rid, "formulation.projection", "none")
+    if projection not in ("none", "", None):
+        form += f" + projection ({projection})"
+    alpha = run_attr(f, rid, "formulation.baumgarte_alpha", 0.0) or 0.0
+    beta = run_attr(f, rid, "formulation.baumgarte_beta", 0.0) or 0.0
+    if alpha or beta:
+        form += f" + Baumgarte ({alpha:g}, {beta:g})"
+    fixed = bool(run_attr(f, rid, "fixed_step", 0)) or r["integrator"] not in ADAPTIVE
+    return f"{form} x {r['integrator']}" + (" (fixed step)" if fixed and r["integrator"] in ADAPTIVE else ""), fixed
+
+
+def knob_of(f, rid, fixed):
+    v = run_attr(f, rid, "dt" if fixed else "rtol")
+    return f"{'dt' if fixed else 'rtol'} {v:g}" if isinstance(v, float) else "-"
+
+
+def run_group(f, r):
+    """What runs must share to be compared (one reference): problem, parameters, initial data, t_end."""
+    a = f["runs"][r["run_id"]].attrs
+    params = tuple(sorted((k[6:], run_attr(f, r["run_id"], k)) for k in a if k.startswith("param.")))
+    initial = tuple(np.round(np.concatenate([np.asarray(a.get(k, []), dtype=float).ravel() for k in ("q0", "qd0")]), 12))
+    return r["problem"], params, initial, r.get("t_end", float("nan"))
+
+
+def group_titles(keys):
+    """A heading per run group: the problem's name, and where one problem has several groups in a file what
+    tells them apart (the parameters that differ, t_end, or a set number for initial data)."""
+    differ = {}
+    for key in keys:
+        same = [k for k in keys if k[0] == key[0]]
+        differ[key] = [f"{name} = {value:g}" for name, value in key[1] if len({dict(k[1]).get(name) for k in same}) > 1]
+        if len({k[3] for k in same}) > 1:
+            differ[key].append(f"t_end = {key[3]:g} s")
+    titles = {}
+    for key in keys:
+        same = [k for k in keys if k[0] == key[0]]
+        words = differ[key]
+        if sum(1 for k in same if differ[k] == words) > 1:  # told apart by their initial data only
+            words = words + [f"initial data {same.index(key) + 1}"]
+        titles[key] = problem_name(key[0]) + (f" ({', '.join(words)})" if words else "")
+    return titles
+
+
 def wp_points(f):
-    """Per problem, per (formulation, integrator): (knob, error, cpu, rhs, status) of every run."""
+    """Per run group (problem, parameters, initial data, t_end; headed by group_titles), per method
+    (combination): every run's point, {title: {method: [point]}}, and the /summary columns the error and the
+    CPU cost were read from. A point: run id, knob (rtol, or dt for fixed-step runs), error, cpu (s), spread and
+    repeats of its timing (NaN when not recorded), rhs (evaluations), status, message, validity ("" within the
+    conditions), the growth exponents pE and pd, t_reached."""
     rows = summary_rows(f)
     err_key = next((k for k in ("q_error_max", "error_vs_reference") if rows and k in rows[0]), None)
     cpu_key = next((k for k in ("cpu_time_s", "wall_time_s") if rows and k in rows[0]), None)
-    out = {}
+    nan = float("nan")
+    groups = {}
     for r in rows:
         rid = r["run_id"]
-        adaptive = not bool(run_attr(f, rid, "fixed_step", 0)) and r["integrator"] in ("dopri5", "radau5", "cvode", "ida")
-        knob = f"rtol {run_attr(f, rid, 'rtol'):g}" if adaptive else f"dt {run_attr(f, rid, 'dt'):g}"
-        # A projected run is another method than the same formulation without projection (tools/plot.py's
-        # curve_label does the same): kkt + dopri5 with and without projection share one sweep.
-        projection = run_attr(f, rid, "formulation.projection", "none")
-        projection = projection.decode() if isinstance(projection, bytes) else str(projection)
-        form = r["formulation"] + (f" + projection ({projection})" if projection not in ("none", "") else "")
-        out.setdefault(r["problem"], {}).setdefault((form, r["integrator"]), []).append(
-            dict(knob=knob, error=r.get(err_key, float("nan")) if err_key else float("nan"),
-                 cpu=r.get(cpu_key, float("nan")) if cpu_key else float("nan"),
-                 rhs=r.get("rhs_evals", float("nan")), status=r["status"]))
-    return out, err_key, cpu_key
+        label, fixed = combination(f, r)
+        groups.setdefault(run_group(f, r), {}).setdefault(label, []).append(dict(
+            id=rid, knob=knob_of(f, rid, fixed), error=r.get(err_key, nan) if err_key else nan,
+            cpu=r.get(cpu_key, nan) if cpu_key else nan, spread=r.get("cpu_time_spread", nan),
+            repeats=r.get("cpu_time_repeats", nan), rhs=r.get("rhs_evals", nan), status=r["status"],
+            message=run_attr(f, rid, "message", ""), validity=r.get("validity", run_attr(f, rid, "validity", "")),
+            pE=r.get("energy_error_growth", nan), pd=r.get("drift_growth", nan),
+            t_reached=run_attr(f, rid, "t_reached", nan), reference=r.get("reference_source", "-"),
+            problem=r["problem"]))
+    titles = group_titles(list(groups))
+    return {titles[k]: v for k, v in groups.items()}, err_key, cpu_key
+
+
+COSTS = {"cpu": ("CPU time", "CPU time ratio"), "rhs": ("rhs evaluations", "ratio")}
+
+
+def cheapest_reaching(curves, target, cost, valid=True):
+    """[(cost, method, point)], cheapest first: per method its cheapest run (by cost: "cpu" or "rhs") that
+    finished ok with error <= target, among the runs within their formulation's validity conditions (valid) or
+    outside them (not valid)."""
+    reach = []
+    for label, pts in curves.items():
+        ok = [p for p in pts if p["status"] == "ok" and bool(p["validity"]) != valid and math.isfinite(p["error"])
+              and p["error"] <= target and math.isfinite(p[cost])]
+        if ok:
+            best = min(ok, key=lambda p: p[cost])
+            reach.append((best[cost], label, best))
+    return sorted(reach, key=lambda x: x[0])
+
+
+def ratio_text(ratio):
+    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def margin_note(first, second, cost):
+    """What the margin of the cheapest over the runner-up says: for CPU time, whether it is within the timing
+    spread (ratio < 1 + the larger relative spread (max - min) / min of the two runs' repeated timings; nothing
+    when neither spread was recorded); for rhs evaluations, a tie when the counts are equal."""
+    ratio = second[0] / first[0] if first[0] > 0 else float("inf")
+    if cost == "rhs":
+        return "tie" if ratio == 1 else ""
+    spreads = [p["spread"] for p in (first[2], second[2]) if math.isfinite(p["spread"])]
+    if spreads and ratio < 1 + max(spreads):
+        return f"{ratio_text(ratio)}, within timing spread"
+    return ""
+
+
+def cost_text(p, cost):
+    if cost == "rhs":
+        return fmt(p["rhs"])
+    out = f"{p['cpu']:.3g} s" if p["cpu"] >= 1 else f"{p['cpu'] * 1e3:.3g} ms"
+    if math.isfinite(p["spread"]):
+        out += f" (spread {p['spread']:.0%})"
+    elif p["repeats"] == 1:
+        out += " (timed once)"
+    return out
+
+
+def wp_table(curves, cost, targets=WP_TARGETS):
+    """For each accuracy target, the cheapest method (by cost: "cpu" or "rhs") whose run finished ok with its error
+    at or below the target, its cost and error, and the runner-up; runs outside their formulation's validity
+    conditions are not counted, and the cell says so when one would have been cheaper."""
+    rows = []
+    for target in targets:
+        reach = cheapest_reaching(curves, target, cost)
+        flagged = cheapest_reaching(curves, target, cost, valid=False)
+        skipped = ""
+        if flagged and (not reach or flagged[0][0] < reach[0][0]):
+            skipped = (f"not counted: {flagged[0][1]} ({flagged[0][2]['knob']}), cheaper but outside its "
+                       "formulation's validity conditions")
+        if not reach:
+            rows.append([f"{target:.0e}", "none reaches it" + (f" ({skipped})" if skipped else ""), "-", "-", "-"])
+            continue
+        best = reach[0]
+        notes = [best[2]["knob"]] + ([margin_note(best, reach[1], cost)] if len(reach) > 1 else []) + [skipped]
+        second = f"{reach[1][1]} ({ratio_text(reach[1][0] / best[0])})" if len(reach) > 1 and best[0] > 0 else "-"
+        rows.append([f"{target:.0e}", f"**{best[1]}** ({'; '.join(n for n in notes if n)})", cost_text(best[2], cost),
+                     fmt(best[2]["error"]), second])
+    what, ratio = COSTS[cost]
+    return table(["error target", f"cheapest by {what}", what, "its error", f"runner-up ({ratio})"], rows)
 
 
 def section_work_precision(results):
@@ -383,7 +532,8 @@ def section_work_precision(results):
            "`build/clmbench sweep experiments/wp_<mechanism>.ini` per mechanism: formulations x integrators x "
            "tolerances (fixed-step methods: step sizes), every run's error against the reference (closed form, or "
            "a reference run at tight tolerance) and its cost. For each accuracy target the cheapest combination "
-           "whose error reaches it (CPU time of the run), and the runner-up."]
+           "whose error reaches it (CPU time of the run), and the runner-up; \"within timing spread\" where the "
+           "margin is smaller than the spread of the repeated timings."]
     for name, f in opened_family(results, "wp_", out):
         points, err_key, cpu_key = wp_points(f)
         stem = name[:-3]
@@ -391,25 +541,7 @@ def section_work_precision(results):
             n_runs = sum(len(v) for v in curves.values())
             failed = sum(1 for v in curves.values() for p in v if p["status"] != "ok")
             out += ["", f"### {problem} ({name}: {n_runs} runs, {failed} not ok; error = {err_key or '-'}, "
-                        f"cost = {cpu_key or '-'})", ""]
-            rows = []
-            for target in WP_TARGETS:
-                reach = []
-                for (form, integ), pts in curves.items():
-                    ok = [p for p in pts if p["status"] == "ok" and math.isfinite(p["error"])
-                          and p["error"] <= target and math.isfinite(p["cpu"])]
-                    if ok:
-                        best = min(ok, key=lambda p: p["cpu"])
-                        reach.append((best["cpu"], f"{form} x {integ}", best))
-                reach.sort(key=lambda x: x[0])
-                if not reach:
-                    rows.append([f"{target:.0e}", "none reaches it", "-", "-", "-"])
-                    continue
-                cpu, combo, p = reach[0]
-                second = f"{reach[1][1]} ({reach[1][0] / cpu:.1f}x)" if len(reach) > 1 else "-"
-                rows.append([f"{target:.0e}", f"**{combo}** ({p['knob']})", f"{cpu * 1e3:.3g} ms",
-                             fmt(p["error"]), second])
-            out.append(table(["error target", "cheapest", "cost", "its error", "runner-up (cost ratio)"], rows))
+                        f"cost = {cpu_key or '-'})", "", wp_table(curves, "cpu")]
             out += ["", plots_line(results, f"{stem}_work_precision_", ("cpu", "rhs"))]
     return out
 
@@ -425,6 +557,11 @@ def growth_word(p):
     if p < 1.5:
         return "linear"
     return "faster than linear"
+
+
+def growth_cell(p):
+    """A growth exponent and what it says, "0.02 (bounded)"; "-" when it cannot be computed."""
+    return f"{fixed(p, 2)} ({growth_word(p)})" if p is not None and math.isfinite(p) else "-"
 
 
 def section_long_time(results):
@@ -463,6 +600,147 @@ def section_long_time(results):
     return out
 
 
+# ---------------------------------------------------------------------------------------------- any results file
+
+# What tools/plot.py writes beside FILE.h5: <stem>_<kind>.png (more pages <stem>_<kind>_2.png ...), in the order a
+# report links them.
+PLOT_KINDS = ["work_precision_cpu", "work_precision_rhs", "error_vs_reference", "trajectory", "drift", "energy",
+              "growth", "lambda", "q", "qd", "body_velocities", "error", "difference", "extras", "kozlov_*",
+              "phase_portrait", "eigenvalues"]
+
+
+def file_plots(path):
+    """The PNGs tools/plot.py wrote for the results file path (beside it), in PLOT_KINDS order; not those of
+    another results file in the folder whose name extends this one's (wp.h5 beside wp_sleigh.h5)."""
+    stem = os.path.splitext(os.path.abspath(path))[0]
+    folder, base = os.path.dirname(stem), os.path.basename(stem) + "_"
+    names = os.listdir(folder)
+    longer = [n[:-3] + "_" for n in names if n.endswith(".h5") and n.startswith(base)]
+    found = []
+    for n in names:
+        if not (n.startswith(base) and n.endswith(".png")) or any(n.startswith(x) for x in longer):
+            continue
+        kind = n[len(base):-4]
+        head, _, page = kind.rpartition("_")
+        if head and page.isdigit():  # a further page of a figure
+            kind = head
+        rank = PLOT_KINDS.index(kind) if kind in PLOT_KINDS else \
+            PLOT_KINDS.index("kozlov_*") if kind.startswith("kozlov_") else None
+        if rank is not None:
+            found.append((rank, n))
+    return [os.path.join(folder, n) for _, n in sorted(found)]
+
+
+def plural(n, word):
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def method_table(title, header, rows):
+    return ["", f"#### {title}", "", table(header, rows)] if rows else []
+
+
+def group_section(title, curves, err_key):
+    """A run group of a results file: work-precision tables by CPU time and by rhs evaluations, the runs that did
+    not finish ok, the runs outside their formulation's validity conditions and the long-time growth exponents."""
+    points = [p for c in curves.values() for p in c]
+    problem = points[0]["problem"]
+    counts = {s: sum(1 for p in points if p["status"] == s) for s in ("ok", "diverged", "failed")}
+    counts["other"] = len(points) - sum(counts.values())
+    flagged = [p for p in points if p["validity"]]
+    sources = sorted({p["reference"] for p in points})
+    where = problem_name(problem)
+    if where != problem:  # a mechanism file: its path (and content hash)
+        path, _, sha = problem.partition("@sha256:")
+        where = f"mechanism file `{path}`" + (f" (sha256 {sha[:12]})" if sha else "")
+    out = ["", f"### {title}", "",
+           f"{where}: {plural(len(points), 'run')}, {plural(len(curves), 'method')}; " +
+           ", ".join(f"{n} {s}" for s, n in counts.items() if n) +
+           (f"; {len(flagged)} outside their formulation's validity conditions" if flagged else "") +
+           f". Error = {err_key or '-'} against the reference ({', '.join(sources)})."]
+    if any(math.isfinite(p["error"]) for p in points):
+        out += ["", "#### Work-precision: cheapest method reaching each error target", "",
+                "By CPU time of the integration:", "", wp_table(curves, "cpu"), "",
+                "By right-hand-side evaluations:", "", wp_table(curves, "rhs")]
+    else:
+        out += ["", f"No run has an error against a reference ({err_key or 'no error column'} is \"-\": no closed form "
+                    "and no reference run): no work-precision table."]
+    not_ok = [p for p in points if p["status"] != "ok"]
+    if not_ok:
+        out += ["", f"{len(not_ok)} runs that did not finish ok are not counted (below)."]
+    method = {p["id"]: label for label, c in curves.items() for p in c}
+    out += method_table("Runs that did not finish (not counted)",
+                        ["run", "method", "knob", "status", "stopped at t", "message"],
+                        [[p["id"], method[p["id"]], p["knob"], f"**{p['status']}**",
+                          f"{p['t_reached']:g}" if math.isfinite(p["t_reached"]) else "-",
+                          p["message"] or "-"] for p in not_ok])
+    out += method_table("Runs outside their formulation's validity conditions (not counted as cheapest)",
+                        ["run", "method", "knob", "status", "why"],
+                        [[p["id"], method[p["id"]], p["knob"], p["status"], p["validity"]] for p in flagged])
+    grown = [p for p in points if math.isfinite(p["pE"]) or math.isfinite(p["pd"])]
+    if grown:
+        out += method_table("Long-time behaviour: growth exponents (0 bounded, 1/2 random walk, 1 linear)",
+                            ["run", "method", "knob", "status", "p_E (energy error)", "p_drift (constraint drift)"],
+                            [[p["id"], method[p["id"]], p["knob"], p["status"], growth_cell(p["pE"]), growth_cell(p["pd"])]
+                             for p in grown])
+    else:
+        out += ["", "Long-time behaviour: no run is long enough for growth exponents (energy_error_growth and "
+                    "drift_growth are \"-\" for every run; a run needs samples over three decades of time)."]
+    return out
+
+
+def file_section(path, report_dir):
+    """One results file of any kind (a run, a sweep, a researcher's mechanism-file sweep): a section per run
+    group, and links to the PNGs tools/plot.py wrote for it."""
+    name = os.path.basename(path)
+    out = [f"## {name}"]
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        return out + ["", f"*{name} cannot be read ({e}).*"]
+    with f:
+        rows = summary_rows(f)
+        counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "diverged", "failed")}
+        flagged = sum(1 for r in rows if r.get("validity"))
+        out += ["", f"`{path}`: {provenance(f)}; {plural(len(rows), 'run')}" +
+                ("" if not rows else ": " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)) +
+                (f"; {flagged} outside their formulation's validity conditions" if flagged else "") + "."]
+        if rows:
+            out += ["", "A run's CPU time is the minimum of its repeated timings, its spread their relative spread "
+                        "(max - min) / min (/summary cpu_time_repeats, cpu_time_spread): a cheapest method whose margin "
+                        "over the runner-up is smaller than the larger spread of the two says \"within timing spread\"."
+                    if "cpu_time_spread" in rows[0] else
+                    "This file records no timing spread (written before repeated timings): CPU-time margins are "
+                    "single timings."]
+        pngs = file_plots(path)
+        out += ["", "Plots: " + ", ".join(f"[{os.path.basename(p)[len(os.path.splitext(name)[0]) + 1:-4]}]"
+                                          f"({os.path.relpath(p, report_dir)})" for p in pngs) + "."
+                if pngs else f"Plots: none yet (`tools/plot.py {path}` draws them beside the file)."]
+        if not rows:
+            return out + ["", f"*{name} has no runs (/summary): nothing to tabulate.*"]
+        groups, err_key, _ = wp_points(f)
+        for title, curves in groups.items():
+            out += group_section(title, curves, err_key)
+    return out
+
+
+def files_report(paths, report_dir):
+    lines = [f"# clmbench results: {', '.join(os.path.basename(p) for p in paths)}", "",
+             f"Generated by `tools/report.py {' '.join(paths)}`. Numbers are read from the HDF5 files (/summary and "
+             "/runs/<id>, docs/design.md section 5); \"-\" is a figure that cannot be computed. Per problem (and "
+             "parameter set): for each error target the cheapest formulation x integrator whose run finished ok with "
+             "max over the samples of |q - q_ref| at or below it, by CPU time and by right-hand-side evaluations, "
+             "and the runner-up; runs that failed or diverged, and runs outside their formulation's validity "
+             "conditions, are listed and not counted."]
+    for path in paths:
+        try:
+            lines += [""] + file_section(path, report_dir)
+        except (OSError, KeyError, ValueError, IndexError) as e:  # a damaged or foreign file: say so, go on
+            lines += ["", f"## {os.path.basename(path)}", "",
+                      f"*This file could not be tabulated ({type(e).__name__}: {e}).*"]
+            print(f"report.py: warning: {path}: {e}", file=sys.stderr)
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------- running
 
 def experiments():
@@ -497,18 +775,8 @@ def run_all(binary, results):
     return failures
 
 
-def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--run", action="store_true", help="run the shipped experiments first")
-    p.add_argument("--results", default=os.path.join(ROOT, "results"))
-    p.add_argument("--binary", default=os.path.join(ROOT, "build", "clmbench"))
-    p.add_argument("--out", default=None)
-    a = p.parse_args(argv)
-    if a.run:
-        if not os.access(a.binary, os.X_OK):
-            print(f"report.py: error: no clmbench at {a.binary}: build first (tools/build.sh)", file=sys.stderr)
-            return 1
-        run_all(a.binary, a.results)
+def shipped_report(results):
+    """results/REPORT.md: the sections of the shipped experiments, read from results/."""
     lines = ["# clmbench: the shipped experiments, measured", "",
              "Generated by `tools/report.py` from the results files in this directory (regenerate everything: "
              "`tools/build.sh && tools/report.py --run`). Numbers are read from the HDF5 files; \"-\" is a figure "
@@ -516,14 +784,18 @@ def main(argv):
     for section in (section_quickstart, section_kozlov, section_published, section_vakonomic,
                     section_fernandez_bloch, section_work_precision, section_long_time):
         try:
-            lines += [""] + section(a.results)
+            lines += [""] + section(results)
         except (OSError, KeyError, ValueError, IndexError) as e:  # a damaged or foreign file: say so, go on
             title = section.__name__.replace("section_", "").replace("_", " ")
             lines += ["", f"## {title}", "", f"*This section could not be made: {CURRENT_FILE[0]} cannot be read "
                                               f"({type(e).__name__}: {e}).*"]
             print(f"report.py: warning: {title}: {e}", file=sys.stderr)
-    out = a.out or os.path.join(a.results, "REPORT.md")
-    # Complete or absent: written beside the report and renamed over it only when the write succeeded.
+    return lines
+
+
+def write_report(out, lines):
+    """Complete or absent: written beside the report and renamed over it only when the write succeeded. The exit
+    code: 0, or 2 when it cannot be written."""
     tmp = out + ".tmp"
     try:
         with open(tmp, "w") as fh:
@@ -538,6 +810,33 @@ def main(argv):
         return 2
     print(f"report.py: wrote {out}")
     return 0
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("files", nargs="*", metavar="FILE.h5",
+                   help="results or sweep files to report on (without: the shipped experiments' results/REPORT.md)")
+    p.add_argument("--run", action="store_true", help="run the shipped experiments first")
+    p.add_argument("--results", default=None)
+    p.add_argument("--binary", default=os.path.join(ROOT, "build", "clmbench"))
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    if a.files:
+        if a.run or a.results:
+            p.error("--run and --results make the shipped experiments' report; not with FILE arguments")
+        for path in a.files:
+            if not os.path.isfile(path):
+                print(f"report.py: error: no such file '{path}'", file=sys.stderr)
+                return 1
+        out = a.out or os.path.splitext(a.files[0])[0] + "_report.md"
+        return write_report(out, files_report(a.files, os.path.dirname(os.path.abspath(out))))
+    results = a.results or os.path.join(ROOT, "results")
+    if a.run:
+        if not os.access(a.binary, os.X_OK):
+            print(f"report.py: error: no clmbench at {a.binary}: build first (tools/build.sh)", file=sys.stderr)
+            return 1
+        run_all(a.binary, results)
+    return write_report(a.out or os.path.join(results, "REPORT.md"), shipped_report(results))
 
 
 if __name__ == "__main__":
