@@ -8,6 +8,7 @@
 #include <set>
 
 #include "allocation_counter.hpp"
+#include "analysis/finite_difference_terms.hpp"
 #include "core/formulation.hpp"
 #include "core/problem_registry.hpp"
 #include "formulations/velocity_basis.hpp"
@@ -130,7 +131,8 @@ TEST(ModelReference, SleighConstraintJacobianAndBias) {
 }
 
 // Holonomic Adot qd (Taylor2, d^2/ds^2 h(q + s qd)) against a Richardson-extrapolated central difference of
-// A(q + s qd) qd in s, and A against central differences of h.
+// A(q + s qd) qd in s, and A against central differences of h (analysis/finite_difference_terms.hpp, the
+// references `clmbench check` uses).
 TEST(ModelReference, HolonomicConstraintBiasMatchesFiniteDifferences) {
   const std::vector<std::pair<std::string, std::map<std::string, double>>> cases = {
       {"pendulum_cartesian", {{"L", 1.4}}},
@@ -142,34 +144,15 @@ TEST(ModelReference, HolonomicConstraintBiasMatchesFiniteDifferences) {
   for (const auto& [name, params] : cases) {
     SCOPED_TRACE(name);
     auto model = make_model(name, params);
-    const int n = model->n(), mc = model->m();
+    const int n = model->n();
     auto ws = model->make_workspace();
     ModelTerms t = model->make_terms();
+    FiniteDifferenceTerms fd(*model);
     for (int trial = 0; trial < 5; ++trial) {
       const Vec q = random_vec(rng, n, -2, 2), qd = random_vec(rng, n, -2, 2);
       model->evaluate(0, q, qd, kAll, *ws, t);
-      const Vec Adot = t.Adot_qd;
-      const Mat A = t.A;
-      auto Aqd_at = [&](double s) {
-        model->evaluate(0, q + s * qd, qd, kConstraintJacobian, *ws, t);
-        return Vec(t.A * qd);
-      };
-      auto h_at = [&](const Vec& x) {
-        model->evaluate(0, x, qd, kConstraintValue, *ws, t);
-        return Vec(t.h);
-      };
-      const double s = 1e-3;
-      const Vec d1 = (Aqd_at(s) - Aqd_at(-s)) / (2 * s), d2 = (Aqd_at(s / 2) - Aqd_at(-s / 2)) / s;
-      const Vec fd = (4 * d2 - d1) / 3;  // O(s^4)
-      EXPECT_LT(max_abs(Adot - fd), 1e-9 * (1 + max_abs(Adot)));
-      Mat A_fd(mc, n);
-      for (int j = 0; j < n; ++j) {
-        Vec e = Vec::Zero(n);
-        e[j] = 1e-3;
-        const Vec c1 = (h_at(q + e) - h_at(q - e)) / 2e-3, c2 = (h_at(q + e / 2) - h_at(q - e / 2)) / 1e-3;
-        A_fd.col(j) = (4 * c2 - c1) / 3;
-      }
-      EXPECT_LT(max_abs(A - A_fd), 1e-9);
+      EXPECT_LT(max_abs(t.Adot_qd - fd.constraint_bias(0, q, qd)), 1e-9 * (1 + max_abs(t.Adot_qd)));
+      EXPECT_LT(max_abs(t.A - fd.constraint_jacobian(0, q)), 1e-9);
     }
   }
 }
@@ -461,7 +444,7 @@ TEST(VelocityBasis, AnnihilatedByConstraintsAndSdotMatchesFiniteDifferences) {
 }
 
 // The Lagrangian's partial derivatives that the variational integrators use (kLagrangianGradient, kMomentum)
-// against fourth-order central differences of L = T + qd . a - V from kEnergy (ModelTerms::gyroscopic is the
+// against central differences of L = T + qd . a - V from kEnergy (ModelTerms::gyroscopic is the
 // term linear in qd, nonzero for charged_particle and contact_oscillator_nr), on every registered problem.
 TEST(ModelReference, LagrangianGradientAndMomentumMatchFiniteDifferences) {
   std::mt19937 rng(23);
@@ -474,25 +457,13 @@ TEST(ModelReference, LagrangianGradientAndMomentumMatchFiniteDifferences) {
     Vec q0, qd0;
     model->default_initial(q0, qd0);
     const Vec q = q0 + random_vec(rng, n, -0.2, 0.2), qd = qd0 + random_vec(rng, n, -1, 1);
-    auto L = [&](const Vec& x, const Vec& v) {
-      model->evaluate(0, x, v, kEnergy, *ws, t);
-      return t.kinetic + t.gyroscopic - t.potential;
-    };
-    auto central = [&](auto&& f, int j, bool in_q) {
-      auto at = [&](double s) {
-        Vec x = q, v = qd;
-        (in_q ? x : v)[j] += s;
-        return f(x, v);
-      };
-      const double s = 1e-3;
-      const double d1 = (at(s) - at(-s)) / (2 * s), d2 = (at(s / 2) - at(-s / 2)) / s;
-      return (4 * d2 - d1) / 3;
-    };
+    FiniteDifferenceTerms fd(*model);  // differences of L (analysis/finite_difference_terms.hpp)
+    const Vec dL_dq_fd = fd.lagrangian_gradient(0, q, qd), p_fd = fd.momentum(0, q, qd);
     model->evaluate(0, q, qd, kLagrangianGradient | kMomentum, *ws, t);
     const Vec dL_dq = t.dL_dq, p = t.p;
     for (int j = 0; j < n; ++j) {
-      EXPECT_NEAR(dL_dq[j], central(L, j, true), 1e-8 * (1 + std::abs(dL_dq[j]))) << "dL/dq_" << j;
-      EXPECT_NEAR(p[j], central(L, j, false), 1e-8 * (1 + std::abs(p[j]))) << "p_" << j;
+      EXPECT_NEAR(dL_dq[j], dL_dq_fd[j], 1e-8 * (1 + std::abs(dL_dq[j]))) << "dL/dq_" << j;
+      EXPECT_NEAR(p[j], p_fd[j], 1e-8 * (1 + std::abs(p[j]))) << "p_" << j;
     }
   }
 }
