@@ -622,7 +622,7 @@ ModelCheck check_energy(const Model& model, const RunRecord& run, const std::vec
     }
     if (force > 0)
       return skipped_check(name, "not conserved: generalized forces do work (|F| up to " + sci(force) +
-                                     "), and a run records the energy balance only with explicit time dependence");
+                                     "); runs keep an energy balance only with explicit time dependence");
   }
   if (run.status != "ok" && !stopped_by_budget(run))
     return judged_check(name, "the run " + run.status + " at t = " + format_number(run.t_reached) + ": " + run.message,
