@@ -14,6 +14,8 @@
 namespace clm {
 
 constexpr int kExitOk = 0, kExitInput = 1, kExitOutput = 2, kExitInternal = 3;
+// `clmbench check` only: the command ran, and a check of the model failed (a verdict, not an error).
+constexpr int kExitCheckFailed = 4;
 
 // What a handler gets: the arguments after the command name and the whole command line (provenance).
 struct CommandInvocation {
@@ -40,6 +42,7 @@ Command options_command();
 Command sweep_command();
 Command merge_command();
 Command mechanism_command();
+Command check_command();
 
 // The exit-code paragraph of the help texts.
 const char* exit_codes_help();

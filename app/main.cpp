@@ -1,7 +1,8 @@
 // clmbench: the command-line front end (docs/design.md section 4). One row per command in the table below;
 // each command lives in app/<name>_command.cpp.
 // Exit codes: 0 the results file was written (every run recorded, whatever its status), 1 bad input,
-// 2 I/O error, 3 internal error. Every error is exactly one line on stderr: "clmbench: error: ...".
+// 2 I/O error, 3 internal error, 4 a check of `clmbench check` failed. Every error is exactly one line on stderr:
+// "clmbench: error: ...".
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -28,6 +29,7 @@ const std::vector<Command>& commands() {
       info_command(),
       analyze_command(),
       mechanism_command(),
+      check_command(),
       options_command(),
   };
   return table;

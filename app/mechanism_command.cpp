@@ -3,7 +3,6 @@
 // rank of A and the constraint residual of the initial state, and analyze's integrability verdict, one line each.
 // clmbench mechanism export FILE [--out PATH]: the file as a C++ header for the zoo (mechanism_files/export_header.hpp).
 // A file with an error gives that error in one line (FILE:LINE:COLUMN) and exit 1, like every command.
-#include <Eigen/Eigenvalues>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,6 +21,7 @@
 #include "io/results_file.hpp"
 #include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
+#include "runs/model_checks.hpp"
 
 namespace clm {
 
@@ -45,7 +45,9 @@ std::string mechanism_help() {
        "kind (holonomic / Pfaffian, time-dependent, forces, gyroscopic term), the size of its expression graph and\n"
        "tapes and the time to read and compile it, that T is quadratic in the velocities, the eigenvalues of the\n"
        "mass matrix at the initial state, the rank of A and the constraint residual of the initial state, and the\n"
-       "integrability verdict of `clmbench analyze`. An error in the file is one line FILE:LINE:COLUMN (exit 1).\n\n"
+       "integrability verdict of `clmbench analyze`. An error in the file is one line FILE:LINE:COLUMN (exit 1).\n"
+       "It describes the file; `clmbench check --problem FILE.toml` runs the model contracts on it (terms against\n"
+       "finite differences, the initial state for perturbed parameters, closed form and energy against a run).\n\n"
        "export writes the file as a C++ header satisfying the Problem concept (M = d2T/dqd2, V - T0, h or A and b,\n"
        "the forces and the initial state as templated code, the parameters as members with the file's min and max),\n"
        "so that a file mechanism joins the zoo with a registration line (README, Extending); it equals the file's\n"
@@ -127,12 +129,10 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   line("T quadratic in qd", "yes (checked: d2T/dqd2 does not change with the velocities)");
   auto ws = model->make_workspace();
   ModelTerms t = model->make_terms();
-  const unsigned what = kMassMatrix | kConstraintJacobian | kEnergy | (c.holonomic && c.m > 0 ? kConstraintValue : 0u) |
-                        (model->time_dependent() ? kConstraintRate : 0u);
-  model->evaluate(0.0, q, qd, what, *ws, t);
-  Eigen::SelfAdjointEigenSolver<Mat> eig(t.M, Eigen::EigenvaluesOnly);
-  line("mass matrix at q0", "symmetric positive definite, eigenvalues " + fmt(eig.eigenvalues().minCoeff()) + " .. " +
-                                fmt(eig.eigenvalues().maxCoeff()));
+  model->evaluate(0.0, q, qd, kMassMatrix | kConstraintJacobian | kEnergy, *ws, t);
+  const MassMatrixSpectrum spectrum = mass_matrix_spectrum(t.M);
+  line("mass matrix at q0", "symmetric positive definite, eigenvalues " + fmt(spectrum.min_eigenvalue) + " .. " +
+                                fmt(spectrum.max_eigenvalue));
   if (c.m > 0) {
     Eigen::JacobiSVD<Mat> svd(t.A);
     const auto& s = svd.singularValues();
@@ -141,11 +141,10 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
     line("rank A(q0)", std::to_string(rank) + " of m = " + std::to_string(c.m) + " (singular values " +
                            fmt(s[s.size() - 1]) + " .. " + fmt(s[0]) + ")" +
                            (rank < c.m ? ": redundant rows (kkt, schur, nullspace, augmented_lagrangian accept them)" : ""));
-    Vec velocity = t.A * qd;
-    if (t.b.size() == velocity.size()) velocity += t.b;
-    std::string residual = "|A qd0 + b| = " + fmt(velocity.norm());
-    if (c.holonomic) residual = "|h(q0)| = " + fmt(t.h.norm()) + ", " + residual;
-    const bool consistent = velocity.norm() <= 1e-10 && (!c.holonomic || t.h.norm() <= 1e-10);
+    const ConstraintResidual r = constraint_residual(*model, 0.0, q, qd);
+    std::string residual = "|A qd0 + b| = " + fmt(r.velocity);
+    if (c.holonomic) residual = "|h(q0)| = " + fmt(r.position) + ", " + residual;
+    const bool consistent = r.velocity <= kInitialStateTolerance && r.position <= kInitialStateTolerance;  // the runner's
     line("initial residual", residual + (consistent ? " (consistent)" : " (runs project the initial state onto the constraints)"));
     const ConstraintAnalysis a = analyze_problem(path, overrides, q);
     line("integrability", a.verdict);
