@@ -393,6 +393,11 @@ def own_mechanism_sweep(binary, tmp):
           f"the fernandez_bloch panel says its runs left the theorem ({titles})")
     crosses = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "x"]
     check(len(crosses) == 1, f"the failed (capped) run ends in a cross ({len(crosses)})")
+    wp = dict(mod.plot_work_precision(path, os.path.join(tmp, "own3"), "own3"))[os.path.join(tmp, "own3_work_precision_cpu.png")]
+    labels = [line.get_label() for line in wp.axes[0].get_lines() if not line.get_label().startswith("_")]
+    check(any(x.startswith("fernandez_bloch / dopri5") and x.endswith("[outside its formulation's conditions]")
+              for x in labels) and not any("kkt" in x and "outside" in x for x in labels),
+          f"work precision: the fernandez_bloch curve, and only it, is flagged ({labels})")
     plt.close("all")
 
 

@@ -1229,6 +1229,7 @@ def load_work_precision(path):
                 "q_error_max": attr_float(a, "q_error_max"), "scd": attr_float(a, "scd"),
                 "reference_source": text(a.get("reference_source", "none")),
                 "reference_message": text(a.get("reference_message", "")),
+                "validity": text(a.get("validity", "")),  # runs/validity_monitor.hpp: "" within the conditions
                 "params": tuple(sorted((x[6:], float(a[x])) for x in a if x.startswith("param."))),
                 "initial": tuple(np.round(np.concatenate([np.asarray(a.get("q0", []), dtype=float).ravel(),
                                                           np.asarray(a.get("qd0", []), dtype=float).ravel()]), 12)),
@@ -1337,6 +1338,10 @@ def plot_work_precision(path, stem, name):
                             f"{label}: {knob_text(points[0])}" if points else f"{label}: no run finished ok")
                     if failed:
                         text += f"; failed / diverged at {', '.join(knob_text(e) for e in failed)}"
+                    outside = [e for e in points if e.get("validity")]
+                    if outside:
+                        text += (" [outside its formulation's conditions]" if len(outside) == len(points) else
+                                 f" [outside its formulation's conditions at {', '.join(knob_text(e) for e in outside)}]")
                     if np.any(keep):
                         # Formulations often agree to the last bit (kkt and schur): later curves are drawn thinner
                         # with smaller markers, so that one lying on another stays visible.
