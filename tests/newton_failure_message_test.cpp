@@ -7,23 +7,17 @@
 #include <limits>
 #include <sstream>
 
-#include "core/problem_registry.hpp"
 #include "integrators/newton_iteration.hpp"
 #include "runs/runner.hpp"
+#include "run_spec_for.hpp"
 
 namespace clm {
 namespace {
 
 RunSpec spec_for(const std::string& problem, const std::string& integrator) {
-  RunSpec s;
-  s.run_id = problem + "_" + integrator;
-  s.problem = problem;
-  s.formulation = "kkt";
-  s.integrator = integrator;
+  RunSpec s = testing::spec_for(problem, "kkt", integrator);
   s.t_end = 1;
   s.dt = 0.01;
-  s.timing_budget = 0;
-  for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
   return s;
 }
 

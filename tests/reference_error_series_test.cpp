@@ -8,26 +8,20 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/problem_registry.hpp"
 #include "runs/reference_cache.hpp"
 #include "runs/results_writer.hpp"
 #include "runs/runner.hpp"
+#include "run_spec_for.hpp"
 
 namespace clm {
 namespace {
 
 RunSpec spec_for(const std::string& problem, const std::string& formulation, double t_end) {
-  RunSpec s;
-  s.run_id = problem + "_" + formulation;
-  s.problem = problem;
-  s.formulation = formulation;
-  s.integrator = "dopri5";
+  RunSpec s = testing::spec_for(problem, formulation, "dopri5");
   s.t_end = t_end;
   s.rtol = 1e-6;
   s.atol = 1e-8;
   s.output_every = 0.05;
-  s.timing_budget = 0;
-  for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
   return s;
 }
 

@@ -4,31 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 
-#include "core/problem_registry.hpp"
 #include "runs/runner.hpp"
+#include "run_spec_for.hpp"
 
 namespace clm {
 namespace {
 
+// The sleigh under kkt + dopri5 at the default budget (testing::spec_for times once: restored here).
 RunSpec short_run(double t_end) {
-  RunSpec s;
+  RunSpec s = testing::spec_for("chaplygin_sleigh", "kkt", "dopri5");
   s.run_id = "sleigh";
-  s.problem = "chaplygin_sleigh";
-  s.formulation = "kkt";
-  s.integrator = "dopri5";
   s.t_end = t_end;
   s.output_every = 0.1;
-  for (const auto& p : problem_registry().get(s.problem).parameters) s.params[p.name] = p.default_value;
+  s.timing_budget = RunSpec{}.timing_budget;
   return s;
 }
 
-RunRecord run(const RunSpec& spec) {
-  std::ostringstream log;
-  PreparedRun prepared = prepare_run(spec, log);
-  return execute_run(prepared, nullptr, /*keep_samples=*/false);
-}
+RunRecord run(const RunSpec& spec) { return testing::execute(spec); }
 
 TEST(TimingRepeats, ShortRunsAreTimedUntilTheBudgetIsSpent) {
   RunSpec s = short_run(1);  // about 0.1 ms of CPU: 20 timings, far below the 50 ms budget

@@ -3,35 +3,24 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 
 #include "clmbench_process.hpp"
-#include "core/problem_registry.hpp"
 #include "runs/results_writer.hpp"
 #include "runs/runner.hpp"
 #include "runs/validity_monitor.hpp"
+#include "run_spec_for.hpp"
 
 namespace clm {
 namespace {
 
 RunSpec spec_for(const std::string& problem, const std::string& formulation, const std::string& integrator) {
-  RunSpec s;
-  s.run_id = problem + "_" + formulation;
-  s.problem = problem;
-  s.formulation = formulation;
-  s.integrator = integrator;
+  RunSpec s = testing::spec_for(problem, formulation, integrator);
   s.t_end = 10;
   s.output_every = 0.01;
-  s.timing_budget = 0;
-  for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
   return s;
 }
 
-RunRecord run(const RunSpec& spec) {
-  std::ostringstream log;
-  PreparedRun prepared = prepare_run(spec, log);
-  return execute_run(prepared, nullptr, /*keep_samples=*/false);
-}
+RunRecord run(const RunSpec& spec) { return testing::execute(spec); }
 
 // The vertical disk is the theorem's case: its residuals are the drift's (1.1-1.2 |A qd|), never flagged, from
 // a loose adaptive tolerance to a coarse fixed step.

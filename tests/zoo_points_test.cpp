@@ -4,29 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 
 #include "core/problem_registry.hpp"
 #include "runs/runner.hpp"
+#include "run_spec_for.hpp"
 
 namespace clm {
 namespace {
 
 RunRecord run(const std::string& problem, double t_end = 2) {
-  RunSpec s;
-  s.run_id = problem;
-  s.problem = problem;
-  s.formulation = "kkt";
-  s.integrator = "dopri5";
+  RunSpec s = testing::spec_for(problem, "kkt", "dopri5");
   s.t_end = t_end;
   s.output_every = 0.1;
   s.rtol = 1e-10;
   s.atol = 1e-12;
-  s.timing_budget = 0;
-  for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
-  std::ostringstream log;
-  PreparedRun prepared = prepare_run(s, log);
-  return execute_run(prepared, nullptr, /*keep_samples=*/true);
+  return testing::execute(s, /*keep_samples=*/true);
 }
 
 // Column j of sample k.
