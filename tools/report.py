@@ -199,7 +199,7 @@ def section_quickstart(results):
     out += ["", f"From {provenance(f)}:", "",
             table(["run", "problem", "formulation", "integrator", "status", "max drift h", "max drift A qd",
                    "max rel. energy error", "error vs reference", "steps", "wall s"], rows),
-            "", plots_line(results, "quickstart_", ["q", "trajectory", "drift", "energy", "lambda", "difference"])]
+            "", plots_line(results, "quickstart_", ["q", "trajectory", "drift", "energy", "lambda", "error_vs_reference"])]
     return out
 
 
