@@ -223,8 +223,18 @@ class BufferPillowWriter(animation.PillowWriter):
         return frame
 
     def finish(self):
+        # Complete or absent: written beside the output and renamed over it only when Pillow has written it all
+        # (a full disk or Ctrl-C during the write leaves no half GIF, and an older GIF untouched).
         frames = (self._frame(data) for data in self._frames)
-        next(frames).save(self.outfile, save_all=True, append_images=frames, duration=int(1000 / self.fps), loop=0)
+        tmp = f"{self.outfile}.tmp-{os.getpid()}"
+        try:
+            next(frames).save(tmp, format="GIF", save_all=True, append_images=frames, duration=int(1000 / self.fps),
+                              loop=0)
+            os.replace(tmp, self.outfile)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
 
 
 def equal_limits(limits, box_width, box_height):

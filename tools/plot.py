@@ -1556,8 +1556,18 @@ def main(argv):
             print(f"plot.py: error: cannot read '{path}': {e}", file=sys.stderr)
             return 2
         for out, fig in figures:
-            fig.savefig(out, dpi=110, bbox_inches="tight")
-            plt.close(fig)
+            # Complete or absent: a PNG is written beside its name and renamed over it once whole.
+            tmp = f"{out}.tmp-{os.getpid()}"
+            try:
+                fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
+                os.replace(tmp, out)
+            except OSError as e:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+                print(f"plot.py: error: cannot write '{out}': {e.strerror or e}", file=sys.stderr)
+                return 2
+            finally:
+                plt.close(fig)
             print(f"plot.py: wrote {out}")
     return 0
 
