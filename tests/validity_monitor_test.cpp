@@ -67,7 +67,7 @@ TEST(ValidityMonitor, PenaltyFarFromKozlovsLimitIsFlagged) {
   s.options.N = 10;
   const RunRecord far = run(s);
   EXPECT_NE(far.validity.find("penalty far from Kozlov's limit at N = 10"), std::string::npos) << far.validity;
-  EXPECT_GT(far.summary.q_error_max, 0.1);
+  EXPECT_GT(far.summary.q_error_max, 0.4);  // 0.50
   s.options.N = 1000;
   const RunRecord near = run(s);
   EXPECT_EQ(near.validity, "");
