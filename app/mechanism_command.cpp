@@ -167,6 +167,8 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   if (!c.points.empty())
     add("points " + listed(c.points, [](const CompiledMechanism::Point& p) { return p.name; }) + " (reference point " +
         c.points.front().name + ")");
+  if (!c.body_velocities.empty())
+    add("body velocities " + listed(c.body_velocities, [](const CompiledMechanism::BodyVelocity& v) { return v.name; }));
   line("optional sections", sections.empty() ? "none" : sections);
   line("problems found", "none");
   return kExitOk;

@@ -96,7 +96,8 @@ class AutoDiffModel final : public Model {
           point.unit = first.unit;
           // The model owns the problem and the point: the pointer lives as long as both. The first point's
           // components come first in point_positions.
-          point.position = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(q, out); };
+          // The first point is a function of q alone (the compiler refuses t in it), so t = 0 is exact.
+          point.position = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(0.0, q, out); };
         }
         NamedPoints& all = named_points_.emplace();
         for (const auto& p : p_.points()) {
@@ -104,7 +105,24 @@ class AutoDiffModel final : public Model {
           all.units.push_back(p.unit);
           all.components.push_back(p.components);
         }
-        all.positions = [problem = &p_](const Vec& q, Vec& out) { problem->point_positions(q, out); };
+        // A point may move with t (a driven pivot): point_positions(t, q, out); most are point_positions(q, out).
+        if constexpr (requires(const P& p, double t, const Vec& q, Vec& o) { p.point_positions(t, q, o); })
+          all.positions = [problem = &p_](double t, const Vec& q, Vec& out) { problem->point_positions(t, q, out); };
+        else
+          all.positions = [problem = &p_](double, const Vec& q, Vec& out) { problem->point_positions(q, out); };
+      }
+    }
+    if constexpr (requires { p_.body_velocities(); }) {
+      if (!p_.body_velocities().empty()) {
+        BodyVelocities& all = body_velocities_.emplace();
+        for (const auto& v : p_.body_velocities()) {
+          all.names.push_back(v.name);
+          all.units.push_back(v.unit);
+          all.descriptions.push_back(v.description);
+        }
+        all.values = [problem = &p_](double t, const Vec& q, const Vec& qd, Vec& out) {
+          problem->body_velocity_values(t, q, qd, out);
+        };
       }
     }
     if constexpr (HasBodiesAndJoints<P>) sparse_.emplace(p_);
@@ -461,6 +479,7 @@ class AutoDiffModel final : public Model {
   std::string published_reference_withheld() const override { return withheld_; }
   const ReferencePoint* reference_point() const override { return reference_point_ ? &*reference_point_ : nullptr; }
   const NamedPoints* named_points() const override { return named_points_ ? &*named_points_ : nullptr; }
+  const BodyVelocities* body_velocities() const override { return body_velocities_ ? &*body_velocities_ : nullptr; }
 
   void default_initial(Vec& q0, Vec& qd0) const override {
     q0.resize(n_);
@@ -692,7 +711,8 @@ class AutoDiffModel final : public Model {
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
   std::string withheld_;                         // otherwise: why (published_reference_withheld)
   std::optional<ReferencePoint> reference_point_;  // HasReferencePoint<P>, or a mechanism file's first point
-  std::optional<NamedPoints> named_points_;        // a mechanism file's [points]
+  std::optional<NamedPoints> named_points_;        // a zoo problem's points(), a mechanism file's [points]
+  std::optional<BodyVelocities> body_velocities_;  // body_velocities(), a mechanism file's [body_velocities]
   std::vector<int> actuated_;  // P::kActuatedCoordinates
   struct NoSparseTerms {};
   using SparseTerms = std::conditional_t<HasBodiesAndJoints<P>, SparseJointTerms<P>, NoSparseTerms>;

@@ -97,8 +97,10 @@ struct Observation {
   // F_a, one per actuated coordinate, and the power F_a . qd_a they spend. Empty / NaN otherwise.
   Vec actuator_force;
   double actuator_power = std::numeric_limits<double>::quiet_NaN();
-  // The model's named points at q (Model::named_points), filled by the runner: every component in order.
+  // The model's named points at (t, q) (Model::named_points), filled by the runner: every component in order.
   Vec points;
+  // The model's body velocities at (t, q, qd) (Model::body_velocities), filled by the runner.
+  Vec body_velocities;
 };
 
 class SingularPositionTest;

@@ -219,6 +219,8 @@ class Model {
   virtual const ReferencePoint* reference_point() const { return nullptr; }
   // Points a run records at every sample for the plots (core/named_points.hpp); nullptr when none are named.
   virtual const NamedPoints* named_points() const { return nullptr; }
+  // Body-frame velocities a run records at every sample (core/named_points.hpp); nullptr when none are declared.
+  virtual const BodyVelocities* body_velocities() const { return nullptr; }
   // Exact multiplier lambda(q, qd) on the constraint manifold where known; false otherwise.
   virtual bool closed_form_multiplier(const Vec& /*q*/, const Vec& /*qd*/, Vec& /*lambda*/) const { return false; }
 

@@ -45,9 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The optional sections' tapes too (empty where the file has none): the closed form at t = 0 from the
     // initial state, the others at q0.
     for (const clm::Tape* tape : {&c->mass, &c->potential, &c->gyroscopic, c->holonomic ? &c->constraint : &c->pfaffian,
-                                  &c->velocity_basis, &c->transversal_frame, &c->point_positions, &c->closed_form}) {
+                                  &c->velocity_basis, &c->transversal_frame, &c->point_positions, &c->closed_form,
+                                  &c->body_velocity_values}) {
       if (tape->outputs() == 0) continue;
-      const clm::Vec& qd = tape == &c->closed_form ? c->qd0 : zero;
+      const clm::Vec& qd = tape == &c->closed_form || tape == &c->body_velocity_values ? c->qd0 : zero;
       std::vector<double> regs, out;
       std::vector<ceres::Jet<double, 2>> jregs, jout;
       run(*tape, c->q0, qd, regs, out);

@@ -184,7 +184,7 @@ class Compiler {
   // The optional sections' nodes (docs/mechanism-files.md, "Optional sections"), with their structural checks;
   // A_nodes: A(q) row-major (m x n), for the checks at the initial state.
   struct Optional {
-    std::vector<int> S, X, closed_form, points, A;
+    std::vector<int> S, X, closed_form, points, body_velocities, A;
   };
   Optional optional_terms(const Derived& d) {
     Optional o;
@@ -231,9 +231,24 @@ class Compiler {
       o.closed_form = q;
       o.closed_form.insert(o.closed_form.end(), qd.begin(), qd.end());
     }
-    for (const auto& point : f_.points)
-      for (std::size_t c = 0; c < point.position.size(); ++c)
-        o.points.push_back(of_q(point.position[c], "point " + point.name + " component " + std::to_string(c + 1)));
+    // Points are expressions of q and t (a driven pivot), except the first: it is the run's reference point,
+    // compared with published positions at given q, so a function of q only.
+    for (std::size_t k = 0; k < f_.points.size(); ++k) {
+      const auto& point = f_.points[k];
+      for (std::size_t c = 0; c < point.position.size(); ++c) {
+        const std::string what = "point " + point.name + " component " + std::to_string(c + 1);
+        const int node = parse(point.position[c], what);
+        for (int i = 0; i < n_; ++i)
+          if (g_.depends_on(node, n_ + i))
+            fail_expr(point.position[c], what + " depends on der(" + f_.coordinates[i] + "): a point is a function of q and t");
+        if (k == 0 && g_.depends_on(node, t_in))
+          fail_expr(point.position[c], what + " depends on t: the first point is the run's reference point, a "
+                                              "function of q only (list a moving point after it)");
+        o.points.push_back(node);
+      }
+    }
+    // Body velocities: expressions of q, der(q) and t.
+    for (const auto& v : f_.body_velocities) o.body_velocities.push_back(parse(v.value, "body velocity " + v.name));
     if (!o.S.empty() || !o.X.empty()) {
       if (d.holonomic) {
         for (int r = 0; r < m; ++r)
@@ -286,6 +301,8 @@ class Compiler {
     for (const auto& point : f_.points)
       c.points.push_back({point.name, point.unit, static_cast<int>(point.position.size())});
     if (!o.points.empty()) c.point_positions = Tape(g_, o.points);
+    for (const auto& v : f_.body_velocities) c.body_velocities.push_back({v.name, v.unit, v.description});
+    if (!o.body_velocities.empty()) c.body_velocity_values = Tape(g_, o.body_velocities);
     if (f_.reference) {
       const auto& ref = *f_.reference;
       if (!ref.lambda.empty() && static_cast<int>(ref.lambda.size()) != c.m)
@@ -331,6 +348,7 @@ class Compiler {
     out.transversal_frame = o.X;
     out.closed_form = o.closed_form;
     out.point_positions = o.points;
+    out.body_velocities = o.body_velocities;
     for (int i = 0; i < n_; ++i) out.q0.push_back(initial_node(f_.q0[i], "q", i));
     if (!f_.qd0.empty())
       for (int i = 0; i < n_; ++i) out.qd0.push_back(initial_node(f_.qd0[i], "qd", i));
@@ -545,6 +563,13 @@ class Compiler {
       for (const auto& point : f_.points)
         for (const auto& text : point.position)
           if (!std::isfinite(v[at++])) fail_expr(text, "point " + point.name + " is not finite at the initial state");
+    }
+    if (!o.body_velocities.empty()) {
+      evaluate(c.body_velocity_values, q, c.qd0, 0.0, v);
+      for (std::size_t k = 0; k < f_.body_velocities.size(); ++k)
+        if (!std::isfinite(v[k]))
+          fail_expr(f_.body_velocities[k].value,
+                    "body velocity " + f_.body_velocities[k].name + " is not finite at the initial state");
     }
   }
 

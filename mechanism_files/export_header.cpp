@@ -44,7 +44,8 @@ std::string literal(double v) {
 const std::set<std::string> kReserved = {
     "q_in", "qd_in", "t_in", "out", "q_out", "qd_out", "q0", "qd0", "T", "kActuatedCoordinates", "kReferenceTime",
     "kReferenceQ", "kReferenceQd", "kReferenceLambda", "kReferenceSource", "kReferenceDescription",
-    "kReferencePointName", "kReferencePointComponents", "kReferencePointUnit", "dof", "constraints", "validate", "kName", "kDescription",
+    "kReferencePointName", "kReferencePointComponents", "kReferencePointUnit", "kPoints", "kBodyVelocities", "points",
+    "point_positions", "body_velocities", "body_velocity_values", "dof", "constraints", "validate", "kName", "kDescription",
     "kDof", "kConstraints", "kConstraintKind", "kParameters", "kCoordinateNames", "kCoordinateUnits", "auto", "bool",
     "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum",
     "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
@@ -167,8 +168,10 @@ std::string export_header(const MechanismFile& f) {
     << "// as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold\n"
     << "// into constants are computed here). Do not edit: export again.\n"
     << "// Promote it to the zoo: problems/NAME.hpp, runs/zoo/NAME.cpp and a line in runs/zoo/zoo.def (README, Extending).\n"
-    << "#pragma once\n\n#include <array>\n#include <cmath>\n#include <limits>\n#include <string>\n\n"
-    << "#include \"core/elementary_functions.hpp\"\n#include \"core/problem.hpp\"\n\nnamespace clm {\n\n"
+    << "#pragma once\n\n#include <array>\n#include <cmath>\n#include <limits>\n#include <string>\n#include <vector>\n\n"
+    << "#include \"core/elementary_functions.hpp\"\n#include \"core/problem.hpp\"\n"
+    << (f.points.empty() ? "" : "#include \"problems/point_spec.hpp\"\n")
+    << (f.body_velocities.empty() ? "" : "#include \"problems/body_velocity_spec.hpp\"\n") << "\nnamespace clm {\n\n"
     << "struct " << Name << " {\n"
     << "  static constexpr const char* kName = " << quoted(f.name) << ";\n"
     << "  static constexpr const char* kDescription = " << quoted(f.description.empty() ? "mechanism " + f.name : f.description)
@@ -311,6 +314,25 @@ std::string export_header(const MechanismFile& f) {
     const std::vector<int> first(s.point_positions.begin(),
                                  s.point_positions.begin() + static_cast<long>(f.points.front().position.size()));
     function("void reference_point_position([[maybe_unused]] const Vec& q_in, Vec& out)", first, vector_target, false, true);
+    // Every point, for the plots (problems/point_spec.hpp); the reference point is declared above.
+    h << "\n  const std::vector<PointSpec>& points() const {\n    static const std::vector<PointSpec> kPoints{";
+    for (std::size_t k = 0; k < f.points.size(); ++k)
+      h << (k ? ", " : "") << "{" << quoted(f.points[k].name) << ", " << quoted(f.points[k].unit) << ", "
+        << f.points[k].position.size() << "}";
+    h << "};\n    return kPoints;\n  }\n";
+    function("void point_positions([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, Vec& out)",
+             s.point_positions, vector_target, false, true);
+  }
+  if (!f.body_velocities.empty()) {  // problems/body_velocity_spec.hpp
+    h << "\n  const std::vector<BodyVelocitySpec>& body_velocities() const {\n"
+      << "    static const std::vector<BodyVelocitySpec> kBodyVelocities{";
+    for (std::size_t k = 0; k < f.body_velocities.size(); ++k)
+      h << (k ? ", " : "") << "{" << quoted(f.body_velocities[k].name) << ", " << quoted(f.body_velocities[k].unit)
+        << ", " << quoted(f.body_velocities[k].description) << "}";
+    h << "};\n    return kBodyVelocities;\n  }\n";
+    function("void body_velocity_values([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, "
+             "[[maybe_unused]] const Vec& qd_in, Vec& out)",
+             s.body_velocities, vector_target, false, true);
   }
   // The initial state: q0 and qd0 (zero when the file gives none).
   {

@@ -40,7 +40,8 @@ class Reader {
     f.path = path_;
     check_keys(root_, "the top level",
                {"name", "description", "coordinates", "units", "parameters", "let", "energy", "forces", "constraints",
-                "initial", "actuated", "velocity_basis", "transversal_frame", "closed_form", "reference", "points"});
+                "initial", "actuated", "velocity_basis", "transversal_frame", "closed_form", "reference", "points",
+                "body_velocities"});
     f.name = required_string(root_, "name");
     if (f.name.empty()) fail_at(root_["name"].node(), "name must not be empty");
     for (char c : f.name)
@@ -154,7 +155,7 @@ class Reader {
   }
 
  private:
-  // actuated, [velocity_basis], [transversal_frame], [closed_form], [reference], [points].
+  // actuated, [velocity_basis], [transversal_frame], [closed_form], [reference], [points], [body_velocities].
   void read_optional_sections(MechanismFile& f) const {
     const std::size_t n = f.coordinates.size();
     if (auto a = root_["actuated"]) {
@@ -253,6 +254,40 @@ class Reader {
       std::stable_sort(f.points.begin(), f.points.end(), [](const MechanismFile::Point& a, const MechanismFile::Point& b) {
         return a.line != b.line ? a.line < b.line : a.column < b.column;
       });
+    }
+    if (auto b = root_["body_velocities"]) {
+      const toml::table* t = b.as_table();
+      if (!t)
+        fail_at(b.node(), "[body_velocities] must be a table of NAME = \"expression\" or NAME = { value = \"...\", "
+                          "unit = \"m/s\", description = \"...\" }");
+      for (auto&& [key, node] : *t) {
+        MechanismFile::BodyVelocity v;
+        v.name = std::string(key.str());
+        const Where w = where(node);
+        v.line = w.line;
+        v.column = w.column;
+        if (!valid_identifier(v.name))
+          fail_at(&node, "body velocity '" + echo_value(v.name) + "' is not a name (a letter or '_', then letters, digits, '_')");
+        const toml::table* spec = node.as_table();
+        if (spec) {
+          check_keys(*spec, "body velocity " + v.name, {"value", "unit", "description"});
+          if ((*spec)["unit"]) v.unit = string_of(*(*spec)["unit"].node(), "body velocity " + v.name + " unit");
+          if ((*spec)["description"])
+            v.description = string_of(*(*spec)["description"].node(), "body velocity " + v.name + " description");
+          if (!(*spec)["value"]) fail_at(&node, "body velocity " + v.name + " needs value = \"expression in q, der(q) and t\"");
+          v.value = expression_of(*(*spec)["value"].node(), "body velocity " + v.name);
+        } else {
+          if (!node.is_string())
+            fail_at(&node, "body velocity " + v.name + " must be an expression in q, der(q) and t (a string), or "
+                           "{ value = \"...\", unit = \"m/s\" }");
+          v.value = expression_of(node, "body velocity " + v.name);
+        }
+        f.body_velocities.push_back(std::move(v));
+      }
+      std::stable_sort(f.body_velocities.begin(), f.body_velocities.end(),
+                       [](const MechanismFile::BodyVelocity& a, const MechanismFile::BodyVelocity& b) {
+                         return a.line != b.line ? a.line < b.line : a.column < b.column;
+                       });
     }
   }
   std::vector<SourceText> sized_expressions(const toml::table& t, const char* key, std::size_t n, const std::string& what) const {

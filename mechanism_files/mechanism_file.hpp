@@ -74,13 +74,21 @@ struct MechanismFile {
   };
   std::optional<Reference> reference;
   // [points] NAME = ["x", "y"(, "z")] or { position = [...], unit = "m" }: named points of the mechanism,
-  // expressions in q; the first (in the file's order) is the run's reference point.
+  // expressions in q and t; the first (in the file's order) is the run's reference point, a function of q only.
   struct Point {
     std::string name, unit;
     std::vector<SourceText> position;
     int line = 0, column = 0;
   };
   std::vector<Point> points;
+  // [body_velocities] NAME = "expression" or { value = "...", unit = "m/s", description = "..." }: body-frame
+  // velocities (the sleigh's forward speed, a body's omega in its own frame), expressions in q, der(q) and t.
+  struct BodyVelocity {
+    std::string name, unit, description;
+    SourceText value;
+    int line = 0, column = 0;
+  };
+  std::vector<BodyVelocity> body_velocities;
 };
 
 // Reads and checks the shape of a mechanism file. Throws InputError ("PATH:LINE:COLUMN: message").
@@ -122,7 +130,12 @@ struct CompiledMechanism {
     int components = 0;
   };
   std::vector<Point> points;
-  Tape point_positions;  // the points' components, one after another (q)
+  Tape point_positions;  // the points' components, one after another (q, t; the first point's of q only)
+  struct BodyVelocity {
+    std::string name, unit, description;
+  };
+  std::vector<BodyVelocity> body_velocities;
+  Tape body_velocity_values;  // one output per body velocity (q, qd, t)
 };
 
 // Builds the tapes for the parameter values (overrides by name: unknown names and values outside [min, max]
@@ -140,7 +153,7 @@ struct SymbolicMechanism {
   std::vector<int> mass, constraint, pfaffian, affine, gyroscopic, force, q0, qd0;  // qd0 empty: zero
   int potential = -1;  // V - T0
   // The optional sections (empty where the file has none), as CompiledMechanism's tapes.
-  std::vector<int> velocity_basis, transversal_frame, closed_form, point_positions;
+  std::vector<int> velocity_basis, transversal_frame, closed_form, point_positions, body_velocities;
 };
 SymbolicMechanism symbolic_mechanism(const MechanismFile& file);
 

@@ -201,12 +201,20 @@ struct TapeProblem {
     return mechanism->reference ? &*mechanism->reference : nullptr;
   }
   const std::string& published_values_withheld() const { return mechanism->reference_withheld; }
-  // [points]: the first is the reference point; point_positions writes every point's components in order.
+  // [points]: the first is the reference point (a function of q only); point_positions writes every point's
+  // components at (t, q) in order (as many as `out` holds: the reference point asks for the first point's).
   static constexpr bool kFirstPointIsReferencePoint = true;
   const std::vector<CompiledMechanism::Point>& points() const { return mechanism->points; }
-  void point_positions(const Vec& q, Vec& out) const {
+  void point_positions(double t, const Vec& q, Vec& out) const {
     const Tape& tape = mechanism->point_positions;
-    const double* r = registers<double>(tape, q, nullptr, 0.0);
+    const double* r = registers<double>(tape, q, nullptr, t);
+    for (int k = 0; k < tape.outputs() && k < out.size(); ++k) out[k] = r[tape.output_register(k)];
+  }
+  // [body_velocities]: each velocity at (t, q, qd).
+  const std::vector<CompiledMechanism::BodyVelocity>& body_velocities() const { return mechanism->body_velocities; }
+  void body_velocity_values(double t, const Vec& q, const Vec& qd, Vec& out) const {
+    const Tape& tape = mechanism->body_velocity_values;
+    const double* r = registers<double>(tape, q, &qd, t);
     for (int k = 0; k < tape.outputs() && k < out.size(); ++k) out[k] = r[tape.output_register(k)];
   }
 

@@ -15,6 +15,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/body_velocity_spec.hpp"
 #include "problems/point_spec.hpp"
 
 namespace clm {
@@ -53,6 +54,17 @@ struct ChaplyginSleigh {
     out[1] = q[1];
     out[2] = q[0] - b * std::cos(q[2]);  // the blade, b behind the centre of mass along the heading
     out[3] = q[1] - b * std::sin(q[2]);
+  }
+  // Body velocities (problems/body_velocity_spec.hpp): the velocities the sleigh's reduced equations are in.
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kVelocities{
+        {"u1", "m/s", "forward speed of the centre of mass, xd cos(theta) + yd sin(theta)"},
+        {"omega", "rad/s", "turning rate, thetad"}};
+    return kVelocities;
+  }
+  void body_velocity_values(double /*t*/, const Vec& q, const Vec& qd, Vec& out) const {
+    out[0] = qd[0] * std::cos(q[2]) + qd[1] * std::sin(q[2]);
+    out[1] = qd[2];
   }
   int dof() const { return 3; }
   int constraints() const { return 1; }

@@ -14,10 +14,12 @@
 
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/planar_bob.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -48,6 +50,17 @@ struct DrivenPendulum {
       ParameterSpec<S>{"w", &S::w, "drive angular frequency [rad/s]"},
   };
 
+  // Points of interest (problems/point_spec.hpp): the driven pivot, a function of t, and the bob.
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"pivot", "m"}, {"bob", "m"}};
+    return kPoints;
+  }
+  void point_positions(double t, const Vec& q, Vec& out) const {
+    out[0] = a * std::sin(w * t);
+    out[1] = b * std::cos(w * t);
+    out[2] = q[0];
+    out[3] = q[1];
+  }
   int dof() const { return 2; }
   int constraints() const { return 1; }
   void validate() const {

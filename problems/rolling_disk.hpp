@@ -17,6 +17,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/body_velocity_spec.hpp"
 #include "problems/point_spec.hpp"
 
 namespace clm {
@@ -53,6 +54,16 @@ struct RollingDisk {
   void point_positions(const Vec& q, Vec& out) const {
     out[0] = q[0];
     out[1] = q[1];
+  }
+  // Body velocities (problems/body_velocity_spec.hpp): the rolling and heading rates, constant in the exact motion.
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kVelocities{{"rolling_rate", "rad/s", "thetad, about the axle"},
+                                                          {"heading_rate", "rad/s", "phid, about the vertical"}};
+    return kVelocities;
+  }
+  void body_velocity_values(double /*t*/, const Vec& /*q*/, const Vec& qd, Vec& out) const {
+    out[0] = qd[2];
+    out[1] = qd[3];
   }
   int dof() const { return 4; }
   int constraints() const { return 2; }

@@ -23,6 +23,7 @@
 #include "core/problem.hpp"
 #include "problems/parameter_checks.hpp"
 #include "problems/rolling_contact.hpp"
+#include "problems/body_velocity_spec.hpp"
 #include "problems/point_spec.hpp"
 
 namespace clm {
@@ -57,6 +58,16 @@ struct SkateIncline {
   void point_positions(const Vec& q, Vec& out) const {
     out[0] = q[0];  // x downhill
     out[1] = q[1];
+  }
+  // Body velocities (problems/body_velocity_spec.hpp): speed along the blade and turning rate.
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kVelocities{
+        {"v", "m/s", "forward speed along the blade, xd cos(phi) + yd sin(phi)"}, {"omega", "rad/s", "turning rate, phid"}};
+    return kVelocities;
+  }
+  void body_velocity_values(double /*t*/, const Vec& q, const Vec& qd, Vec& out) const {
+    out[0] = qd[0] * std::cos(q[2]) + qd[1] * std::sin(q[2]);
+    out[1] = qd[2];
   }
   int dof() const { return 3; }
   int constraints() const { return 1; }

@@ -35,8 +35,10 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/problem.hpp"
+#include "problems/body_velocity_spec.hpp"
 
 namespace clm {
 
@@ -92,6 +94,18 @@ struct Suslov {
     if (!(I11 > 0 && I11 * I22 - I12 * I12 > 0 && I.determinant() > 0))
       throw InputError("suslov: inertia tensor (I11 I22 I33 I12 I13 I23) must be positive definite");
     if (l().squaredNorm() == 0) throw InputError("suslov: constraint vector (l1, l2, l3) must be nonzero");
+  }
+
+  // Body velocities (problems/body_velocity_spec.hpp): omega in body axes, whose closed form is known.
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kVelocities{{"omega1", "rad/s", "body angular velocity, body axis 1"},
+                                                          {"omega2", "rad/s", "body angular velocity, body axis 2"},
+                                                          {"omega3", "rad/s", "body angular velocity, body axis 3"}};
+    return kVelocities;
+  }
+  void body_velocity_values(double /*t*/, const Vec& q, const Vec& qd, Vec& out) const {
+    const Eigen::Vector3d w = body_angular_velocity(q, qd);
+    for (int k = 0; k < 3; ++k) out[k] = w[k];
   }
 
   // omega = J(q) qd in body axes (the chart's geometry, no dynamics).

@@ -255,6 +255,14 @@ PYBIND11_MODULE(_clmbench, m) {
         return samples(r, r.record().points, static_cast<int>(r.record().point_columns.size()), self);
       })
       .def_property_readonly("point_columns", [](const Run& r) { return r.record().point_columns; })
+      // The body velocities (K x body_velocity_columns), the file's /runs/<id>/body_velocities; None for a
+      // mechanism that declares none.
+      .def_property_readonly("body_velocities", [](py::object self) -> py::object {
+        const Run& r = self.cast<const Run&>();
+        if (r.record().body_velocity_columns.empty()) return py::none();
+        return samples(r, r.record().body_velocities, static_cast<int>(r.record().body_velocity_columns.size()), self);
+      })
+      .def_property_readonly("body_velocity_columns", [](const Run& r) { return r.record().body_velocity_columns; })
       // The /summary row a results file holds for the run: every column by name ("-" figures are None).
       .def_property_readonly("summary", [](const Run& r) {
         py::dict d;

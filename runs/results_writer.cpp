@@ -73,6 +73,7 @@ struct ResultsWriter::State : RunObserver {
   bool holonomic = false;
   bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
   bool has_points = false;  // points follows them
+  bool has_body_velocities = false;  // body_velocities follows points
   bool has_reference_error = false;  // error_vs_reference follows them (RunRecord::records_reference_error)
   ResultsFile* file = nullptr;
 
@@ -162,6 +163,7 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
     full = datasets[next++]->push(&obs.actuator_power) || full;
   }
   if (has_points) full = datasets[next++]->push(obs.points.data()) || full;
+  if (has_body_velocities) full = datasets[next++]->push(obs.body_velocities.data()) || full;
   if (has_reference_error) {
     const double e[3] = {errors.q, errors.qd, errors.lambda};
     full = datasets[next++]->push(e) || full;
@@ -240,7 +242,16 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   if (has_points)
     add("points", static_cast<hsize_t>(r.point_columns.size()), true,
         {{"columns", r.point_columns}, {"units", r.point_units},
-         {"description", {"positions of the mechanism's named points ([points] of its file), from q"}}});
+         {"description", {"positions of the mechanism's named points ([points] of its file, points() of a zoo "
+                          "problem), from q and t"}}});
+  // Body velocities ([body_velocities] of a file, body_velocities() of a zoo problem), for the plots.
+  has_body_velocities = !r.body_velocity_columns.empty();
+  if (has_body_velocities)
+    add("body_velocities", static_cast<hsize_t>(r.body_velocity_columns.size()), true,
+        {{"columns", r.body_velocity_columns}, {"units", r.body_velocity_units},
+         {"descriptions", r.body_velocity_descriptions},
+         {"description", {"the mechanism's body-frame velocities ([body_velocities] of its file, body_velocities() "
+                          "of a zoo problem), from q, qd and t"}}});
   // The error against the reference at each sample (issue 24 item 3): what the error-against-time figure draws.
   has_reference_error = r.records_reference_error;
   if (has_reference_error)
@@ -426,6 +437,12 @@ void ResultsWriter::write_run(const RunRecord& r) {
     if (np > 0) {
       if (r.points.size() == r.samples() * np) obs.points = Eigen::Map<const Vec>(r.points.data() + k * np, static_cast<Eigen::Index>(np));
       else obs.points.setConstant(static_cast<Eigen::Index>(np), std::numeric_limits<double>::quiet_NaN());
+    }
+    const size_t nb = r.body_velocity_columns.size();
+    if (nb > 0) {
+      if (r.body_velocities.size() == r.samples() * nb)
+        obs.body_velocities = Eigen::Map<const Vec>(r.body_velocities.data() + k * nb, static_cast<Eigen::Index>(nb));
+      else obs.body_velocities.setConstant(static_cast<Eigen::Index>(nb), std::numeric_limits<double>::quiet_NaN());
     }
     SampleErrors errors;
     if (r.reference_error.size() == 3 * r.samples()) errors = {r.reference_error[3 * k], r.reference_error[3 * k + 1],

@@ -253,6 +253,12 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
     r.point_columns = points->columns();
     r.point_units = points->column_units();
   }
+  const BodyVelocities* body_velocities = model.body_velocities();
+  if (body_velocities) {
+    r.body_velocity_columns = body_velocities->names;
+    r.body_velocity_units = body_velocities->column_units();
+    r.body_velocity_descriptions = body_velocities->descriptions;
+  }
   // A time-dependent problem's energy is not conserved: the run records its balance instead (nothing is made,
   // and nothing costs, for the others).
   r.energy_balance = model.time_dependent();
@@ -308,7 +314,11 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
     if (points) {
       if (obs.points.size() != static_cast<Eigen::Index>(r.point_columns.size()))
         obs.points.resize(static_cast<Eigen::Index>(r.point_columns.size()));  // once
-      points->positions(obs.q, obs.points);
+      points->positions(t, obs.q, obs.points);
+    }
+    if (body_velocities) {
+      if (obs.body_velocities.size() != body_velocities->size()) obs.body_velocities.resize(body_velocities->size());  // once
+      body_velocities->values(t, obs.q, obs.qd, obs.body_velocities);
     }
     ++r.sample_count;
     last_sample_t = t;
@@ -330,6 +340,9 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
         r.energy_balance_residual.push_back(obs.energy_balance_residual);
       }
       if (points) r.points.insert(r.points.end(), obs.points.data(), obs.points.data() + obs.points.size());
+      if (body_velocities)
+        r.body_velocities.insert(r.body_velocities.end(), obs.body_velocities.data(),
+                                 obs.body_velocities.data() + obs.body_velocities.size());
       if (r.records_reference_error) {
         const SampleErrors& e = summary.latest_errors();
         r.reference_error.insert(r.reference_error.end(), {e.q, e.qd, e.lambda});

@@ -76,6 +76,10 @@ struct RunRecord {
   // units (empty when it names none), and with keep_samples their positions (row-major, K x columns).
   std::vector<std::string> point_columns, point_units;
   std::vector<double> points;
+  // The model's body velocities (Model::body_velocities): names, units, descriptions (empty when it declares
+  // none), and with keep_samples their values (row-major, K x names).
+  std::vector<std::string> body_velocity_columns, body_velocity_units, body_velocity_descriptions;
+  std::vector<double> body_velocities;
   // The error against the reference at every sample (issue 24 item 3): true when the run's reference is
   // compared sample by sample (a closed form or a reference run; RunSummaryAccumulator::compares_every_sample),
   // then written as /runs/<id>/error_vs_reference, and with keep_samples kept here (row-major, K x 3:

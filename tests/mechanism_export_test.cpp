@@ -90,6 +90,28 @@ Agreement compare(const Model& header, const Model& file) {
                           std::abs(th.energy() - tf.energy()) / std::max(1.0, std::abs(tf.energy()))});
     if (file.holonomic()) out.terms = std::max(out.terms, rel(th.h, tf.h));
     if (file.time_dependent()) out.terms = std::max(out.terms, rel(th.b, tf.b));
+    // [points] and [body_velocities]: the header's points() / body_velocities(), equal at (t, q, qd).
+    EXPECT_EQ(header.named_points() != nullptr, file.named_points() != nullptr);
+    if (header.named_points() && file.named_points()) {
+      const NamedPoints &ph = *header.named_points(), &pf = *file.named_points();
+      EXPECT_EQ(ph.columns(), pf.columns());
+      EXPECT_EQ(ph.units, pf.units);
+      Vec xh(ph.total()), xf(pf.total());
+      ph.positions(0.1 * trial, q, xh);
+      pf.positions(0.1 * trial, q, xf);
+      out.terms = std::max(out.terms, rel(xh, xf));
+    }
+    EXPECT_EQ(header.body_velocities() != nullptr, file.body_velocities() != nullptr);
+    if (header.body_velocities() && file.body_velocities()) {
+      const BodyVelocities &bh = *header.body_velocities(), &bf = *file.body_velocities();
+      EXPECT_EQ(bh.names, bf.names);
+      EXPECT_EQ(bh.units, bf.units);
+      EXPECT_EQ(bh.descriptions, bf.descriptions);
+      Vec vh(bh.size()), vf(bf.size());
+      bh.values(0.1 * trial, q, qd, vh);
+      bf.values(0.1 * trial, q, qd, vf);
+      out.terms = std::max(out.terms, rel(vh, vf));
+    }
   }
   Vec q0, qd0, hq0, hqd0;
   file.default_initial(q0, qd0);

@@ -5,12 +5,14 @@
 // prescribed_shape, against the zoo's), the recorded points, and their one-line errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "input_error_of.hpp"
@@ -20,6 +22,7 @@
 #include "core/shape_schedule.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 #include "runs/run_summary.hpp"
+#include "runs/runner.hpp"
 
 using namespace clm;
 
@@ -242,6 +245,17 @@ TEST(MechanismFileSections, ErrorsAreOneLineWithFileLineAndColumn) {
       {"[points]\np = [\"x\", \"der(y)\"]\n", ":13:12: point p component 2 depends on der(y)"},
       {"[points]\np = { position = [\"x\", \"y\"], colour = \"red\" }\n",
        ":13:39: unknown key 'colour' in point p (known: position, unit)"},
+      // A point may move with t, but not the first: it is the run's reference point.
+      {"[points]\np = [\"x\", \"y + t\"]\n",
+       ":13:12: point p component 2 depends on t: the first point is the run's reference point, a function of q only"},
+      {"[points]\np = [\"x\", \"y\"]\nr = [\"x\", \"der(th)*t\"]\n", ":14:12: point r component 2 depends on der(th)"},
+      {"[body_velocities]\nu = 3\n", ":13:5: body velocity u must be an expression in q, der(q) and t"},
+      {"[body_velocities]\nu = { value = \"der(x)\", colour = \"red\" }\n",
+       ":13:34: unknown key 'colour' in body velocity u (known: value, unit, description)"},
+      {"[body_velocities]\nu = { unit = \"m/s\" }\n", ":13:5: body velocity u needs value"},
+      {"[body_velocities]\nu = \"der(z)\"\n", ":13:10: der() takes the name of a coordinate (got 'z') in body velocity u"},
+      {"[body_velocities]\nu = \"der(x)/x\"\n", ":13:6: body velocity u is not finite at the initial state"},
+      {"[body_velocities]\n1u = \"der(x)\"\n", ":13:6: body velocity '1u' is not a name"},
   };
   for (const Bad& b : cases) {
     const std::string path = ::testing::TempDir() + "bad_section.toml";
@@ -278,6 +292,45 @@ print(p.shape[0] == q.shape[0] and p.shape[0] > 10, float(np.abs(p - want).max()
       << clm::testing::read_text(dir / "out.txt");
   EXPECT_EQ(clm::testing::read_text(dir / "out.txt"),
             "front_axle.x,front_axle.y,rear_axle.x,rear_axle.y m,m,m,m\nTrue True\n");
+}
+
+// A point of the spinning hoop moves with t and the bead's speed along the hoop is a body velocity: both are
+// recorded at each sample's own time, and the body velocity keeps the bead's Jacobi integral
+// (R theta')^2/2 - (R W sin(theta))^2/2 - g R cos(theta) constant, with sin(theta) = rho / R, cos(theta) = -z / R.
+TEST(MechanismFileSections, PointsMoveWithTimeAndBodyVelocitiesAreRecorded) {
+  RunSpec s;
+  s.run_id = "hoop";
+  s.problem = std::string(CLMBENCH_SOURCE_DIR) + "/mechanisms/bead_on_rotating_hoop.toml";
+  s.formulation = "kkt";
+  s.integrator = "dopri5";
+  s.t_end = 3;
+  s.output_every = 0.05;
+  s.rtol = 1e-10;
+  s.atol = 1e-12;
+  s.timing_budget = 0;
+  std::ostringstream log;
+  PreparedRun prepared = prepare_run(s, log);
+  const RunRecord r = execute_run(prepared, nullptr, /*keep_samples=*/true);
+  ASSERT_EQ(r.status, "ok") << r.message;
+  ASSERT_EQ(r.point_columns.size(), 9u);
+  EXPECT_EQ(r.point_columns[3], "hoop_side.x");
+  ASSERT_EQ(r.body_velocity_columns, (std::vector<std::string>{"speed_along_hoop"}));
+  ASSERT_EQ(r.body_velocity_units, (std::vector<std::string>{"m/s"}));
+  const double R = 0.5, W = 6.0, g = 9.81;
+  double j_min = 1e300, j_max = -1e300, v_max = 0;
+  for (size_t k = 0; k < r.samples(); ++k) {
+    const double t = r.t[k], *q = &r.q[3 * k], *p = &r.points[9 * k];
+    EXPECT_NEAR(p[3], R * std::cos(W * t), 1e-15);
+    EXPECT_NEAR(p[4], R * std::sin(W * t), 1e-15);
+    EXPECT_EQ(p[0], q[0]);
+    const double rho = q[0] * std::cos(W * t) + q[1] * std::sin(W * t), v = r.body_velocities[k];
+    const double jacobi = v * v / 2 - W * W * rho * rho / 2 + g * q[2];
+    j_min = std::min(j_min, jacobi);
+    j_max = std::max(j_max, jacobi);
+    v_max = std::max(v_max, std::abs(v));
+  }
+  EXPECT_LT(j_max - j_min, 1e-8 * v_max * v_max);
+  EXPECT_GT(v_max, 0.2);
 }
 
 // A table header broken by newlines (found by fuzz/fuzz_mechanism.cpp: toml++ 3.3 reaches parse_key on a character

@@ -205,6 +205,10 @@ def synthetic_file(path):
                 g["points"] = q[:, :2]
                 g["points"].attrs["columns"] = ["centre_of_mass.x", "centre_of_mass.y"]
                 g["points"].attrs["units"] = ["m", "m"]
+                # ... and its body velocities (problems/body_velocity_spec.hpp), as recorded: no formula here.
+                g["body_velocities"] = q[:, :2]
+                g["body_velocities"].attrs["columns"] = ["u1", "omega"]
+                g["body_velocities"].attrs["units"] = ["m/s", "rad/s"]
             g["lambda"] = np.ones((k, m))
             g["energy"] = 1 + 1e-9 * t
             g["drift_velocity"] = 1e-12 * t
@@ -381,11 +385,24 @@ def own_mechanism_sweep(binary, tmp):
     check([bool(v) for v in validity] == ["_fb_" in i for i in ids], f"own.h5: validity flags the fernandez_bloch runs")
     p = run([PLOT, path], cwd=tmp)
     check(p.returncode == 0, f"tools/plot.py own.h5: {p.stderr.strip()[-300:]}")
-    for kind in ("trajectory", "error_vs_reference", "work_precision_cpu", "work_precision_rhs"):
+    for kind in ("trajectory", "body_velocities", "error_vs_reference", "work_precision_cpu", "work_precision_rhs"):
         ok, why = png_ok(os.path.join(tmp, f"own_{kind}.png"))
         check(ok, f"own_{kind}.png: {why}")
     mod = load_plot_module()
     import matplotlib.pyplot as plt
+    # The file's [body_velocities] (u1, omega), drawn from what the runs recorded: one panel each, titled with
+    # the file's description, and u1 = xd cos(theta) + yd sin(theta) exactly as the file says.
+    figures = dict(mod.plot_body_velocities(mod.load_runs(path), os.path.join(tmp, "own4"), "own4"))
+    titles = [ax.get_title() for ax in next(iter(figures.values())).axes]
+    check(len(titles) == 2 and "u1 (forward speed of the centre of mass)" in titles[0] and "omega" in titles[1],
+          f"own.h5: one body-velocity panel per declared velocity ({titles})")
+    with h5py.File(path) as f:
+        g = f["runs"][ids[0]]
+        q, qd, bv = g["q"][()], g["qd"][()], g["body_velocities"][()]
+        cols = [x.decode() if isinstance(x, bytes) else x for x in g["body_velocities"].attrs["columns"]]
+    u1 = qd[:, 0] * np.cos(q[:, 2]) + qd[:, 1] * np.sin(q[:, 2])
+    check(cols == ["u1", "omega"] and np.max(np.abs(bv[:, 0] - u1)) < 1e-14 and np.array_equal(bv[:, 1], qd[:, 2]),
+          f"own.h5: /body_velocities are the file's expressions of q and qd ({cols})")
     figures = dict(mod.plot_error_vs_reference(path, os.path.join(tmp, "own2"), "own2"))
     fig = next(iter(figures.values()))
     titles = [ax.get_title() for ax in fig.axes]

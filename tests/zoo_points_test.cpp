@@ -3,6 +3,7 @@
 // recorded positions are checked against what the constraints say about them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/problem_registry.hpp"
@@ -90,6 +91,82 @@ TEST(ZooPoints, ClosedChainEndsAtItsPinnedTip) {
     EXPECT_NEAR(at(r, k, c - 2), gx, 2e-11);  // measured 2.9e-12
     EXPECT_NEAR(at(r, k, c - 1), gy, 2e-11);  // 7.1e-13
   }
+}
+
+double parameter(const RunRecord& r, const std::string& name) {
+  for (const auto& [key, value] : r.parameters)
+    if (key == name) return value;
+  ADD_FAILURE() << "no parameter " << name;
+  return 0;
+}
+
+// A point may move with t: the driven pendulum's pivot is recorded at (a sin(w t), b cos(w t)) at each sample's
+// own time (not t = 0), and the bob stays at the rod's length from it to the drift of h(q, t).
+TEST(ZooPoints, DrivenPendulumsPivotMovesWithTime) {
+  RunSpec s = testing::spec_for("driven_pendulum", "kkt", "dopri5");
+  s.t_end = 3;
+  s.output_every = 0.1;
+  s.rtol = 1e-10;
+  s.atol = 1e-12;
+  const RunRecord r = testing::execute(s, /*keep_samples=*/true);
+  ASSERT_EQ(r.point_columns, (std::vector<std::string>{"pivot.x", "pivot.y", "bob.x", "bob.y"}));
+  const double a = parameter(r, "a"), b = parameter(r, "b"), w = parameter(r, "w"), L = parameter(r, "L");
+  double moved = 0;
+  for (size_t k = 0; k < r.samples(); ++k) {
+    EXPECT_EQ(at(r, k, 0), a * std::sin(w * r.t[k]));
+    EXPECT_EQ(at(r, k, 1), b * std::cos(w * r.t[k]));
+    EXPECT_EQ(at(r, k, 2), r.q[2 * k]);
+    EXPECT_NEAR(std::hypot(at(r, k, 2) - at(r, k, 0), at(r, k, 3) - at(r, k, 1)), L, 1e-9);
+    moved = std::max(moved, std::abs(at(r, k, 0)));
+  }
+  EXPECT_GT(moved, 0.9 * a);  // the pivot went through its stroke
+}
+
+// Body velocities (problems/body_velocity_spec.hpp) are recorded at every sample; the sleigh's are the variables
+// of its reduced equations, in which the energy is m/2 u1^2 + (m b^2 + Ic)/2 omega^2 (the blade's no-slip makes
+// the sideways speed b omega): conserved along the recorded series to the integration's accuracy.
+TEST(ZooPoints, SleighBodyVelocitiesConserveTheReducedEnergy) {
+  const RunRecord r = run("chaplygin_sleigh", 5);
+  ASSERT_EQ(r.body_velocity_columns, (std::vector<std::string>{"u1", "omega"}));
+  ASSERT_EQ(r.body_velocity_units, (std::vector<std::string>{"m/s", "rad/s"}));
+  ASSERT_EQ(r.body_velocities.size(), 2 * r.samples());
+  const double m = parameter(r, "m"), b = parameter(r, "b"), Ic = parameter(r, "Ic");
+  double e_min = 1e300, e_max = -1e300, u_min = 1e300, u_max = -1e300;
+  for (size_t k = 0; k < r.samples(); ++k) {
+    const double u = r.body_velocities[2 * k], w = r.body_velocities[2 * k + 1], th = r.q[3 * k + 2];
+    EXPECT_EQ(u, r.qd[3 * k] * std::cos(th) + r.qd[3 * k + 1] * std::sin(th));
+    EXPECT_EQ(w, r.qd[3 * k + 2]);
+    const double e = 0.5 * m * u * u + 0.5 * (m * b * b + Ic) * w * w;
+    e_min = std::min(e_min, e);
+    e_max = std::max(e_max, e);
+    u_min = std::min(u_min, u);
+    u_max = std::max(u_max, u);
+  }
+  EXPECT_LT((e_max - e_min) / e_max, 1e-9);
+  EXPECT_GT(u_max - u_min, 0.1);  // the energy moved between u1 and omega: the check is not vacuous
+}
+
+// Suslov's body angular velocity is kept orthogonal to l: the recorded omega satisfies omega . l = 0 to the
+// run's drift, and equals J(q) qd.
+TEST(ZooPoints, SuslovsOmegaIsOrthogonalToL) {
+  const RunRecord r = run("suslov", 3);
+  ASSERT_EQ(r.body_velocity_columns, (std::vector<std::string>{"omega1", "omega2", "omega3"}));
+  const double l[3] = {parameter(r, "l1"), parameter(r, "l2"), parameter(r, "l3")};
+  double largest = 0;
+  for (size_t k = 0; k < r.samples(); ++k) {
+    const double* w = &r.body_velocities[3 * k];
+    EXPECT_NEAR(w[0] * l[0] + w[1] * l[1] + w[2] * l[2], 0, 1e-9);
+    largest = std::max(largest, std::abs(w[0]) + std::abs(w[1]));
+  }
+  EXPECT_GT(largest, 0.1);
+}
+
+// Every declaring zoo problem records its body velocities; the others record none.
+TEST(ZooPoints, BodyVelocitiesAreDeclaredWhereTheyAreRead) {
+  for (const char* problem : {"chaplygin_sleigh", "skate_incline", "rolling_disk", "suslov"})
+    EXPECT_NE(make_model(problem, {})->body_velocities(), nullptr) << problem;
+  for (const char* problem : {"pendulum_cartesian", "four_bar"})
+    EXPECT_EQ(make_model(problem, {})->body_velocities(), nullptr) << problem;
 }
 
 }  // namespace

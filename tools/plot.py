@@ -23,15 +23,11 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
                                 in panels (four_bar: one panel per pin), one panel per run when several runs
     <stem>_q.png, <stem>_qd.png coordinates and velocities against time, per problem: one panel per
                                 coordinate (more than 6: one panel per kind, e.g. x1 x2 x3, per run)
-    <stem>_trajectory.png       planar mechanisms: the x-y path of named points, equal axis scaling (sleigh:
-                                centre of mass and blade; skate, disk: contact point; pendulums: the bob;
-                                four_bar: bar centres; closed_chain: joints; slider_crank: crank pin, slider;
-                                roller_racer: both axles; snakeboard: board centre; kinematic_car: rear axle;
-                                unicycle, bicycle: contact point; a mechanism file: its [points], as recorded)
-    <stem>_body_velocities.png  nonholonomic problems: sleigh u1 = xd cos(theta) + yd sin(theta) and
-                                omega = thetad; skate forward speed xd cos(phi) + yd sin(phi) and phid;
-                                rolling disk rolling rate thetad and heading rate phid; suslov body
-                                angular velocity omega1..3
+    <stem>_trajectory.png       runs that recorded named points (/runs/<id>/points: a mechanism file's
+                                [points], a zoo problem's points()): the x-y path of each, equal axis scaling
+    <stem>_body_velocities.png  runs that recorded body velocities (/runs/<id>/body_velocities: a mechanism
+                                file's [body_velocities], a zoo problem's body_velocities(), e.g. the sleigh's
+                                forward speed u1 and turning rate omega): one panel per velocity
     <stem>_error.png            `clmbench kozlov` files: max |q_i - q_ref,i| over the coordinates of one
                                 unit (m, rad) against time, against the study's reference run
     <stem>_difference.png       other files where runs of one problem start from the same parameters and
@@ -128,7 +124,6 @@ BALANCE_DATASETS = ("work_moving_constraints", "work_explicit_time", "work_gener
 EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energy": "J", "chart_rcond": "-",
                "fb_condition_1": "units of seed-003 eq. 4.1", "fb_condition_2": "units of seed-003 eq. 4.1",
                "invariant_residual": "units of the invariant"}
-NONHOLONOMIC = {"chaplygin_sleigh", "skate_incline", "rolling_disk", "suslov"}
 # The adaptive integrators (`clmbench list integrators` says "adaptive"): their runs are ordered and labelled by
 # rtol, the fixed-step ones by dt.
 ADAPTIVE = {"dopri5", "radau5", "cvode", "ida"}
@@ -255,6 +250,7 @@ def load_run(g, run_id):
         if all(x in g for x in BALANCE_DATASETS) else None,
     }
     run["points"] = recorded_points(g, k)
+    run["body_velocities"] = recorded_body_velocities(g, k)
     run["error_series"] = "error_vs_reference" in g  # drawn by plot_error_vs_reference
     run["q_names"], run["q_units"] = columns_and_units(g, "q", problem, n)
     run["qd_names"], run["qd_units"] = columns_and_units(g, "qd", problem, n, velocity=True)
@@ -705,6 +701,22 @@ def recorded_points(g, k):
     return out
 
 
+def recorded_body_velocities(g, k):
+    """The body velocities a run recorded (/body_velocities): [(name, unit, description, values)]."""
+    if "body_velocities" not in g:
+        return []
+    data = matrix(g, "body_velocities", k)
+    attrs = g["body_velocities"].attrs
+    columns = strings(attrs, "columns") or []
+    units = strings(attrs, "units") or []
+    descriptions = strings(attrs, "descriptions") or []
+    if data.shape[0] != k or len(columns) != data.shape[1]:
+        note("the run's /body_velocities do not match its samples: not drawn")
+        return []
+    return [(name, units[j] if j < len(units) else "-", descriptions[j] if j < len(descriptions) else "", data[:, j])
+            for j, name in enumerate(columns)]
+
+
 def trajectory_points(r):
     """The run's named points in the plane: [(label, x, y)], or None when it recorded none. Every point comes from
     the run's /points (a mechanism file's [points], a zoo problem's points(): problems/point_spec.hpp); no problem
@@ -784,50 +796,33 @@ def draw_at_start(ax, r):
             zorder=0)
 
 
-def body_velocities(r):
-    q, qd = r["q"], r["qd"]
-    problem = r["problem"]
-    if problem == "chaplygin_sleigh" and q.shape[1] == 3:
-        th = q[:, 2]
-        return [("u1 = xd cos(theta) + yd sin(theta) (forward speed)", "m/s",
-                 qd[:, 0] * np.cos(th) + qd[:, 1] * np.sin(th)),
-                ("omega = thetad (turning rate)", "rad/s", qd[:, 2])]
-    if problem == "skate_incline" and q.shape[1] == 3:
-        ph = q[:, 2]
-        return [("v = xd cos(phi) + yd sin(phi) (forward speed)", "m/s", qd[:, 0] * np.cos(ph) + qd[:, 1] * np.sin(ph)),
-                ("phid (turning rate)", "rad/s", qd[:, 2])]
-    if problem == "rolling_disk" and q.shape[1] == 4:
-        return [("thetad (rolling rate)", "rad/s", qd[:, 2]), ("phid (heading rate)", "rad/s", qd[:, 3])]
-    if problem == "suslov" and q.shape[1] == 3:
-        # Body angular velocity of the ZXZ chart q = (phi, theta, psi) (problems/suslov.hpp, J(q) qd).
-        st, ct, sp, cp = np.sin(q[:, 1]), np.cos(q[:, 1]), np.sin(q[:, 2]), np.cos(q[:, 2])
-        return [("omega1 (body axis 1)", "rad/s", qd[:, 0] * st * sp + qd[:, 1] * cp),
-                ("omega2 (body axis 2)", "rad/s", qd[:, 0] * st * cp - qd[:, 1] * sp),
-                ("omega3 (body axis 3)", "rad/s", qd[:, 0] * ct + qd[:, 2])]
-    return None
-
-
 def plot_body_velocities(runs, stem, name):
+    """One panel per declared body velocity (by problem and name); no problem is known here by name."""
     panels = []
     for problem, group in by_problem(plottable(runs, "body velocity")).items():
-        if problem not in NONHOLONOMIC:
-            continue
-        series = [(r, body_velocities(r)) for r in group]
-        series = [(r, s) for r, s in series if s]
+        series = [r for r in group if r.get("body_velocities")]
         if not series:
             continue
-        for j, (label, unit, _) in enumerate(series[0][1]):
-            def draw(ax, j=j, series=series):
-                for i, (r, s) in enumerate(series):
-                    st = style(r, i, len(series))
-                    draw_signed(ax, r["t"], s[j][2], r["short"], st)
-                    mark_end(ax, r, r["t"], s[j][2], st)
-            panels.append(Panel(f"{problem}: {label}", f"{label.split(' ')[0]} [{unit}]", draw,
-                                legend_key=(problem,)))
+        names = []  # in the order the runs declare them
+        for r in series:
+            for v in r["body_velocities"]:
+                if v[0] not in names:
+                    names.append(v[0])
+        for vname in names:
+            def draw(ax, vname=vname, series=series):
+                for i, r in enumerate(series):
+                    for v in r["body_velocities"]:
+                        if v[0] == vname:
+                            st = style(r, i, len(series))
+                            draw_signed(ax, r["t"], v[3], r["short"], st)
+                            mark_end(ax, r, r["t"], v[3], st)
+            first = next(v for r in series for v in r["body_velocities"] if v[0] == vname)
+            _, unit, description, _ = first
+            title = f"{problem}: {vname}" + (f" ({description})" if description else "")
+            panels.append(Panel(title, f"{vname} [{unit}]", draw, legend_key=(problem,)))
     if not panels:
         return []
-    return render(panels, f"{name}: body-frame velocities of the nonholonomic problems{envelope_note(runs)}",
-                  f"{stem}_body_velocities.png")
+    return render(panels, f"{name}: body-frame velocities{envelope_note(runs)}", f"{stem}_body_velocities.png")
 
 
 def comparison_groups(runs, kozlov_refs):
@@ -1505,8 +1500,8 @@ def build_figures(path, all_runs=False):
     sweep = is_sweep_file(path) and not all_runs
     runs = [] if sweep or analysis_only else load_runs(path)
     if sweep:
-        note(f"{name}: a sweep file: work-precision, error against time and the trajectories of each method's "
-             "tightest run (tools/plot.py --all FILE draws every run's time series too)")
+        note(f"{name}: a sweep file: work-precision, error against time and the trajectories and body velocities "
+             "of each method's tightest run (tools/plot.py --all FILE draws every run's time series too)")
     elif not runs and not has_analysis(path):  # an `analyze --out` file has no runs by design
         note(f"{path}: no runs")
     figures = []
@@ -1524,10 +1519,17 @@ def build_figures(path, all_runs=False):
     if sweep:
         # The declared points' paths of the tightest run of each method: what the mechanism did, without every
         # run's samples in memory.
+        representatives = None
         try:
-            figures += plot_trajectory(load_runs(path, only=set(sweep_representatives(path))), stem, name)
+            representatives = load_runs(path, only=set(sweep_representatives(path)))
+            figures += plot_trajectory(representatives, stem, name)
         except Exception as e:  # one plot failing must not cost the others
             note(f"{name}: the trajectory plot failed ({type(e).__name__}: {e})")
+        try:  # ... and their declared body velocities
+            if representatives:
+                figures += plot_body_velocities(representatives, stem, name)
+        except Exception as e:
+            note(f"{name}: the body-velocity plot failed ({type(e).__name__}: {e})")
     figures += plot_kozlov(path, stem)
     figures += plot_phase_portrait(path, stem)
     try:

@@ -81,12 +81,14 @@ class Mechanism:
 
     @classmethod
     def from_sympy(cls, name, coordinates, velocities, T, V=0, position_constraints=(), velocity_constraints=(),
-                   forces=None, parameters=None, q0=None, qd0=None, description="", units=None):
+                   forces=None, parameters=None, q0=None, qd0=None, description="", units=None, points=None,
+                   body_velocities=None):
         """sympy expressions in plain symbols (coordinates and velocities given as lists of symbols) or in
         dynamicsymbols and their time derivatives, printed into the mechanism-file language.
 
         forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers (q0 defaults
-        to zeros, qd0 to rest)."""
+        to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
+        first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities])."""
         import sympy as sp
 
         coordinates, velocities = list(coordinates), list(velocities)
@@ -168,6 +170,10 @@ class Mechanism:
         if qd0 is not None:
             initial["qd"] = [float(x) for x in qd0]
         d["initial"] = initial
+        if points:
+            d["points"] = {str(k): [text(x) for x in v] for k, v in points.items()}
+        if body_velocities:
+            d["body_velocities"] = {str(k): text(v) for k, v in body_velocities.items()}
         return cls(_toml(d), "<sympy>")
 
     def path(self):

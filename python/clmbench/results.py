@@ -22,7 +22,7 @@ def _value(v):
 
 class LoadedRun:
     """One /runs/<id> group read whole: t, q, qd, lam, energy, drift_position (None for Pfaffian problems),
-    drift_velocity, drift, points (point_columns), error_vs_reference, summary (its /summary row, NaN figures as None), attrs, and the names a Run has."""
+    drift_velocity, drift, points (point_columns), body_velocities (body_velocity_columns), error_vs_reference, summary (its /summary row, NaN figures as None), attrs, and the names a Run has."""
 
     def __init__(self, run_id, group, summary):
         self.run_id = run_id
@@ -38,6 +38,9 @@ class LoadedRun:
         self.energy, self.drift_position, self.drift_velocity = data("energy"), data("drift_position"), data("drift_velocity")
         self.points = data("points")
         self.point_columns = [_text(x) for x in group["points"].attrs.get("columns", [])] if "points" in group else []
+        self.body_velocities = data("body_velocities")
+        self.body_velocity_columns = ([_text(x) for x in group["body_velocities"].attrs.get("columns", [])]
+                                      if "body_velocities" in group else [])
         self.error_vs_reference = data("error_vs_reference")
         self.coordinate_names = [_text(x) for x in group["q"].attrs.get("columns", [])] if "q" in group else []
         self.coordinate_units = [_text(x) for x in group["q"].attrs.get("units", [])] if "q" in group else []

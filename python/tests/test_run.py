@@ -228,6 +228,22 @@ def test_mechanisms_from_sympy_run_as_the_zoo_sleigh():
     with pytest.raises(ValueError, match="function besseli is not in the file language"):
         clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 * sp.besseli(0, x))
 
+    # Points (of q and t) and body velocities (of q and qd) from sympy: recorded by the run, equal to the zoo
+    # sleigh's own (problems/chaplygin_sleigh.hpp) on the same motion.
+    marked = clmbench.Mechanism.from_sympy(
+        "knife_edge", [x, y, th], [xd, yd, thd], T=m / 2 * (xd**2 + yd**2) + Ic / 2 * thd**2,
+        velocity_constraints=[-sp.sin(th) * xd + sp.cos(th) * yd - b * thd], parameters=params,
+        q0=[0, 0, 0], qd0=[1.0, 0.24, 0.8], points={"centre_of_mass": (x, y), "blade": (x - b * sp.cos(th), y - b * sp.sin(th)),
+                                                   "clock": (sp.cos(t), sp.sin(t))},
+        body_velocities={"u1": xd * sp.cos(th) + yd * sp.sin(th), "omega": thd})
+    r = _sleigh_run(marked)
+    assert r.point_columns[:4] == zoo.point_columns and r.point_columns[4:] == ["clock.x", "clock.y"]
+    assert np.array_equal(r.q, zoo.q)
+    assert np.max(np.abs(r.points[:, :4] - zoo.points)) < 1e-15
+    assert np.max(np.abs(r.points[:, 4] - np.cos(r.t))) < 1e-15  # a point of t moves with the sample's time
+    assert r.body_velocity_columns == zoo.body_velocity_columns == ["u1", "omega"]
+    assert np.max(np.abs(r.body_velocities - zoo.body_velocities)) < 1e-15
+
 
 def test_mechanisms_from_dict_string_and_file(tmp_path):
     d = {"name": "pendulum", "coordinates": ["x", "y"], "parameters": {"m": 1.0, "L": 1.0, "g": 9.81},

@@ -1,5 +1,5 @@
 // BeadOnRotatingHoop: exported by `clmbench mechanism export` from the mechanism file
-// mechanisms/bead_on_rotating_hoop.toml (sha256 c383f40dd298f155576ceebbdbdcc4a499abe44778c702ff2dd7894fd5916c92).
+// mechanisms/bead_on_rotating_hoop.toml (sha256 8addc09280543399eb3de0e3b2c458765610ab3aa5c39cdf4d5f3f28e153089d).
 // The terms the suite derives from the file (M = d2T/dqd2, V - T0, h)
 // as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold
 // into constants are computed here). Do not edit: export again.
@@ -10,9 +10,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/elementary_functions.hpp"
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
+#include "problems/body_velocity_spec.hpp"
 
 namespace clm {
 
@@ -24,6 +27,9 @@ struct BeadOnRotatingHoop {
   static constexpr ConstraintKind kConstraintKind = ConstraintKind::kHolonomic;
   static constexpr const char* kCoordinateNames[] = {"x", "y", "z"};
   static constexpr const char* kCoordinateUnits[] = {"m", "m", "m"};
+  static constexpr const char* kReferencePointName = "bead";
+  static constexpr std::array<const char*, 3> kReferencePointComponents = {"x", "y", "z"};
+  static constexpr const char* kReferencePointUnit = "m";
 
   double m = 0.1;
   double R = 0.5;
@@ -93,24 +99,83 @@ struct BeadOnRotatingHoop {
     out[1] = v44;
   }
 
+  void reference_point_position([[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    out[0] = q_in[0];
+    out[1] = q_in[1];
+    out[2] = q_in[2];
+  }
+
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"bead", "m", 3}, {"hoop_side", "m", 3}, {"hoop_bottom", "m", 3}};
+    return kPoints;
+  }
+
+  void point_positions([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v39 = t_in * T(W);
+    const T v40 = sin(v39);
+    const T v42 = cos(v39);
+    const T v45 = T(R) * v42;
+    const T v46 = T(R) * v40;
+    const T v47 = -T(R);
+    out[0] = q_in[0];
+    out[1] = q_in[1];
+    out[2] = q_in[2];
+    out[3] = v45;
+    out[4] = v46;
+    out[5] = T(0.0);
+    out[6] = T(0.0);
+    out[7] = T(0.0);
+    out[8] = v47;
+  }
+
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kBodyVelocities{{"speed_along_hoop", "m/s", "R theta', the bead's speed relative to the hoop"}};
+    return kBodyVelocities;
+  }
+
+  void body_velocity_values([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v39 = t_in * T(W);
+    const T v40 = sin(v39);
+    const T v42 = cos(v39);
+    const T v48 = T(qd_in[0]) * v42;
+    const T v49 = T(qd_in[1]) * v40;
+    const T v50 = v48 + v49;
+    const T v51 = -q_in[2];
+    const T v52 = v50 * v51;
+    const T v53 = v52 / T(R);
+    const T v54 = q_in[0] * v42;
+    const T v55 = q_in[1] * v40;
+    const T v56 = v54 + v55;
+    const T v57 = T(qd_in[2]) * v56;
+    const T v58 = v57 / T(R);
+    const T v59 = v53 + v58;
+    out[0] = v59;
+  }
+
   void default_initial(Vec& q0, Vec& qd0) const {
     using T = double;
     using namespace elementary;
     q0.resize(3);
     qd0.resize(3);
-    const T v47 = T(R) * T(0.7173560908995228);
-    const T v48 = -T(R);
-    const T v50 = v48 * T(0.6967067093471654);
-    const T v51 = T(R) * T(0.6967067093471654);
-    const T v53 = v51 * T(0.5);
-    const T v54 = T(W) * v47;
-    const T v55 = v47 * T(0.5);
-    q0[0] = v47;
+    const T v47 = -T(R);
+    const T v62 = T(R) * T(0.7173560908995228);
+    const T v64 = v47 * T(0.6967067093471654);
+    const T v65 = T(R) * T(0.6967067093471654);
+    const T v67 = v65 * T(0.5);
+    const T v68 = T(W) * v62;
+    const T v69 = v62 * T(0.5);
+    q0[0] = v62;
     q0[1] = T(0.0);
-    q0[2] = v50;
-    qd0[0] = v53;
-    qd0[1] = v54;
-    qd0[2] = v55;
+    q0[2] = v64;
+    qd0[0] = v67;
+    qd0[1] = v68;
+    qd0[2] = v69;
   }
 };
 

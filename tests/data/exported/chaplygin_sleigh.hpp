@@ -1,5 +1,5 @@
 // ChaplyginSleighFile: exported by `clmbench mechanism export` from the mechanism file
-// tests/data/mechanisms/chaplygin_sleigh.toml (sha256 e9289b17e8015fe4fe2e2dbe9163d2dbc644d9900686dab5c30897f55f9fe31d).
+// tests/data/mechanisms/chaplygin_sleigh.toml (sha256 ada08880c304e8094e204ec483e1ffd927144b56b3f45f4039d06709980615b0).
 // The terms the suite derives from the file (M = d2T/dqd2, V - T0, A, b)
 // as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold
 // into constants are computed here). Do not edit: export again.
@@ -10,9 +10,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/elementary_functions.hpp"
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
+#include "problems/body_velocity_spec.hpp"
 
 namespace clm {
 
@@ -123,17 +126,54 @@ struct ChaplyginSleighFile {
     out[1] = v43;
   }
 
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"blade", "m", 2}, {"centre_of_mass", "m", 2}};
+    return kPoints;
+  }
+
+  void point_positions([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v30 = sin(q_in[2]);
+    const T v33 = cos(q_in[2]);
+    const T v40 = T(b) * v33;
+    const T v41 = q_in[0] - v40;
+    const T v42 = T(b) * v30;
+    const T v43 = q_in[1] - v42;
+    out[0] = v41;
+    out[1] = v43;
+    out[2] = q_in[0];
+    out[3] = q_in[1];
+  }
+
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kBodyVelocities{{"u1", "m/s", "forward speed of the centre of mass"}, {"omega", "rad/s", "turning rate"}};
+    return kBodyVelocities;
+  }
+
+  void body_velocity_values([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v30 = sin(q_in[2]);
+    const T v33 = cos(q_in[2]);
+    const T v44 = T(qd_in[0]) * v33;
+    const T v45 = T(qd_in[1]) * v30;
+    const T v46 = v44 + v45;
+    out[0] = v46;
+    out[1] = T(qd_in[2]);
+  }
+
   void default_initial(Vec& q0, Vec& qd0) const {
     using T = double;
     using namespace elementary;
     q0.resize(3);
     qd0.resize(3);
-    const T v45 = T(b) * T(0.8);
+    const T v48 = T(b) * T(0.8);
     q0[0] = T(0.0);
     q0[1] = T(0.0);
     q0[2] = T(0.0);
     qd0[0] = T(1.0);
-    qd0[1] = v45;
+    qd0[1] = v48;
     qd0[2] = T(0.8);
   }
 };

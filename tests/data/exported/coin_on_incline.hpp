@@ -1,5 +1,5 @@
 // CoinOnIncline: exported by `clmbench mechanism export` from the mechanism file
-// mechanisms/coin_on_incline.toml (sha256 17cfeb01c281826b576e7fb0b9684c92f3c6880a02d4c1bd7a2825344ff60dad).
+// mechanisms/coin_on_incline.toml (sha256 3db556dbc68ca712f815463cf31749b28138f50f6ac09658a888a24c36b680bb).
 // The terms the suite derives from the file (M = d2T/dqd2, V - T0, A, b)
 // as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold
 // into constants are computed here). Do not edit: export again.
@@ -10,9 +10,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/elementary_functions.hpp"
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
+#include "problems/body_velocity_spec.hpp"
 
 namespace clm {
 
@@ -210,20 +213,50 @@ struct CoinOnIncline {
     out[1] = q_in[1];
   }
 
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"contact", "m", 2}};
+    return kPoints;
+  }
+
+  void point_positions([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    out[0] = q_in[0];
+    out[1] = q_in[1];
+  }
+
+  const std::vector<BodyVelocitySpec>& body_velocities() const {
+    static const std::vector<BodyVelocitySpec> kBodyVelocities{{"forward_speed", "m/s", "speed along the disk's plane (a psi' while it rolls)"}, {"turning_rate", "rad/s", "heading rate, constant in the exact motion"}, {"rolling_rate", "rad/s", "rolling rate psi' = P - Q sin(phi)"}};
+    return kBodyVelocities;
+  }
+
+  void body_velocity_values([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v26 = sin(q_in[2]);
+    const T v59 = cos(q_in[2]);
+    const T v127 = T(qd_in[0]) * v59;
+    const T v128 = T(qd_in[1]) * v26;
+    const T v129 = v127 + v128;
+    out[0] = v129;
+    out[1] = T(qd_in[2]);
+    out[2] = T(qd_in[3]);
+  }
+
   void default_initial(Vec& q0, Vec& qd0) const {
     using T = double;
     using namespace elementary;
     q0.resize(4);
     qd0.resize(4);
-    const T v129 = T(a) * T(3.0);
-    const T v131 = v129 * T(0.9800665778412416);
-    const T v133 = v129 * T(0.19866933079506122);
+    const T v132 = T(a) * T(3.0);
+    const T v134 = v132 * T(0.9800665778412416);
+    const T v136 = v132 * T(0.19866933079506122);
     q0[0] = T(0.0);
     q0[1] = T(0.0);
     q0[2] = T(0.2);
     q0[3] = T(0.0);
-    qd0[0] = v131;
-    qd0[1] = v133;
+    qd0[0] = v134;
+    qd0[1] = v136;
     qd0[2] = T(2.0);
     qd0[3] = T(3.0);
   }

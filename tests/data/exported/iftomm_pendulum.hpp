@@ -10,9 +10,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/elementary_functions.hpp"
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -86,6 +88,18 @@ struct IftommPendulumFile {
   }
 
   void reference_point_position([[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    out[0] = q_in[0];
+    out[1] = q_in[1];
+  }
+
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"P1", "m", 2}};
+    return kPoints;
+  }
+
+  void point_positions([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, Vec& out) const {
     using T = double;
     using namespace elementary;
     out[0] = q_in[0];

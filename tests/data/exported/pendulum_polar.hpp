@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/elementary_functions.hpp"
 #include "core/problem.hpp"

@@ -10,9 +10,11 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/elementary_functions.hpp"
 #include "core/problem.hpp"
+#include "problems/point_spec.hpp"
 
 namespace clm {
 
@@ -173,6 +175,33 @@ struct RollerRacerFile {
     using namespace elementary;
     out[0] = q_in[0];
     out[1] = q_in[1];
+  }
+
+  const std::vector<PointSpec>& points() const {
+    static const std::vector<PointSpec> kPoints{{"front_axle", "m", 2}, {"rear_axle", "m", 2}};
+    return kPoints;
+  }
+
+  void point_positions([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, Vec& out) const {
+    using T = double;
+    using namespace elementary;
+    const T v15 = q_in[2] + q_in[3];
+    const T v16 = sin(q_in[2]);
+    const T v17 = T(d1) * v16;
+    const T v20 = sin(v15);
+    const T v21 = T(d2) * v20;
+    const T v25 = cos(q_in[2]);
+    const T v26 = T(d1) * v25;
+    const T v29 = cos(v15);
+    const T v30 = T(d2) * v29;
+    const T v127 = q_in[0] - v26;
+    const T v128 = v127 - v30;
+    const T v129 = q_in[1] - v17;
+    const T v130 = v129 - v21;
+    out[0] = q_in[0];
+    out[1] = q_in[1];
+    out[2] = v128;
+    out[3] = v130;
   }
 
   void default_initial(Vec& q0, Vec& qd0) const {
