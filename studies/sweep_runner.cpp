@@ -239,10 +239,61 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     on_signal.emplace("clmbench: interrupted; the runs finished so far are kept in " + dir +
                       ": run the same sweep again with --resume to continue");
 
-  // This process's share, in grid order: the runs not done whose position is this rank's.
+  // Every run not done, prepared once (serial planning, on every rank alike): its reference, if it is measured
+  // against a reference run, and its estimated cost.
+  struct Planned {
+    size_t run;       // index in plan.runs
+    std::string key;  // reference key; "" for runs measured against a closed form or nothing
+    std::optional<RunSpec> reference;
+    double cost = 0;
+  };
+  std::vector<Planned> open;
+  for (size_t j = 0; j < selection.size(); ++j) {
+    if (done[j]) continue;
+    const RunSpec& spec = plan.runs[selection[j]].spec;
+    std::ostringstream quiet;
+    const PreparedRun p = prepare_run(spec, quiet, /*warn_unused=*/false);
+    Planned x{selection[j], "", std::nullopt,
+              estimated_run_cost(spec.t_end, spec.dt, spec.rtol, p.integrator->adaptive(), p.model->n(), p.model->m())};
+    if (spec.reference.compute && !has_closed_form_reference(p)) {
+      x.reference = reference_spec(p);
+      x.key = reference_key(*x.reference);
+    }
+    open.push_back(std::move(x));
+  }
+  // This process's share, in grid order. One process: every open run. Several (MPI): the runs that share a
+  // reference go to one process together (else each would compute the reference again), and the groups are
+  // dealt out longest first to the least loaded process (ties: the lowest rank), the same on every rank.
+  std::vector<size_t> todo_positions;  // into `open`
+  if (group.size() == 1) {
+    for (size_t j = 0; j < open.size(); ++j) todo_positions.push_back(j);
+  } else {
+    std::map<std::string, size_t> group_of;  // reference key -> group
+    std::vector<std::vector<size_t>> groups;
+    std::vector<double> group_cost;
+    for (size_t j = 0; j < open.size(); ++j) {
+      size_t g = groups.size();
+      if (!open[j].key.empty()) g = group_of.emplace(open[j].key, groups.size()).first->second;
+      if (g == groups.size()) {
+        groups.emplace_back();
+        group_cost.push_back(0);
+      }
+      groups[g].push_back(j);
+      group_cost[g] += open[j].cost;
+    }
+    std::vector<size_t> order(groups.size());
+    for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return group_cost[a] > group_cost[b]; });
+    std::vector<double> load(static_cast<size_t>(group.size()), 0.0);
+    for (size_t g : order) {
+      const size_t rank = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[rank] += group_cost[g];
+      if (static_cast<int>(rank) == group.rank()) todo_positions.insert(todo_positions.end(), groups[g].begin(), groups[g].end());
+    }
+    std::sort(todo_positions.begin(), todo_positions.end());
+  }
   std::vector<size_t> todo;
-  for (size_t j = 0; j < selection.size(); ++j)
-    if (!done[j] && static_cast<int>(j % static_cast<size_t>(group.size())) == group.rank()) todo.push_back(selection[j]);
+  for (size_t j : todo_positions) todo.push_back(open[j].run);
   if (group.rank() == 0 && report.resumed > 0)
     out << "sweep: " << report.resumed << " of " << selection.size() << " runs already complete in " << dir
         << " (resumed)\n";
@@ -263,16 +314,13 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   std::vector<long> reference_of(todo.size(), -1);
   std::vector<double> cost(todo.size(), 0.0);
   for (size_t k = 0; k < todo.size(); ++k) {
-    const RunSpec& spec = plan.runs[todo[k]].spec;
-    std::ostringstream quiet;
-    const PreparedRun p = prepare_run(spec, quiet, /*warn_unused=*/false);
-    cost[k] = estimated_run_cost(spec.t_end, spec.dt, spec.rtol, p.integrator->adaptive(), p.model->n(), p.model->m());
-    if (!spec.reference.compute || has_closed_form_reference(p)) continue;
-    const RunSpec reference = reference_spec(p);
-    reference_keys[k] = reference_key(reference);
-    ++reference_uses[reference_keys[k]];
-    const auto [it, added] = reference_number.emplace(reference_keys[k], static_cast<long>(reference_specs.size()));
-    if (added) reference_specs.push_back(reference);
+    const Planned& x = open[todo_positions[k]];
+    cost[k] = x.cost;
+    if (x.key.empty()) continue;
+    reference_keys[k] = x.key;
+    ++reference_uses[x.key];
+    const auto [it, added] = reference_number.emplace(x.key, static_cast<long>(reference_specs.size()));
+    if (added) reference_specs.push_back(*x.reference);
     reference_of[k] = it->second;
   }
   SweepSchedule schedule(cost, reference_of, reference_specs.size());

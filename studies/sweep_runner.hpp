@@ -5,7 +5,8 @@
 // the parts merged into OUT in grid order and the parts directory removed. A killed sweep keeps every
 // committed part; --resume skips the runs of the parts whose stored configurations (root attribute
 // run_configs, one per run) equal the planned ones. Under MPI the ranks share the parts directory, take
-// runs by index (index % size == rank) and rank 0 merges.
+// runs dealt out by the planning (the runs that share a reference together, longest groups first to the least
+// loaded rank: the same on every rank) and rank 0 merges.
 //
 // Scheduling (studies/sweep_schedule.hpp, issue 25): each distinct reference run is a task of its own, handed
 // out before the runs, and shared read-only (ReferenceCache) by the runs measured against it; the runs are
