@@ -13,11 +13,29 @@
 // other processes does not inflate: overhead_pct = (commit_cpu_ms + merge_cpu_ms) / run_cpu_ms is the
 // machinery's cost against the run itself, comparable on a busy machine; parts = part files per sweep.
 // The grid's files live under $TMPDIR (TMPDIR=/dev/shm takes the disk's fsync out of the figures).
+//
+//   BM_ScaleGrid/grid:G/jobs:K  issue 25's two grids, bench/scale_long.ini (G = 0: 48 runs of the closed chain
+//                       of 16 bars, kkt / schur / nullspace, dopri5 at rtol 1e-10 over 6 s, 16 reference runs)
+//                       and bench/scale_short.ini (G = 1: 480 sleigh runs, rk4 over 10 s), as `clmbench sweep
+//                       --jobs K` runs them (timing repeats included: run.timing_budget at its default);
+//                       G = 2: the short grid with run.timing_budget = 0, each run integrated once (about
+//                       20 ms of work a run instead of the 50 ms budget: the per-run costs weigh more).
+//                       Counters, from the sweep's own accounting (studies/sweep_runner.hpp):
+//                         serialized_pct  time no other job can use: the HDF5 lock held (part files and the
+//                                         merge; io/hdf5_lock.hpp) and the serial planning before the workers
+//                                         start, over the wall time, at K = 1: Amdahl's serial fraction s
+//                         waiting_pct     time the workers waited (for the HDF5 lock, or for a reference
+//                                         another job computes) over K x wall: what K jobs lost to each other
+//                         overhead_ms     per run: wall time at K = 1 minus the runs' and references' own
+//                                         computing (prepare + integrate), over the runs
+//                         amdahl_16, amdahl_64  1 / (s + (1 - s) / N): the speed-up s predicts at N jobs
+//                       The speed-up on this machine is wall(K = 1) / wall(K = 2).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
 #include <memory>
 #include <sstream>
 
@@ -127,5 +145,65 @@ BENCHMARK(BM_RunsAlone)
     ->Args({10'000, 64})
     ->Args({100'000, 16})
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// Issue 25's grids, planned once from bench/ (CLMBENCH_SOURCE_DIR) with the output under $TMPDIR.
+struct ScaleGrid {
+  SweepPlan plan;
+  std::vector<size_t> all;
+  ScaleGrid(const char* name, bool timed_once) {
+    const std::string ini = std::string(CLMBENCH_SOURCE_DIR) + "/bench/" + name + ".ini";
+    const fs::path out = fs::temp_directory_path() / ("clmbench_bench_" + std::string(name) + "_" + std::to_string(::getpid()) + ".h5");
+    ConfigLayer layer = read_config_file(ini);
+    if (timed_once) apply_set(layer, "run.timing_budget=0");  // each run integrated once: the runs themselves
+    plan = plan_sweep(ini, layer, out.string());
+    for (size_t k = 0; k < plan.runs.size(); ++k) all.push_back(k);
+  }
+};
+
+void BM_ScaleGrid(benchmark::State& state) {
+  static ScaleGrid grids[] = {ScaleGrid("scale_long", false), ScaleGrid("scale_short", false),
+                               ScaleGrid("scale_short", true)};
+  ScaleGrid& g = grids[state.range(0)];
+  const auto group = make_process_group();
+  SweepOptions options;
+  options.jobs = static_cast<int>(state.range(1));
+  options.print_runs = false;
+  double wall = 0, computing = 0, serial = 0, waiting = 0, commit = 0, merge = 0;
+  long runs = 0;
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    const SweepReport r = run_sweep(g.plan, g.all, options, *group, out, err);
+    wall += r.wall_seconds;
+    computing += r.run_seconds + r.reference_seconds;
+    serial += r.lock_held_seconds + r.planning_seconds;
+    waiting += r.wait_seconds + r.lock_wait_seconds;
+    commit += r.commit_seconds;
+    merge += r.merge_seconds;
+    runs += static_cast<long>(r.computed);
+    state.PauseTiming();
+    fs::remove(g.plan.out);
+    state.ResumeTiming();
+  }
+  const double s = serial / wall, jobs = static_cast<double>(state.range(1));
+  state.counters["runs_per_s"] = benchmark::Counter(double(runs), benchmark::Counter::kIsRate);
+  state.counters["serialized_pct"] = 100 * s;
+  state.counters["waiting_pct"] = 100 * waiting / (jobs * wall);
+  state.counters["overhead_ms"] = 1e3 * (wall * jobs - computing - waiting) / double(runs);
+  state.counters["commit_ms"] = 1e3 * commit / double(runs);  // part files: create, write, commit (per run)
+  state.counters["merge_ms"] = 1e3 * merge / double(runs);    // OUT from the parts (per run)
+  state.counters["amdahl_16"] = 1 / (s + (1 - s) / 16);
+  state.counters["amdahl_64"] = 1 / (s + (1 - s) / 64);
+}
+BENCHMARK(BM_ScaleGrid)
+    ->ArgNames({"grid", "jobs"})
+    ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Args({2, 1})
+    ->Args({2, 2})
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "io/hdf5_support.hpp"
 
+#include <zlib.h>
+
 namespace clm::hdf5 {
 
 namespace {
@@ -98,6 +100,16 @@ void set_attr(hid_t obj, const std::string& name, const double* values, size_t c
   space.close();
 }
 
+size_t deflate_bound(size_t bytes) { return static_cast<size_t>(compressBound(static_cast<uLong>(bytes))); }
+
+size_t deflate(const unsigned char* in, size_t bytes, unsigned char* out, size_t capacity, const std::string& what) {
+  uLongf size = static_cast<uLongf>(capacity);
+  // compress2 writes the zlib stream HDF5's deflate filter writes (deflateInit at the level, Z_FINISH).
+  if (compress2(out, &size, in, static_cast<uLong>(bytes), kDeflateLevel) != Z_OK)
+    throw H5Failure("cannot compress a chunk of '" + what + "'");
+  return static_cast<size_t>(size);
+}
+
 // Rows of a chunk: about 64 KiB of data per chunk (whole rows), at least one row.
 hsize_t chunk_rows(hsize_t row_elements, size_t element_size) {
   return std::max<hsize_t>(1, (64 * 1024) / (std::max<hsize_t>(row_elements, 1) * element_size));
@@ -118,7 +130,7 @@ void write_dataset(hid_t parent, const std::string& name, hid_t type, const std:
     chunk[0] = std::min(chunk_rows(row, H5Tget_size(type)), dims[0]);
     check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "cannot chunk '" + name + "'");
     check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name + "'");
-    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name + "'");
+    check(H5Pset_deflate(dcpl.get(), kDeflateLevel), "cannot set deflate on '" + name + "'");
   }
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, "dataspace");
   Handle ds(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,

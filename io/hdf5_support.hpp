@@ -3,7 +3,8 @@
 // closed. (The C++ API closes objects in destructors that swallow errors: a failed chunk flush then went
 // unnoticed and a file with zeros in place of data was renamed into place.) A failure throws H5Failure, which
 // the file's guarded() turns into one OutputError line naming the output file.
-// Every call here must be made under hdf5_mutex() (io/results_file.hpp): Debian's HDF5 is not thread-safe.
+// Every HDF5 call here must be made under the HDF5 lock (io/hdf5_lock.hpp): Debian's HDF5 is not thread-safe;
+// deflate() and AppendableDataset::pack() make none, and run outside it.
 #pragma once
 
 #include <hdf5.h>
@@ -88,6 +89,13 @@ void copy_object(hid_t src_parent, const std::string& name, hid_t dst_parent);
 // Rows of a chunk: about 64 KiB of data per chunk (whole rows), at least one row.
 hsize_t chunk_rows(hsize_t row_elements, size_t element_size);
 
+// The deflate filter of the results files (level kDeflateLevel, after the shuffle filter), as HDF5 applies it,
+// for chunks compressed outside the HDF5 lock: the most bytes deflate() may write for `bytes` of input, and
+// deflate() itself (the compressed size; H5Failure when zlib fails). No HDF5 call: no lock needed.
+constexpr int kDeflateLevel = 6;
+size_t deflate_bound(size_t bytes);
+size_t deflate(const unsigned char* in, size_t bytes, unsigned char* out, size_t capacity, const std::string& what);
+
 // A fixed-size dataset written at once: chunked (whole rows, about 64 KiB per chunk), shuffled and
 // deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty, as is
 // one written with compress = false (a sweep part's one-row /summary, rewritten compressed by the merge).
@@ -162,9 +170,39 @@ class AppendableDataset {
 
   bool full() const { return buffered_ == block_rows_; }
 
-  // Writes the buffered rows (HDF5: under the lock).
+  // Shuffles and deflates the buffered rows as HDF5's filters would (the chunk padded with the fill value 0,
+  // as HDF5 pads an edge chunk), with no HDF5 call: outside the lock, so that a sweep's jobs compress side by
+  // side (issue 25) and flush() only hands HDF5 the finished chunk (H5Dwrite_chunk). Compact datasets, which
+  // are not filtered, are left to flush(). Buffers are reused: no allocation once the first chunk is packed.
+  void pack() {
+    if (compact_ || (matrix_ && cols_ == 0) || buffered_ == 0) return;
+    const size_t row = static_cast<size_t>(std::max<hsize_t>(cols_, 1));
+    const size_t elements = static_cast<size_t>(block_rows_) * row, bytes = elements * sizeof(double);
+    shuffled_.assign(bytes, 0);
+    const auto* raw = reinterpret_cast<const unsigned char*>(buffer_.data());
+    const size_t filled = buffer_.size();  // elements buffered; the rest of the chunk is the fill value 0
+    for (size_t i = 0; i < filled; ++i)
+      for (size_t b = 0; b < sizeof(double); ++b) shuffled_[b * elements + i] = raw[i * sizeof(double) + b];
+    packed_.resize(deflate_bound(bytes));
+    packed_.resize(deflate(shuffled_.data(), bytes, packed_.data(), packed_.size(), name_));
+    packed_rows_ = buffered_;
+  }
+
+  // Writes the buffered rows (HDF5: under the lock): the packed chunk when pack() made one.
   void flush() {
     if (buffered_ == 0) return;
+    if (packed_rows_ == buffered_ && ds_) {
+      const hsize_t dims[2] = {rows_ + buffered_, cols_};
+      check(H5Dset_extent(ds_.get(), dims), "cannot extend dataset '" + name_ + "'");
+      const hsize_t offset[2] = {rows_, 0};
+      check(H5Dwrite_chunk(ds_.get(), H5P_DEFAULT, 0, offset, packed_.size(), packed_.data()),
+            "cannot write dataset '" + name_ + "'");
+      rows_ += buffered_;
+      buffered_ = packed_rows_ = 0;
+      buffer_.clear();
+      return;
+    }
+    packed_rows_ = 0;
     if (!ds_) create_chunked();  // a compact dataset given more rows than its bound
     const hsize_t dims[2] = {rows_ + buffered_, cols_};
     check(H5Dset_extent(ds_.get(), dims), "cannot extend dataset '" + name_ + "'");
@@ -191,7 +229,7 @@ class AppendableDataset {
     const hsize_t chunk[2] = {block_rows_, cols_};
     check(H5Pset_chunk(dcpl.get(), rank(), chunk), "cannot chunk '" + name_ + "'");
     check(H5Pset_shuffle(dcpl.get()), "cannot set shuffle on '" + name_ + "'");
-    check(H5Pset_deflate(dcpl.get(), 6), "cannot set deflate on '" + name_ + "'");
+    check(H5Pset_deflate(dcpl.get(), kDeflateLevel), "cannot set deflate on '" + name_ + "'");
     const hsize_t dims[2] = {0, cols_}, max_dims[2] = {H5S_UNLIMITED, cols_};
     Handle space(H5Screate_simple(rank(), dims, max_dims), H5Sclose, "dataspace");
     // Whole chunks are written at once, so HDF5's chunk cache (1 MiB per open dataset by default) would
@@ -231,8 +269,9 @@ class AppendableDataset {
   hsize_t cols_;
   bool matrix_;
   bool compact_ = false;
-  hsize_t block_rows_ = 1, rows_ = 0, buffered_ = 0;
+  hsize_t block_rows_ = 1, rows_ = 0, buffered_ = 0, packed_rows_ = 0;
   std::vector<double> buffer_;
+  std::vector<unsigned char> shuffled_, packed_;  // pack(): the chunk shuffled, then deflated
   Handle ds_;
 };
 

@@ -87,11 +87,6 @@ struct ResultsFile::Handles {
   Handle file, runs;
 };
 
-std::recursive_mutex& hdf5_mutex() {
-  static std::recursive_mutex m;
-  return m;
-}
-
 void ResultsFile::require_open() const {
   if (!is_open()) throw OutputError("results file '" + out_path_ + "' is already closed");
 }
@@ -132,7 +127,7 @@ void check_output_path(const std::string& out_path, const std::vector<std::strin
 
 ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
     : out_path_(std::move(out_path)), options_(options) {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Hdf5Lock lock;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported by the writer, in one line
   check_output_path(out_path_, inputs);
   // The lock creates OUT's missing parent directories and removes them, when still empty, as it goes
@@ -170,7 +165,7 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
 
 ResultsFile::~ResultsFile() {
   {
-    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    Hdf5Lock lock;
     handles_.reset();  // closes (silently) whatever is open, the file last
   }
   if (!committed_) ::unlink(temp_path_.c_str());
@@ -287,7 +282,7 @@ void ResultsFile::commit(const Provenance& provenance, const std::vector<std::st
     }
   }, /*lock_hdf5=*/false);
   {
-    std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+    Hdf5Lock lock;
     handles_.reset();
   }
   forget_on_signal(cleanup_slot_);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "io/hdf5_lock.hpp"
 #include "io/hdf5_support.hpp"
 #include "io/output_lock.hpp"
 
@@ -63,9 +64,9 @@ struct Provenance {
 };
 
 // The HDF5 library of Debian is the serial build, which is not thread-safe: every HDF5 call of the program
-// (writer, readers, merge) holds this one lock. The file takes it itself; code that calls HDF5 directly
-// while other threads may write (the sweep's workers) takes it too.
-std::recursive_mutex& hdf5_mutex();
+// (writer, readers, merge) holds this one lock, hdf5_mutex() through Hdf5Lock (io/hdf5_lock.hpp, which
+// times it). The file takes it itself; code that calls HDF5 directly while other threads may write (the
+// sweep's workers) takes it too.
 
 // One /summary column: its name, one value per run (numbers, integers or text), and what it means (the
 // dataset's `description` attribute; empty: none).
@@ -137,8 +138,8 @@ class ResultsFile {
   // that makes no HDF5 call: fsync and rename, while other writers keep writing).
   template <class F>
   void guarded(const std::string& what, F&& body, bool lock_hdf5 = true) {
-    std::unique_lock<std::recursive_mutex> lock(hdf5_mutex(), std::defer_lock);
-    if (lock_hdf5) lock.lock();
+    std::optional<Hdf5Lock> lock;
+    if (lock_hdf5) lock.emplace();
     require_open();
     try {
       body();

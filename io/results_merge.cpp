@@ -313,7 +313,7 @@ std::string column_list(const SummaryTable& t) {
 }  // namespace
 
 std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Hdf5Lock lock;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   try {
     const Input in = read_input(path);  // checks that every run /summary lists is in /runs
@@ -339,7 +339,7 @@ std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
 
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
                           const std::string& command_line, size_t expected_runs) {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Hdf5Lock lock;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (inputs.empty()) throw InputError("merge needs at least one input file");
   check_output_path(out, inputs);

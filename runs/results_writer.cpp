@@ -82,7 +82,7 @@ struct ResultsWriter::State : RunObserver {
   void finish(const RunRecord& record) override;
 
   void open_run(const RunRecord& header);
-  void close_run(const RunRecord& record);
+  void close_run(const RunAttributes& attributes);
 };
 
 // /summary of the runs written here, one column per figure (a new column is one line here; merge copies
@@ -176,6 +176,10 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
     full = balance[3]->push(&obs.energy_balance_residual) || full;
   }
   if (full) {
+    // Compressed here, outside the HDF5 lock (issue 25); the lock is held only to hand HDF5 the chunks.
+    for (auto* group : {&datasets, &extras, &balance})
+      for (auto& d : *group)
+        if (d->full()) d->pack();
     file->guarded("run samples", [&] {
       for (auto& d : datasets)
         if (d->full()) d->flush();
@@ -188,7 +192,15 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
 }
 
 void ResultsWriter::State::finish(const RunRecord& record) {
-  file->guarded("run '" + record.spec.run_id + "'", [&] { close_run(record); });
+  // The last chunks compressed and the attributes made outside the HDF5 lock (issue 25: what the lock
+  // serializes is what a sweep's jobs cannot do side by side).
+  file->require_open();
+  for (auto* group : {&datasets, &extras, &balance})
+    for (auto& d : *group) d->pack();
+  const RunAttributes attributes = run_attributes(record);
+  SummaryRow row = summary_row(record);
+  file->guarded("run '" + record.spec.run_id + "'", [&] { close_run(attributes); });
+  rows.push_back(std::move(row));
 }
 
 void ResultsWriter::State::open_run(const RunRecord& r) {
@@ -359,9 +371,9 @@ RunAttributes run_attributes(const RunRecord& r) {
   return out;
 }
 
-void ResultsWriter::State::close_run(const RunRecord& r) {
+void ResultsWriter::State::close_run(const RunAttributes& attributes) {
   const hid_t g = group.get();
-  for (const auto& [name, value] : run_attributes(r))
+  for (const auto& [name, value] : attributes)
     std::visit(
         [&, &name = name](const auto& v) {
           using V = std::decay_t<decltype(v)>;
@@ -377,7 +389,6 @@ void ResultsWriter::State::close_run(const RunRecord& r) {
   balance.clear();
   extras_group.close();
   group.close();
-  rows.push_back(summary_row(r));
 }
 
 ResultsWriter::State::SummaryRow ResultsWriter::State::summary_row(const RunRecord& r) {
@@ -397,7 +408,7 @@ ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string
 }
 
 ResultsWriter::~ResultsWriter() {
-  std::lock_guard<std::recursive_mutex> lock(hdf5_mutex());
+  Hdf5Lock lock;
   state_.reset();  // the run in progress, if any, closed (silently) before the file
 }
 

@@ -29,6 +29,7 @@
 #include "runs/runner.hpp"
 #include "runs/thread_cpu_time.hpp"
 #include "core/value_parsing.hpp"
+#include "studies/sweep_schedule.hpp"
 
 namespace clm {
 
@@ -238,10 +239,61 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     on_signal.emplace("clmbench: interrupted; the runs finished so far are kept in " + dir +
                       ": run the same sweep again with --resume to continue");
 
-  // This process's share, in grid order: the runs not done whose position is this rank's.
+  // Every run not done, prepared once (serial planning, on every rank alike): its reference, if it is measured
+  // against a reference run, and its estimated cost.
+  struct Planned {
+    size_t run;       // index in plan.runs
+    std::string key;  // reference key; "" for runs measured against a closed form or nothing
+    std::optional<RunSpec> reference;
+    double cost = 0;
+  };
+  std::vector<Planned> open;
+  for (size_t j = 0; j < selection.size(); ++j) {
+    if (done[j]) continue;
+    const RunSpec& spec = plan.runs[selection[j]].spec;
+    std::ostringstream quiet;
+    const PreparedRun p = prepare_run(spec, quiet, /*warn_unused=*/false);
+    Planned x{selection[j], "", std::nullopt,
+              estimated_run_cost(spec.t_end, spec.dt, spec.rtol, p.integrator->adaptive(), p.model->n(), p.model->m())};
+    if (spec.reference.compute && !has_closed_form_reference(p)) {
+      x.reference = reference_spec(p);
+      x.key = reference_key(*x.reference);
+    }
+    open.push_back(std::move(x));
+  }
+  // This process's share, in grid order. One process: every open run. Several (MPI): the runs that share a
+  // reference go to one process together (else each would compute the reference again), and the groups are
+  // dealt out longest first to the least loaded process (ties: the lowest rank), the same on every rank.
+  std::vector<size_t> todo_positions;  // into `open`
+  if (group.size() == 1) {
+    for (size_t j = 0; j < open.size(); ++j) todo_positions.push_back(j);
+  } else {
+    std::map<std::string, size_t> group_of;  // reference key -> group
+    std::vector<std::vector<size_t>> groups;
+    std::vector<double> group_cost;
+    for (size_t j = 0; j < open.size(); ++j) {
+      size_t g = groups.size();
+      if (!open[j].key.empty()) g = group_of.emplace(open[j].key, groups.size()).first->second;
+      if (g == groups.size()) {
+        groups.emplace_back();
+        group_cost.push_back(0);
+      }
+      groups[g].push_back(j);
+      group_cost[g] += open[j].cost;
+    }
+    std::vector<size_t> order(groups.size());
+    for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return group_cost[a] > group_cost[b]; });
+    std::vector<double> load(static_cast<size_t>(group.size()), 0.0);
+    for (size_t g : order) {
+      const size_t rank = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[rank] += group_cost[g];
+      if (static_cast<int>(rank) == group.rank()) todo_positions.insert(todo_positions.end(), groups[g].begin(), groups[g].end());
+    }
+    std::sort(todo_positions.begin(), todo_positions.end());
+  }
   std::vector<size_t> todo;
-  for (size_t j = 0; j < selection.size(); ++j)
-    if (!done[j] && static_cast<int>(j % static_cast<size_t>(group.size())) == group.rank()) todo.push_back(selection[j]);
+  for (size_t j : todo_positions) todo.push_back(open[j].run);
   if (group.rank() == 0 && report.resumed > 0)
     out << "sweep: " << report.resumed << " of " << selection.size() << " runs already complete in " << dir
         << " (resumed)\n";
@@ -255,19 +307,28 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   ReferenceCache references;
   std::map<std::string, long> reference_uses;  // reference key -> this process's runs still to finish
   std::vector<std::string> reference_keys(todo.size());  // "" for runs measured against a closed form
+  // The reference runs, each a task of its own (studies/sweep_schedule.hpp), in the order runs first need them;
+  // the runs' estimated costs for the longest-first order.
+  std::vector<RunSpec> reference_specs;
+  std::map<std::string, long> reference_number;
+  std::vector<long> reference_of(todo.size(), -1);
+  std::vector<double> cost(todo.size(), 0.0);
   for (size_t k = 0; k < todo.size(); ++k) {
-    const RunSpec& spec = plan.runs[todo[k]].spec;
-    if (!spec.reference.compute) continue;
-    std::ostringstream quiet;
-    const PreparedRun p = prepare_run(spec, quiet, /*warn_unused=*/false);
-    if (has_closed_form_reference(p)) continue;
-    reference_keys[k] = reference_key(reference_spec(p));
-    ++reference_uses[reference_keys[k]];
+    const Planned& x = open[todo_positions[k]];
+    cost[k] = x.cost;
+    if (x.key.empty()) continue;
+    reference_keys[k] = x.key;
+    ++reference_uses[x.key];
+    const auto [it, added] = reference_number.emplace(x.key, static_cast<long>(reference_specs.size()));
+    if (added) reference_specs.push_back(*x.reference);
+    reference_of[k] = it->second;
   }
+  SweepSchedule schedule(cost, reference_of, reference_specs.size());
+  report.planning_seconds = now_seconds() - start;
   std::mutex mutex;  // out, progress, report
-  std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   std::exception_ptr error;
+  const Hdf5LockTotals lock_before = hdf5_lock_totals();
   auto worker = [&] {
     // This worker's open part file: the runs it finished since its last commit, committed together (one
     // file, one fsync) once the part is commit_interval_s old, so a short run does not pay a file of its
@@ -286,11 +347,33 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
       report.commit_seconds += now_seconds() - c0;
       report.commit_cpu_seconds += thread_cpu_seconds() - cpu0;
     };
-    size_t k = 0;
+    size_t k = todo.size();
+    double waited = 0;  // blocked in the schedule: only runs waiting for references other workers compute
+    struct AddWait {  // also when the worker fails
+      double& waited;
+      std::mutex& mutex;
+      SweepReport& report;
+      ~AddWait() {
+        std::lock_guard<std::mutex> lock(mutex);
+        report.wait_seconds += waited;
+      }
+    } add_wait{waited, mutex, report};
     try {
       while (!stop && !interrupt_requested()) {  // cooperative Ctrl-C (the Python package): no new run
-        k = next++;
-        if (k >= todo.size()) break;
+        k = todo.size();
+        const std::optional<SweepTask> task = schedule.next(&waited);
+        if (!task) break;
+        if (task->kind == SweepTask::Kind::kReference) {
+          const double r0 = now_seconds(), rc0 = thread_cpu_seconds();
+          references.get(reference_specs[task->index]);  // kept in the cache for the runs that need it
+          schedule.reference_done(task->index);
+          std::lock_guard<std::mutex> lock(mutex);
+          ++report.references;
+          report.reference_seconds += now_seconds() - r0;
+          report.reference_cpu_seconds += thread_cpu_seconds() - rc0;
+          continue;
+        }
+        k = task->index;
         const PlannedRun& run = plan.runs[todo[k]];
         const double t0 = now_seconds(), cpu0 = thread_cpu_seconds();
         std::ostringstream log;
@@ -347,13 +430,15 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
       // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
       // (the command aborts on anything but an InputError, which it takes for the agreed kind).
       std::lock_guard<std::mutex> lock(mutex);
-      const std::string id = k < todo.size() ? plan.runs[todo[k]].spec.run_id : std::string("?");
-      if (!error) error = std::make_exception_ptr(std::logic_error("run " + id + ": " + e.what()));
+      const std::string id = k < todo.size() ? "run " + plan.runs[todo[k]].spec.run_id : std::string("a reference run");
+      if (!error) error = std::make_exception_ptr(std::logic_error(id + ": " + e.what()));
       stop = true;
+      schedule.stop();
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex);
       if (!error) error = std::current_exception();
       stop = true;
+      schedule.stop();
     }
   };
   const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(options.jobs, 1)), std::max<size_t>(todo.size(), 1)));
@@ -417,6 +502,10 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     fs::remove_all(dir, ec);
     if (ec) err << "clmbench: warning: cannot remove the parts directory '" << dir << "': " << ec.message() << "\n";
   }
+  // The merge included: rank 0 holds the lock for all of it while the other ranks wait at the end.
+  const Hdf5LockTotals lock_after = hdf5_lock_totals();
+  report.lock_wait_seconds = 1e-9 * static_cast<double>(lock_after.wait_ns - lock_before.wait_ns);
+  report.lock_held_seconds = 1e-9 * static_cast<double>(lock_after.held_ns - lock_before.held_ns);
   report.wall_seconds = now_seconds() - start;
   return report;
 }

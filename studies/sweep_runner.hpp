@@ -5,17 +5,18 @@
 // the parts merged into OUT in grid order and the parts directory removed. A killed sweep keeps every
 // committed part; --resume skips the runs of the parts whose stored configurations (root attribute
 // run_configs, one per run) equal the planned ones. Under MPI the ranks share the parts directory, take
-// runs by index (index % size == rank) and rank 0 merges.
+// runs dealt out by the planning (the runs that share a reference together, longest groups first to the least
+// loaded rank: the same on every rank) and rank 0 merges.
+//
+// Scheduling (studies/sweep_schedule.hpp, issue 25): each distinct reference run is a task of its own, handed
+// out before the runs, and shared read-only (ReferenceCache) by the runs measured against it; the runs are
+// then taken longest estimated first, each once its reference is complete.
 //
 // Determinism: each run is computed by one thread from its own resolved spec, and OUT is assembled from the
 // parts in grid order, so the numbers in OUT do not depend on K, on the ranks or on completion order.
-// Thread safety: every HDF5 call holds hdf5_mutex() (the writer takes it); prepare_run / execute_run share
-// nothing mutable between runs.
-//
-// Hook for work-precision metrics: a run's reference trajectory (a [reference] section: formulation,
-// integrator, rtol) belongs where the worker calls execute_run in sweep_runner.cpp (computed per grid point,
-// or once per distinct reference configuration and shared read-only between the workers); the /summary
-// columns it adds (scd, mescd, ...) travel through the part files and the merge without any change here.
+// Thread safety: every HDF5 call holds the HDF5 lock (io/hdf5_lock.hpp; the writer takes it), and only for
+// the HDF5 calls themselves: a run's chunks are compressed and its attributes made before (AppendableDataset::
+// pack); prepare_run / execute_run share nothing mutable between runs.
 #pragma once
 
 #include <iosfwd>
@@ -54,6 +55,15 @@ struct SweepReport {
                                                       // begin / finish; a long run's chunks written while
                                                       // it integrates count as the run's), commit
   double merge_seconds = 0, merge_cpu_seconds = 0;    // the final merge (rank 0)
+  size_t references = 0;                              // reference runs computed as tasks of their own
+  double reference_seconds = 0, reference_cpu_seconds = 0;  // ... and their time, summed over the workers
+  // Time the workers could not compute (issue 25, bench/bench_sweep.cpp's serialized fraction): blocked in
+  // the schedule while only runs waiting for a reference were left, and waiting for or holding the HDF5 lock
+  // (io/hdf5_lock.hpp: every thread of this process, the merge included).
+  double wait_seconds = 0;
+  double planning_seconds = 0;  // serial, before the workers start: the parts scanned, every run prepared once
+                                // (its reference and its estimated cost)
+  double lock_wait_seconds = 0, lock_held_seconds = 0;
   double wall_seconds = 0;    // the whole sweep
   std::map<std::string, size_t> statuses;  // of OUT's runs (rank 0)
   size_t outside_conditions = 0;  // of OUT's runs, with a validity line (rank 0), and the first line

@@ -18,7 +18,9 @@
 
 #include "clmbench_process.hpp"
 #include "runs/run_config.hpp"
+#include "studies/process_group.hpp"
 #include "studies/sweep_plan.hpp"
+#include "studies/sweep_runner.hpp"
 
 namespace fs = std::filesystem;
 using clm::testing::expect_one_line_error;
@@ -515,6 +517,42 @@ dt = 1e-2 5e-3 2.5e-3
   ASSERT_EQ(info.exit_code, 0) << info.err;
   // The rtol 1e-8 dopri5 run is accurate to about 8 digits against the reference (scd near 8).
   EXPECT_NE(info.out.find("reference_run"), std::string::npos) << info.out;
+}
+
+// Reference runs are tasks of their own (issue 25): a grid over two parameter values and three tolerances
+// computes two references, once each, whatever the job count, and the files are the same for one job and
+// two; the sweep accounts for the time its jobs could not compute (the HDF5 lock, waits).
+TEST(Sweep, ReferencesAreTasksOfTheirOwnAndTheDataDoNotDependOnJobs) {
+  ScratchDir dir("sweep_refs");
+  write_text(dir.path() / "r.ini", R"([run]
+problem = four_bar
+formulation = kkt
+integrator = dopri5
+t_end = 0.3
+output_every = 0.05
+[sweep]
+param.L2 = 1.0 1.1
+rtol = 1e-4 1e-6 1e-8
+)");
+  const std::string ini = (dir.path() / "r.ini").string();
+  for (const int jobs : {1, 2}) {
+    const clm::SweepPlan plan = clm::plan_sweep(ini, clm::read_config_file(ini), (dir.path() / ("api" + std::to_string(jobs) + ".h5")).string());
+    std::vector<size_t> all(plan.runs.size());
+    for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+    clm::SweepOptions options;
+    options.jobs = jobs;
+    options.print_runs = false;
+    std::ostringstream out, err;
+    const clm::SweepReport r = clm::run_sweep(plan, all, options, *clm::make_process_group(), out, err);
+    EXPECT_EQ(r.computed, 6u);
+    EXPECT_EQ(r.references, 2u) << "one reference per parameter value, computed once";
+    EXPECT_GT(r.reference_seconds, 0.0);
+    EXPECT_GT(r.lock_held_seconds, 0.0);  // the part files and the merge
+    EXPECT_LT(r.lock_held_seconds, r.wall_seconds);
+    EXPECT_GE(r.wait_seconds, 0.0);
+    EXPECT_GT(r.planning_seconds, 0.0);
+  }
+  expect_identical(dir, "api1.h5", "api2.h5");
 }
 
 // The output path is not part of a sweep's identity (issue 20, debt 2): shards run from copies of one config
