@@ -337,6 +337,129 @@ std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
   }
 }
 
+struct IncrementalMerge::State {
+  std::string out, command_line;
+  std::unique_ptr<ResultsFile> writer;
+  std::optional<std::string> sweep_config;
+  SummaryTable columns;  // the first part's /summary columns (names, kinds, descriptions), no rows
+  struct Row {
+    long sweep_index;
+    size_t part, row;
+  };
+  std::vector<Input> parts;  // their /summary tables (the rows of the runs copied)
+  std::vector<Row> rows;
+  std::map<std::string, std::pair<size_t, size_t>> seen;  // run id -> (part, row)
+  size_t duplicates = 0;
+};
+
+IncrementalMerge::IncrementalMerge(const std::string& out, const std::string& command_line)
+    : state_(std::make_unique<State>()) {
+  state_->out = out;
+  state_->command_line = command_line;
+}
+
+IncrementalMerge::~IncrementalMerge() {
+  Hdf5Lock lock;
+  state_.reset();  // an unfinished output's temporary file is removed by its ResultsFile
+}
+
+void IncrementalMerge::add(const std::string& part) {
+  State& st = *state_;
+  Input in;
+  {
+    Hdf5Lock lock;
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    in = read_input(part);
+    if (!st.writer) {
+      check_output_path(st.out, {part});
+      st.sweep_config = in.sweep_config;
+      st.columns = in.table;
+      for (auto& c : st.columns) std::visit([](auto& v) { v.clear(); }, c.values);
+      st.writer = std::make_unique<ResultsFile>(st.out, std::vector<std::string>{part});
+      st.writer->guarded("runs", [&] { st.writer->runs_group(); });  // a file of runs, even of none
+    }
+  }
+  bool same = in.table.size() == st.columns.size();
+  for (size_t c = 0; same && c < in.table.size(); ++c)
+    same = in.table[c].name == st.columns[c].name && in.table[c].values.index() == st.columns[c].values.index();
+  if (!same)
+    throw InputError("'" + part + "' has /summary columns (" + column_list(in.table) + ") different from the sweep's "
+                     "other parts (" + column_list(st.columns) + ")");
+  if (in.sweep_config.has_value() != st.sweep_config.has_value() ||
+      (in.sweep_config && comparable_config(*in.sweep_config) != comparable_config(*st.sweep_config)))
+    throw InputError("'" + part + "' comes from a different sweep (its sweep_config differs); merge the parts of one sweep");
+  const size_t index = st.parts.size();
+  Id file, runs;
+  for (size_t r = 0; r < in.run_ids.size(); ++r) {
+    Hdf5Lock lock;  // per run: the jobs' own writing waits at most one run's copy
+    if (!file.ok()) {
+      file = open_results(part);
+      runs = Id(H5Gopen2(file.get(), "runs", H5P_DEFAULT), H5Gclose);
+      if (!runs.ok()) not_results(part, "cannot open /runs");
+    }
+    const std::string& id = in.run_ids[r];
+    if (const auto it = st.seen.find(id); it != st.seen.end()) {
+      // Kept once when identical (a part computed again after an interrupted commit), refused otherwise.
+      const std::string& other = st.parts[it->second.first].path;
+      Id fa = open_results(other);
+      const std::string path = "runs/" + id;
+      Id ga(H5Gopen2(fa.get(), path.c_str(), H5P_DEFAULT), H5Gclose), gb(H5Gopen2(runs.get(), id.c_str(), H5P_DEFAULT), H5Gclose);
+      const std::string d = ga.ok() && gb.ok() ? difference(ga.get(), gb.get(), "/" + path) : "/" + path;
+      if (!d.empty())
+        throw InputError("run '" + id + "' is in both '" + other + "' and '" + part + "' with different contents (" + d +
+                         "); merge refuses to choose");
+      ++st.duplicates;
+      continue;
+    }
+    st.writer->copy_run(runs.get(), id);
+    st.seen[id] = {index, r};
+    st.rows.push_back({in.sweep_index[r] >= 0 ? in.sweep_index[r] : static_cast<long>(st.rows.size()), index, r});
+  }
+  {
+    Hdf5Lock lock;
+    runs = Id();
+    file = Id();
+  }
+  st.parts.push_back(std::move(in));
+}
+
+MergeReport IncrementalMerge::finish(size_t expected_runs) {
+  State& st = *state_;
+  Hdf5Lock lock;
+  if (!st.writer) throw OutputError("no part file to merge into " + st.out);
+  if (expected_runs > 0 && st.rows.size() != expected_runs)
+    throw OutputError("the inputs hold " + std::to_string(st.rows.size()) + " runs of the " +
+                      std::to_string(expected_runs) + " expected");
+  std::stable_sort(st.rows.begin(), st.rows.end(), [](const State::Row& a, const State::Row& b) {
+    return a.sweep_index < b.sweep_index;
+  });
+  SummaryTable rows = st.columns;
+  for (const State::Row& e : st.rows)
+    for (size_t c = 0; c < rows.size(); ++c)
+      std::visit(
+          [&](auto& into) {
+            const auto& from = std::get<std::decay_t<decltype(into)>>(st.parts[e.part].table[c].values);
+            into.push_back(from[e.row]);
+          },
+          rows[c].values);
+  MergeReport report;
+  st.writer->append_summary(rows);
+  for (const auto& c : rows)
+    if (c.name == "status" && c.values.index() == 2)
+      for (const auto& s : std::get<std::vector<std::string>>(c.values)) ++report.statuses[s];
+  for (const auto& c : rows)
+    if (c.name == "validity" && c.values.index() == 2)
+      for (const auto& v : std::get<std::vector<std::string>>(c.values))
+        if (!v.empty() && report.outside_conditions++ == 0) report.first_outside = v;
+  Provenance provenance{st.command_line, "", ""};
+  if (st.sweep_config) provenance.config_text = provenance.sweep_config = *st.sweep_config;
+  else if (!st.parts.empty()) provenance.config_text = st.parts.front().config.value_or("");
+  st.writer->commit(provenance);
+  report.runs = st.rows.size();
+  report.duplicates = st.duplicates;
+  return report;
+}
+
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
                           const std::string& command_line, size_t expected_runs) {
   Hdf5Lock lock;

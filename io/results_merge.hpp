@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,30 @@ struct MergeReport {
 // hold another number of distinct runs.
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
                           const std::string& command_line, size_t expected_runs = 0);
+
+// The merge of one sweep's part files fed part by part (issue 25): rank 0 of `clmbench sweep` merges each part
+// as soon as it is committed, while the jobs go on computing, so that the merge is not a serial step after
+// the last run. The output holds what merge_results over the same parts writes (the same runs, datasets and
+// attributes; /summary in grid order); HDF5 keeps a group's links by name, so the order the parts come in
+// changes nothing a reader sees. The HDF5 lock is taken per run copied, not per part, so the jobs' own
+// writing waits at most one run's copy. Errors as merge_results'; OUT is written only by finish().
+class IncrementalMerge {
+ public:
+  IncrementalMerge(const std::string& out, const std::string& command_line);
+  ~IncrementalMerge();
+  IncrementalMerge(const IncrementalMerge&) = delete;
+  IncrementalMerge& operator=(const IncrementalMerge&) = delete;
+
+  // Copies the runs of one part (a results file of runs of this sweep) into the output's temporary file.
+  void add(const std::string& part);
+  // /summary in grid order, the root attributes, commit (temporary name, fsync, rename). expected_runs > 0:
+  // OutputError when the parts held another number of distinct runs (OUT is then not written).
+  MergeReport finish(size_t expected_runs);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The runs of a sweep's part file (OUT.parts/*.h5) with the resolved configuration each was computed
 // from: the rows of /summary/run_id and the root attribute run_configs. nullopt when the file is not a

@@ -17,6 +17,7 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <set>
 #include <thread>
 
 #include "core/types.hpp"
@@ -441,6 +442,55 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
       schedule.stop();
     }
   };
+  // Rank 0 merges the committed parts into OUT's temporary file while the jobs compute (IncrementalMerge,
+  // issue 25): the merge is then no serial step after the last run, only its remainder is. Parts appear in
+  // the directory complete (renamed into place), from this process and from the other ranks alike.
+  std::optional<IncrementalMerge> merge;
+  std::set<std::string> merged_parts;
+  double merge_busy = 0, merge_busy_cpu = 0;  // the merger's time in add()
+  auto merge_new_parts = [&] {
+    std::vector<std::string> parts;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.find(".h5.tmp-") == std::string::npos && name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 &&
+          !merged_parts.count(entry.path().string()))
+        parts.push_back(entry.path().string());
+    }
+    if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
+    std::sort(parts.begin(), parts.end());
+    for (const auto& part : parts) {
+      const double w0 = now_seconds(), c0 = thread_cpu_seconds();
+      merge->add(part);
+      merged_parts.insert(part);
+      merge_busy += now_seconds() - w0;
+      merge_busy_cpu += thread_cpu_seconds() - c0;
+    }
+  };
+  std::atomic<bool> merging_done{false};
+  std::exception_ptr merge_error;
+  std::thread merger;
+  if (group.rank() == 0 && !selection.empty()) {
+    merge.emplace(plan.out, options.command_line);
+    merger = std::thread([&] {
+      try {
+        while (!merging_done.load()) {
+          merge_new_parts();
+          for (int i = 0; i < 10 && !merging_done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      } catch (...) {
+        merge_error = std::current_exception();  // reported after the runs: they go on, and --resume merges
+      }
+    });
+  }
+  struct JoinMerger {  // on every way out, errors included
+    std::atomic<bool>& done;
+    std::thread& thread;
+    ~JoinMerger() {
+      done = true;
+      if (thread.joinable()) thread.join();
+    }
+  } join_merger{merging_done, merger};
   const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(options.jobs, 1)), std::max<size_t>(todo.size(), 1)));
   if (threads <= 1) {
     worker();
@@ -464,29 +514,22 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   if (group.rank() == 0) {
     const double m0 = now_seconds();
     const double merge_cpu0 = thread_cpu_seconds();
-    // The parts of every process (resumed ones too): the files OUT.parts/*.h5; a part holds several runs,
-    // and the merge puts the runs in grid order whatever the files.
-    std::vector<std::string> parts;
-    if (!selection.empty()) {
-      std::error_code ec;
-      for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.find(".h5.tmp-") == std::string::npos && name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0)
-          parts.push_back(entry.path().string());
-      }
-      if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());
-      std::sort(parts.begin(), parts.end());
-    }
     if (selection.empty()) {
       // A shard without runs (more shards than runs): a complete results file with no runs.
       ResultsWriter empty(plan.out, {plan.source});
       empty.commit({options.command_line, plan.sweep_config, plan.sweep_config});
     } else {
       try {
-        if (parts.empty()) throw OutputError("no part file in " + dir);
-        // The parts were checked against the plan when scanned, or written by this sweep: fewer runs than
-        // planned is a part lost on the way (a file system the ranks do not share), and OUT is not written.
-        const MergeReport merged = merge_results(parts, plan.out, options.command_line, selection.size());
+        // The parts of every process (resumed ones too) the merger has not taken yet: a part holds several
+        // runs, and the merge puts them in grid order whatever the files. The parts were checked against the
+        // plan when scanned, or written by this sweep: fewer runs than planned is a part lost on the way (a
+        // file system the ranks do not share), and OUT is not written.
+        merging_done = true;
+        if (merger.joinable()) merger.join();
+        if (merge_error) std::rethrow_exception(merge_error);
+        merge_new_parts();
+        if (merged_parts.empty()) throw OutputError("no part file in " + dir);
+        const MergeReport merged = merge->finish(selection.size());
         report.statuses = merged.statuses;
         report.outside_conditions = merged.outside_conditions;
         report.first_outside = merged.first_outside;
@@ -495,8 +538,10 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
                           ": fix the cause and run the sweep again with --resume to merge them");
       }
     }
-    report.merge_seconds = now_seconds() - m0;
-    report.merge_cpu_seconds = thread_cpu_seconds() - merge_cpu0;
+    // The merger's work while the jobs computed, and the remainder after them (the serial part).
+    report.merge_seconds = merge_busy + (now_seconds() - m0);
+    report.merge_cpu_seconds = merge_busy_cpu + (thread_cpu_seconds() - merge_cpu0);
+    report.merge_tail_seconds = now_seconds() - m0;
     report.merged = true;
     std::error_code ec;
     fs::remove_all(dir, ec);

@@ -54,7 +54,8 @@ struct SweepReport {
   double commit_seconds = 0, commit_cpu_seconds = 0;  // part files: create, write a run (the writer's
                                                       // begin / finish; a long run's chunks written while
                                                       // it integrates count as the run's), commit
-  double merge_seconds = 0, merge_cpu_seconds = 0;    // the final merge (rank 0)
+  double merge_seconds = 0, merge_cpu_seconds = 0;    // the merge (rank 0), while the jobs computed and after
+  double merge_tail_seconds = 0;                      // ... of which after the last run: the serial remainder
   size_t references = 0;                              // reference runs computed as tasks of their own
   double reference_seconds = 0, reference_cpu_seconds = 0;  // ... and their time, summed over the workers
   // Time the workers could not compute (issue 25, bench/bench_sweep.cpp's serialized fraction): blocked in
