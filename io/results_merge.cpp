@@ -337,6 +337,21 @@ std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
   }
 }
 
+namespace {
+
+// The merged /summary's statuses and validity lines, for the command's closing line.
+void count_rows(const SummaryTable& rows, MergeReport& report) {
+  for (const auto& c : rows)
+    if (c.name == "status" && c.values.index() == 2)
+      for (const auto& s : std::get<std::vector<std::string>>(c.values)) ++report.statuses[s];
+  for (const auto& c : rows)
+    if (c.name == "validity" && c.values.index() == 2)
+      for (const auto& v : std::get<std::vector<std::string>>(c.values))
+        if (!v.empty() && report.outside_conditions++ == 0) report.first_outside = v;
+}
+
+}  // namespace
+
 struct IncrementalMerge::State {
   std::string out, command_line;
   std::unique_ptr<ResultsFile> writer;
@@ -444,13 +459,7 @@ MergeReport IncrementalMerge::finish(size_t expected_runs) {
           rows[c].values);
   MergeReport report;
   st.writer->append_summary(rows);
-  for (const auto& c : rows)
-    if (c.name == "status" && c.values.index() == 2)
-      for (const auto& s : std::get<std::vector<std::string>>(c.values)) ++report.statuses[s];
-  for (const auto& c : rows)
-    if (c.name == "validity" && c.values.index() == 2)
-      for (const auto& v : std::get<std::vector<std::string>>(c.values))
-        if (!v.empty() && report.outside_conditions++ == 0) report.first_outside = v;
+  count_rows(rows, report);
   Provenance provenance{st.command_line, "", ""};
   if (st.sweep_config) provenance.config_text = provenance.sweep_config = *st.sweep_config;
   else if (!st.parts.empty()) provenance.config_text = st.parts.front().config.value_or("");
@@ -603,13 +612,7 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
     report.groups.push_back("/" + path);
   }
   writer.append_summary(rows);
-  for (const auto& c : rows)
-    if (c.name == "status" && c.values.index() == 2)
-      for (const auto& s : std::get<std::vector<std::string>>(c.values)) ++report.statuses[s];
-  for (const auto& c : rows)
-    if (c.name == "validity" && c.values.index() == 2)
-      for (const auto& v : std::get<std::vector<std::string>>(c.values))
-        if (!v.empty() && report.outside_conditions++ == 0) report.first_outside = v;
+  count_rows(rows, report);
   writer.commit(provenance);
   report.runs = kept.size();
   return report;
