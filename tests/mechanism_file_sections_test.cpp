@@ -320,8 +320,8 @@ TEST(MechanismFileSections, PointsMoveWithTimeAndBodyVelocitiesAreRecorded) {
   double j_min = 1e300, j_max = -1e300, v_max = 0;
   for (size_t k = 0; k < r.samples(); ++k) {
     const double t = r.t[k], *q = &r.q[3 * k], *p = &r.points[9 * k];
-    EXPECT_NEAR(p[3], R * std::cos(W * t), 1e-15);
-    EXPECT_NEAR(p[4], R * std::sin(W * t), 1e-15);
+    EXPECT_NEAR(p[3], R * std::cos(W * t), 4e-16);  // measured 1.1e-16
+    EXPECT_NEAR(p[4], R * std::sin(W * t), 4e-16);
     EXPECT_EQ(p[0], q[0]);
     const double rho = q[0] * std::cos(W * t) + q[1] * std::sin(W * t), v = r.body_velocities[k];
     const double jacobi = v * v / 2 - W * W * rho * rho / 2 + g * q[2];
@@ -329,7 +329,7 @@ TEST(MechanismFileSections, PointsMoveWithTimeAndBodyVelocitiesAreRecorded) {
     j_max = std::max(j_max, jacobi);
     v_max = std::max(v_max, std::abs(v));
   }
-  EXPECT_LT(j_max - j_min, 1e-8 * v_max * v_max);
+  EXPECT_LT(j_max - j_min, 1e-8 * v_max * v_max);  // measured 9.0e-10 = 3.4e-9 v_max^2 (0.52 m/s)
   EXPECT_GT(v_max, 0.2);
 }
 

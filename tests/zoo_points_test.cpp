@@ -116,7 +116,7 @@ TEST(ZooPoints, DrivenPendulumsPivotMovesWithTime) {
     EXPECT_EQ(at(r, k, 0), a * std::sin(w * r.t[k]));
     EXPECT_EQ(at(r, k, 1), b * std::cos(w * r.t[k]));
     EXPECT_EQ(at(r, k, 2), r.q[2 * k]);
-    EXPECT_NEAR(std::hypot(at(r, k, 2) - at(r, k, 0), at(r, k, 3) - at(r, k, 1)), L, 1e-9);
+    EXPECT_NEAR(std::hypot(at(r, k, 2) - at(r, k, 0), at(r, k, 3) - at(r, k, 1)), L, 5e-11);  // measured 8.9e-12
     moved = std::max(moved, std::abs(at(r, k, 0)));
   }
   EXPECT_GT(moved, 0.9 * a);  // the pivot went through its stroke
@@ -142,7 +142,7 @@ TEST(ZooPoints, SleighBodyVelocitiesConserveTheReducedEnergy) {
     u_min = std::min(u_min, u);
     u_max = std::max(u_max, u);
   }
-  EXPECT_LT((e_max - e_min) / e_max, 1e-9);
+  EXPECT_LT((e_max - e_min) / e_max, 3e-10);  // measured 7.3e-11
   EXPECT_GT(u_max - u_min, 0.1);  // the energy moved between u1 and omega: the check is not vacuous
 }
 
@@ -155,7 +155,7 @@ TEST(ZooPoints, SuslovsOmegaIsOrthogonalToL) {
   double largest = 0;
   for (size_t k = 0; k < r.samples(); ++k) {
     const double* w = &r.body_velocities[3 * k];
-    EXPECT_NEAR(w[0] * l[0] + w[1] * l[1] + w[2] * l[2], 0, 1e-9);
+    EXPECT_NEAR(w[0] * l[0] + w[1] * l[1] + w[2] * l[2], 0, 2e-10);  // measured 3.4e-11
     largest = std::max(largest, std::abs(w[0]) + std::abs(w[1]));
   }
   EXPECT_GT(largest, 0.1);
