@@ -46,9 +46,11 @@ attributes (like `run`) plus sweep_index and sweep_point ("formulation=schur rto
 
 Runs are independent: one that diverges or fails is recorded with its status and the sweep goes on
 (exit code 0). Finished runs are committed to part files OUT.parts/<first run_id>.h5 (complete results
-files, renamed into place; each job commits the runs it finished about every 0.2 s, a longer run alone);
-at the end the parts are merged into OUT in grid order and OUT.parts is removed. The numbers in OUT do not
-depend on --jobs, the shards or the MPI ranks.
+files, renamed into place; each job commits the runs it finished about every 0.2 s, a longer run alone),
+merged into OUT's temporary file while the jobs compute; after the last run the rest is merged, /summary
+written in grid order, OUT renamed into place and OUT.parts removed. Reference runs are computed first,
+each once, side by side; then the runs, longest first. The numbers in OUT do not depend on --jobs, the
+shards or the MPI ranks.
 
 --resume continues an interrupted sweep (Ctrl-C, kill -9, a node lost): runs in a committed part file,
 computed from the same resolved configuration, are skipped, the rest computed, and OUT is the file
@@ -58,8 +60,9 @@ are an error (never silently mixed into a new sweep).
 
 --shard i/n runs every n-th run starting at index i (0 <= i < n) into its own complete results file (--out,
 default OUT with .shard-i-of-n before .h5); `clmbench merge OUT.h5 SHARD.h5 ...` joins them.
-Under mpirun each rank takes the runs whose index % size == rank (of the shard's runs), all ranks write
-parts into the shared OUT.parts (a file system all ranks see), and rank 0 merges and prints the summary.
+Under mpirun the ranks split the shard's runs (the runs of one reference run on one rank, longest groups
+first to the least loaded rank), all ranks write parts into the shared OUT.parts (a file system all ranks
+see), and rank 0 merges and prints the summary.
 MPI is initialized only when launched by mpirun.
 )";
 
