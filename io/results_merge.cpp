@@ -339,6 +339,32 @@ std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
 
 namespace {
 
+// The same /summary columns: names and kinds (numbers, integers, text), in the same order.
+bool same_columns(const SummaryTable& a, const SummaryTable& b) {
+  bool same = a.size() == b.size();
+  for (size_t c = 0; same && c < a.size(); ++c) same = a[c].name == b[c].name && a[c].values.index() == b[c].values.index();
+  return same;
+}
+
+// Row `row` of `from` appended to `rows` (the same columns).
+void append_row(SummaryTable& rows, const SummaryTable& from, size_t row) {
+  for (size_t c = 0; c < rows.size(); ++c)
+    std::visit([&](auto& into) { into.push_back(std::get<std::decay_t<decltype(into)>>(from[c].values)[row]); },
+               rows[c].values);
+}
+
+// A run id found in two inputs: kept once when both copies are identical (datasets and attributes, timings
+// aside), refused otherwise.
+void refuse_unless_identical(const std::string& id, const std::string& a, const std::string& b) {
+  Id fa = open_results(a), fb = open_results(b);
+  const std::string path = "runs/" + id;
+  Id ga(H5Gopen2(fa.get(), path.c_str(), H5P_DEFAULT), H5Gclose), gb(H5Gopen2(fb.get(), path.c_str(), H5P_DEFAULT), H5Gclose);
+  const std::string d = ga.ok() && gb.ok() ? difference(ga.get(), gb.get(), "/" + path) : "/" + path;
+  if (!d.empty())
+    throw InputError("run '" + id + "' is in both '" + a + "' and '" + b + "' with different contents (" + d +
+                     "); merge refuses to choose");
+}
+
 // The merged /summary's statuses and validity lines, for the command's closing line.
 void count_rows(const SummaryTable& rows, MergeReport& report) {
   for (const auto& c : rows)
@@ -394,10 +420,7 @@ void IncrementalMerge::add(const std::string& part) {
       st.writer->guarded("runs", [&] { st.writer->runs_group(); });  // a file of runs, even of none
     }
   }
-  bool same = in.table.size() == st.columns.size();
-  for (size_t c = 0; same && c < in.table.size(); ++c)
-    same = in.table[c].name == st.columns[c].name && in.table[c].values.index() == st.columns[c].values.index();
-  if (!same)
+  if (!same_columns(in.table, st.columns))
     throw InputError("'" + part + "' has /summary columns (" + column_list(in.table) + ") different from the sweep's "
                      "other parts (" + column_list(st.columns) + ")");
   if (in.sweep_config.has_value() != st.sweep_config.has_value() ||
@@ -415,14 +438,7 @@ void IncrementalMerge::add(const std::string& part) {
     const std::string& id = in.run_ids[r];
     if (const auto it = st.seen.find(id); it != st.seen.end()) {
       // Kept once when identical (a part computed again after an interrupted commit), refused otherwise.
-      const std::string& other = st.parts[it->second.first].path;
-      Id fa = open_results(other);
-      const std::string path = "runs/" + id;
-      Id ga(H5Gopen2(fa.get(), path.c_str(), H5P_DEFAULT), H5Gclose), gb(H5Gopen2(runs.get(), id.c_str(), H5P_DEFAULT), H5Gclose);
-      const std::string d = ga.ok() && gb.ok() ? difference(ga.get(), gb.get(), "/" + path) : "/" + path;
-      if (!d.empty())
-        throw InputError("run '" + id + "' is in both '" + other + "' and '" + part + "' with different contents (" + d +
-                         "); merge refuses to choose");
+      refuse_unless_identical(id, st.parts[it->second.first].path, part);
       ++st.duplicates;
       continue;
     }
@@ -449,14 +465,7 @@ MergeReport IncrementalMerge::finish(size_t expected_runs) {
     return a.sweep_index < b.sweep_index;
   });
   SummaryTable rows = st.columns;
-  for (const State::Row& e : st.rows)
-    for (size_t c = 0; c < rows.size(); ++c)
-      std::visit(
-          [&](auto& into) {
-            const auto& from = std::get<std::decay_t<decltype(into)>>(st.parts[e.part].table[c].values);
-            into.push_back(from[e.row]);
-          },
-          rows[c].values);
+  for (const State::Row& e : st.rows) append_row(rows, st.parts[e.part].table, e.row);
   MergeReport report;
   st.writer->append_summary(rows);
   count_rows(rows, report);
@@ -481,10 +490,7 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
 
   // Columns: every input the same, in the same kinds.
   for (const auto& x : in) {
-    bool same = x.table.size() == in.front().table.size();
-    for (size_t c = 0; same && c < x.table.size(); ++c)
-      same = x.table[c].name == in.front().table[c].name && x.table[c].values.index() == in.front().table[c].values.index();
-    if (!same)
+    if (!same_columns(x.table, in.front().table))
       throw InputError("'" + x.path + "' has /summary columns (" + column_list(x.table) + ") different from '" +
                        in.front().path + "' (" + column_list(in.front().table) + ")");
   }
@@ -533,14 +539,7 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
       kept.push_back(e);
       continue;
     }
-    const Entry& k = kept[seen->second];
-    Id fa = open_results(in[k.input].path), fb = open_results(in[e.input].path);
-    const std::string path = "runs/" + id;
-    Id ga(H5Gopen2(fa.get(), path.c_str(), H5P_DEFAULT), H5Gclose), gb(H5Gopen2(fb.get(), path.c_str(), H5P_DEFAULT), H5Gclose);
-    const std::string d = ga.ok() && gb.ok() ? difference(ga.get(), gb.get(), "/" + path) : "/" + path;
-    if (!d.empty())
-      throw InputError("run '" + id + "' is in both '" + in[k.input].path + "' and '" + in[e.input].path +
-                       "' with different contents (" + d + "); merge refuses to choose");
+    refuse_unless_identical(id, in[kept[seen->second].input].path, in[e.input].path);
     ++report.duplicates;
   }
 
@@ -596,13 +595,7 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
       open_input = e.input;
     }
     writer.copy_run(runs.get(), in[e.input].run_ids[e.row]);
-    for (size_t c = 0; c < rows.size(); ++c)
-      std::visit(
-          [&](auto& into) {
-            const auto& from = std::get<std::decay_t<decltype(into)>>(in[e.input].table[c].values);
-            into.push_back(from[e.row]);
-          },
-          rows[c].values);
+    append_row(rows, in[e.input].table, e.row);
   }
   runs = Id();
   file = Id();

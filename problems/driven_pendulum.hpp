@@ -56,8 +56,10 @@ struct DrivenPendulum {
     return kPoints;
   }
   void point_positions(double t, const Vec& q, Vec& out) const {
-    out[0] = a * std::sin(w * t);
-    out[1] = b * std::cos(w * t);
+    double P[2], Pd[2], Pdd[2];
+    pivot(t, P, Pd, Pdd);
+    out[0] = P[0];
+    out[1] = P[1];
     out[2] = q[0];
     out[3] = q[1];
   }
