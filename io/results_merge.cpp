@@ -14,6 +14,8 @@
 #include "core/types.hpp"
 #include "core/value_parsing.hpp"
 #include "io/config_identity.hpp"
+#include "io/hdf5_run_target.hpp"
+#include "io/part_file.hpp"
 #include "io/results_file.hpp"
 
 namespace clm {
@@ -126,14 +128,7 @@ std::optional<Values> read_values(hid_t obj, bool is_attribute, size_t max_bytes
   return v;
 }
 
-// Attributes that hold timings, not results (wall_time_s, cpu_time_s, every *_time_s, and the statistics of
-// the repeated timings, cpu_time_repeats and cpu_time_spread): they differ between identical runs (a run
-// computed twice was refused on its cpu_time_s; issue 21).
-bool is_timing(const std::string& name) {
-  constexpr std::string_view suffix = "_time_s";
-  return (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) ||
-         name.rfind("cpu_time_", 0) == 0;
-}
+bool is_timing(const std::string& name) { return is_timing_attribute(name); }
 
 // Whether two datasets hold the same values. Numbers are compared in blocks of rows (about 1 MiB each):
 // a run's samples are never read whole, so comparing two copies of a long run (a duplicate in merge) takes
@@ -313,28 +308,11 @@ std::string column_list(const SummaryTable& t) {
 }  // namespace
 
 std::optional<std::vector<PartRun>> stored_part_runs(const std::string& path) {
-  Hdf5Lock lock;
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  try {
-    const Input in = read_input(path);  // checks that every run /summary lists is in /runs
-    Id f = open_results(path);
-    std::vector<std::string> configs;
-    if (H5Aexists(f.get(), "run_configs") > 0) {
-      Id a(H5Aopen(f.get(), "run_configs", H5P_DEFAULT), H5Aclose);
-      const auto v = a.ok() ? read_values(a.get(), true) : std::nullopt;
-      if (!v || v->cls != H5T_STRING || v->dims.size() != 1) return std::nullopt;
-      configs = v->strings;
-    }
-    H5Eclear2(H5E_DEFAULT);
-    if (configs.size() != in.run_ids.size()) return std::nullopt;
-    std::vector<PartRun> runs;
-    for (size_t i = 0; i < configs.size(); ++i) runs.push_back({in.run_ids[i], configs[i]});
-    return runs;
-  } catch (const InputError&) {
-    return std::nullopt;
-  } catch (const OutputError&) {
-    return std::nullopt;
-  }
+  const std::optional<PartContents> contents = read_part(path);
+  if (!contents) return std::nullopt;
+  std::vector<PartRun> runs;
+  for (size_t i = 0; i < contents->run_ids.size(); ++i) runs.push_back({contents->run_ids[i], contents->run_configs[i]});
+  return runs;
 }
 
 namespace {
@@ -387,7 +365,9 @@ struct IncrementalMerge::State {
     long sweep_index;
     size_t part, row;
   };
+  std::unique_ptr<Hdf5RunTarget> target;  // the writer's /runs, where the parts' runs are replayed
   std::vector<Input> parts;  // their /summary tables (the rows of the runs copied)
+  std::vector<PartContents> contents;  // their indexes (a duplicate run is compared with its first copy)
   std::vector<Row> rows;
   std::map<std::string, std::pair<size_t, size_t>> seen;  // run id -> (part, row)
   size_t duplicates = 0;
@@ -406,19 +386,27 @@ IncrementalMerge::~IncrementalMerge() {
 
 void IncrementalMerge::add(const std::string& part) {
   State& st = *state_;
+  // The part's trailer (no HDF5: a part file is no HDF5 file, io/part_file.hpp).
+  const std::optional<PartContents> contents = read_part(part);
+  if (!contents)
+    throw OutputError("'" + part + "' is not a complete part file of a sweep; remove it and --resume to compute its runs again");
   Input in;
-  {
+  in.path = part;
+  in.table = contents->summary;
+  in.run_ids = contents->run_ids;
+  in.sweep_index = contents->sweep_index;
+  in.config = contents->provenance.config_text;
+  if (!contents->provenance.sweep_config.empty()) in.sweep_config = contents->provenance.sweep_config;
+  if (!st.writer) {
     Hdf5Lock lock;
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    in = read_input(part);
-    if (!st.writer) {
-      check_output_path(st.out, {part});
-      st.sweep_config = in.sweep_config;
-      st.columns = in.table;
-      for (auto& c : st.columns) std::visit([](auto& v) { v.clear(); }, c.values);
-      st.writer = std::make_unique<ResultsFile>(st.out, std::vector<std::string>{part});
-      st.writer->guarded("runs", [&] { st.writer->runs_group(); });  // a file of runs, even of none
-    }
+    check_output_path(st.out, {part});
+    st.sweep_config = in.sweep_config;
+    st.columns = in.table;
+    for (auto& c : st.columns) std::visit([](auto& v) { v.clear(); }, c.values);
+    st.writer = std::make_unique<ResultsFile>(st.out, std::vector<std::string>{part});
+    st.writer->guarded("runs", [&] { st.writer->runs_group(); });  // a file of runs, even of none
+    st.target = std::make_unique<Hdf5RunTarget>(*st.writer);
   }
   if (!same_columns(in.table, st.columns))
     throw InputError("'" + part + "' has /summary columns (" + column_list(in.table) + ") different from the sweep's "
@@ -427,31 +415,31 @@ void IncrementalMerge::add(const std::string& part) {
       (in.sweep_config && comparable_config(*in.sweep_config) != comparable_config(*st.sweep_config)))
     throw InputError("'" + part + "' comes from a different sweep (its sweep_config differs); merge the parts of one sweep");
   const size_t index = st.parts.size();
-  Id file, runs;
   for (size_t r = 0; r < in.run_ids.size(); ++r) {
-    Hdf5Lock lock;  // per run: the jobs' own writing waits at most one run's copy
-    if (!file.ok()) {
-      file = open_results(part);
-      runs = Id(H5Gopen2(file.get(), "runs", H5P_DEFAULT), H5Gclose);
-      if (!runs.ok()) not_results(part, "cannot open /runs");
-    }
     const std::string& id = in.run_ids[r];
     if (const auto it = st.seen.find(id); it != st.seen.end()) {
       // Kept once when identical (a part computed again after an interrupted commit), refused otherwise.
-      refuse_unless_identical(id, st.parts[it->second.first].path, part);
+      const auto [p, row] = it->second;
+      const std::string d = run_difference(st.parts[p].path, st.contents[p], row, part, *contents, r);
+      if (!d.empty())
+        throw InputError("run '" + id + "' is in both '" + st.parts[p].path + "' and '" + part +
+                         "' with different contents (" + d + "); merge refuses to choose");
       ++st.duplicates;
       continue;
     }
-    st.writer->copy_run(runs.get(), id);
+    {
+      Hdf5Lock lock;  // per run: HDF5 is written by this thread alone, the jobs never wait for it
+      st.writer->guarded("run '" + id + "'", [&] {
+        st.target->begin_run(id, in.sweep_index[r]);
+        replay_run(part, *contents, r, *st.target);
+        st.target->end_run();
+      });
+    }
     st.seen[id] = {index, r};
     st.rows.push_back({in.sweep_index[r] >= 0 ? in.sweep_index[r] : static_cast<long>(st.rows.size()), index, r});
   }
-  {
-    Hdf5Lock lock;
-    runs = Id();
-    file = Id();
-  }
   st.parts.push_back(std::move(in));
+  st.contents.push_back(*contents);
 }
 
 MergeReport IncrementalMerge::finish(size_t expected_runs) {

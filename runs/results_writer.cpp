@@ -6,7 +6,8 @@
 #include <type_traits>
 #include <variant>
 
-#include "io/hdf5_support.hpp"
+#include "io/hdf5_run_target.hpp"
+#include "io/part_file.hpp"
 #include "runs/run_options.hpp"
 
 namespace clm {
@@ -63,8 +64,9 @@ struct ResultsWriter::State : RunObserver {
   // The /summary row of a finished run (one place for what a row holds: the writer and summary_of).
   static SummaryRow summary_row(const RunRecord& r);
 
-  // The run in progress.
-  Handle group, extras_group;
+  // The run in progress, made through `target` (the results file, or a sweep's part file).
+  RunTarget* target = nullptr;
+  RunTarget::Object group = 0, extras_group = 0;
   std::vector<std::unique_ptr<AppendableDataset>> datasets;  // t, q, qd, lambda, energy, [drift_position], drift_velocity
   std::vector<std::unique_ptr<AppendableDataset>> extras;
   // work_moving_constraints, work_explicit_time, work_generalized_forces, energy_balance_residual (time-dependent
@@ -75,7 +77,6 @@ struct ResultsWriter::State : RunObserver {
   bool has_points = false;  // points follows them
   bool has_body_velocities = false;  // body_velocities follows points
   bool has_reference_error = false;  // error_vs_reference follows them (RunRecord::records_reference_error)
-  ResultsFile* file = nullptr;
 
   void begin(const RunRecord& header) override;
   void sample(double t, const Observation& obs, const SampleErrors& errors) override;
@@ -143,13 +144,15 @@ static SummaryTable summary_table(const std::vector<ResultsWriter::State::Summar
 }
 
 void ResultsWriter::State::begin(const RunRecord& header) {
-  file->guarded("run '" + header.spec.run_id + "'", [&] { open_run(header); });
+  target->guarded("run '" + header.spec.run_id + "'", [&] {
+    target->begin_run(header.spec.run_id, header.spec.sweep_index);
+    open_run(header);
+  });
 }
 
 void ResultsWriter::State::sample(double t, const Observation& obs, const SampleErrors& errors) {
   // Buffering a sample is no HDF5 call: the lock is taken only when a chunk is full (for a short run,
   // never before finish()), so a sweep's workers do not wait on each other's writing for every sample.
-  file->require_open();
   bool full = datasets[0]->push(&t);
   full = datasets[1]->push(obs.q.data()) || full;
   full = datasets[2]->push(obs.qd.data()) || full;
@@ -180,7 +183,7 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
     for (auto* group : {&datasets, &extras, &balance})
       for (auto& d : *group)
         if (d->full()) d->pack();
-    file->guarded("run samples", [&] {
+    target->guarded("run samples", [&] {
       for (auto& d : datasets)
         if (d->full()) d->flush();
       for (auto& d : extras)
@@ -194,19 +197,21 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
 void ResultsWriter::State::finish(const RunRecord& record) {
   // The last chunks compressed and the attributes made outside the HDF5 lock (issue 25: what the lock
   // serializes is what a sweep's jobs cannot do side by side).
-  file->require_open();
   for (auto* group : {&datasets, &extras, &balance})
     for (auto& d : *group) d->pack();
   const RunAttributes attributes = run_attributes(record);
   SummaryRow row = summary_row(record);
-  file->guarded("run '" + record.spec.run_id + "'", [&] { close_run(attributes); });
+  target->guarded("run '" + record.spec.run_id + "'", [&] {
+    close_run(attributes);
+    target->end_run();
+  });
   rows.push_back(std::move(row));
 }
 
 void ResultsWriter::State::open_run(const RunRecord& r) {
-  group = make_group(file->runs_group(), r.spec.run_id);
+  group = target->group(0, r.spec.run_id);
   holonomic = r.holonomic;
-  const hid_t g = group.get();
+  const RunTarget::Object g = group;
   const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
   const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
   datasets.clear();
@@ -216,7 +221,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   for (int i = 1; i <= r.m; ++i) lambda_names.push_back("lambda" + std::to_string(i));
   auto add = [&](const char* name, hsize_t cols, bool matrix,
                  std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
-    datasets.push_back(std::make_unique<AppendableDataset>(g, name, cols, matrix, max_rows));
+    datasets.push_back(std::make_unique<AppendableDataset>(*target, g, name, cols, matrix, max_rows));
     datasets.back()->labels = std::move(labels);
   };
   add("t", 0, false, {{"units", {"s"}}});
@@ -237,7 +242,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
              {"work_explicit_time", "work since t0 of the explicit time dependence of V(q, t), integral of dV/dt at fixed q"},
              {"work_generalized_forces", "work since t0 of the generalized forces, integral of qd . F"},
              {"energy_balance_residual", "E - E0 - (sum of the three works): zero for the exact motion"}}) {
-      balance.push_back(std::make_unique<AppendableDataset>(g, name, 0, false, max_rows));
+      balance.push_back(std::make_unique<AppendableDataset>(*target, g, name, 0, false, max_rows));
       balance.back()->labels = {{"units", {"J"}}, {"description", {description}}};
     }
   }
@@ -272,10 +277,10 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
          {"description", {"Euclidean norms of q - q_ref, qd - qd_ref, lambda - lambda_ref at each sample, against the "
                           "run's reference (attribute reference_source: closed_form or reference_run); NaN where "
                           "a sample was not compared or has no such values"}}});
-  extras_group = make_group(g, "extras");
+  extras_group = target->group(g, "extras");
   extras.clear();
   for (const auto& name : r.extra_names)
-    extras.push_back(std::make_unique<AppendableDataset>(extras_group.get(), name, 0, false, max_rows));
+    extras.push_back(std::make_unique<AppendableDataset>(*target, extras_group, name, 0, false, max_rows));
 }
 
 RunAttributes run_attributes(const RunRecord& r) {
@@ -372,23 +377,16 @@ RunAttributes run_attributes(const RunRecord& r) {
 }
 
 void ResultsWriter::State::close_run(const RunAttributes& attributes) {
-  const hid_t g = group.get();
   for (const auto& [name, value] : attributes)
-    std::visit(
-        [&, &name = name](const auto& v) {
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::vector<double>>) set_attr(g, name, v.data(), v.size());
-          else set_attr(g, name, v);
-        },
-        value);
+    std::visit([&, &name = name](const auto& v) { target->attribute(group, name, v); }, value);
   for (auto& d : datasets) d->close();
   for (auto& d : extras) d->close();
   for (auto& d : balance) d->close();
   datasets.clear();
   extras.clear();
   balance.clear();
-  extras_group.close();
-  group.close();
+  target->close(extras_group);
+  target->close(group);
 }
 
 ResultsWriter::State::SummaryRow ResultsWriter::State::summary_row(const RunRecord& r) {
@@ -401,15 +399,17 @@ ResultsWriter::State::SummaryRow ResultsWriter::State::summary_row(const RunReco
 SummaryTable summary_of(const RunRecord& record) { return summary_table({ResultsWriter::State::summary_row(record)}); }
 
 ResultsWriter::ResultsWriter(std::string out_path, const std::vector<std::string>& inputs, WriterOptions options)
-    : file_(std::move(out_path), inputs, options), state_(std::make_unique<State>()) {
-  state_->file = &file_;
+    : file_(std::move(out_path), inputs, options), target_(std::make_unique<Hdf5RunTarget>(file_)),
+      state_(std::make_unique<State>()) {
+  state_->target = target_.get();
   // A file of runs has /runs (and /summary) even when no run is written into it.
   file_.guarded("runs", [&] { file_.runs_group(); });
 }
 
 ResultsWriter::~ResultsWriter() {
   Hdf5Lock lock;
-  state_.reset();  // the run in progress, if any, closed (silently) before the file
+  state_.reset();
+  target_.reset();  // the run in progress, if any, closed (silently) before the file
 }
 
 RunObserver& ResultsWriter::run_observer() {
@@ -472,6 +472,18 @@ void ResultsWriter::append_summary(const SummaryTable& rows) { file_.append_summ
 void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
   const SummaryTable own = summary_table(state_->rows);
   file_.commit(provenance, run_configs, &own);
+}
+
+PartWriter::PartWriter(std::string path) : file_(std::move(path)), state_(std::make_unique<ResultsWriter::State>()) {
+  state_->target = &file_;
+}
+
+PartWriter::~PartWriter() = default;
+
+RunObserver& PartWriter::run_observer() { return *state_; }
+
+void PartWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
+  file_.commit(summary_table(state_->rows), run_configs, provenance);
 }
 
 }  // namespace clm

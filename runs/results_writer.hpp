@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "io/part_file.hpp"
 #include "io/results_file.hpp"
 #include "runs/option_table.hpp"
 #include "runs/runner.hpp"
@@ -54,7 +55,27 @@ class ResultsWriter {
 
  private:
   ResultsFile file_;
+  std::unique_ptr<RunTarget> target_;  // file_'s /runs (io/hdf5_run_target.hpp)
   std::unique_ptr<State> state_;
+};
+
+// A sweep's part file (io/part_file.hpp): runs streamed exactly as ResultsWriter streams them into a results
+// file, recorded without HDF5 (no lock: a sweep's jobs write their parts side by side); the merge replays
+// them into OUT. OutputError naming the part when it cannot be written.
+class PartWriter {
+ public:
+  explicit PartWriter(std::string path);
+  ~PartWriter();
+  PartWriter(const PartWriter&) = delete;
+  PartWriter& operator=(const PartWriter&) = delete;
+
+  RunObserver& run_observer();
+  // The runs' configurations (what --resume compares), their /summary rows and the provenance; fsync, rename.
+  void commit(const Provenance& provenance, const std::vector<std::string>& run_configs);
+
+ private:
+  PartFileWriter file_;
+  std::unique_ptr<ResultsWriter::State> state_;
 };
 
 // The attributes a results file gives /runs/<id> (one list: the writer and the Python package's Run.attrs).

@@ -74,9 +74,15 @@ class TimedObserver : public RunObserver {
   RunObserver& inner_;
 };
 
-// A part file is named after the first run it holds.
+// A part file (io/part_file.hpp) is named after the first run it holds: OUT.parts/<run_id>.part.
+constexpr const char* kPartSuffix = ".part";
+bool is_part_name(const std::string& name) {
+  const std::string suffix = kPartSuffix;
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::string part_path(const SweepPlan& plan, const PlannedRun& run) {
-  return (fs::path(parts_directory(plan.out)) / (run.spec.run_id + ".h5")).string();
+  return (fs::path(parts_directory(plan.out)) / (run.spec.run_id + kPartSuffix)).string();
 }
 
 // Which selected runs have a complete part from the same configuration. Without --resume any part is an
@@ -98,8 +104,8 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     const std::string name = entry.path().filename().string();
     // A temporary of a writer that was killed: its run is not done. Removed here, once, when its process
     // no longer exists (by rank 0 alone: no part is written before every rank has scanned).
-    if (const auto at = name.find(".h5.tmp-"); at != std::string::npos) {
-      const std::string digits = name.substr(at + 8);
+    if (const auto at = name.find(std::string(kPartSuffix) + ".tmp-"); at != std::string::npos) {
+      const std::string digits = name.substr(at + std::string(kPartSuffix).size() + 5);
       const bool numeric = !digits.empty() && digits.size() <= 9 &&
                            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (remove_stale && numeric && ::kill(static_cast<pid_t>(std::stol(digits)), 0) != 0 && errno == ESRCH) {
@@ -110,15 +116,15 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     }
     ++parts;
     if (!resume) continue;
-    // A part is named after the first of its runs (OUT.parts/<run_id>.h5) and holds the runs listed in
-    // its /summary, each with the configuration it was computed from.
-    const std::string stem = name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 ? name.substr(0, name.size() - 3) : "";
+    // A part is named after the first of its runs (OUT.parts/<run_id>.part) and holds the runs listed in
+    // its trailer, each with the configuration it was computed from.
+    const std::string stem = is_part_name(name) ? name.substr(0, name.size() - std::string(kPartSuffix).size()) : "";
     if (!position.count(stem))
       throw InputError("'" + entry.path().string() + "' is no part of this sweep (no planned run has that id): " + dir +
                        " holds parts of a different sweep into " + plan.out + "; remove it, or choose another --out");
     const auto stored = stored_part_runs(entry.path().string());
     if (!stored)
-      throw InputError("part file '" + entry.path().string() + "' is not a readable results file of runs of this sweep" +
+      throw InputError("part file '" + entry.path().string() + "' is not a complete part file of this sweep" +
                        "; remove it and --resume again");
     for (const PartRun& part_run : *stored) {
       const auto it = position.find(part_run.run_id);
@@ -334,7 +340,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     // This worker's open part file: the runs it finished since its last commit, committed together (one
     // file, one fsync) once the part is commit_interval_s old, so a short run does not pay a file of its
     // own: a kill loses at most that much finished work, which --resume computes again.
-    std::unique_ptr<ResultsWriter> part;
+    std::unique_ptr<PartWriter> part;
     std::vector<std::string> part_configs;
     double part_opened = 0;
     auto commit_part = [&] {
@@ -381,10 +387,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         PreparedRun prepared = prepare_run(run.spec, log, /*warn_unused=*/false);
         const double t1 = now_seconds(), cpu1 = thread_cpu_seconds();
         if (!part) {
-          part = std::make_unique<ResultsWriter>(part_path(plan, run), std::vector<std::string>{},
-                                                 WriterOptions{/*remove_stale_temporaries=*/false,
-                                                               /*sync_directory=*/false, /*compress_summary=*/false,
-                                                               /*lock_output=*/false});  // the sweep holds OUT's
+          part = std::make_unique<PartWriter>(part_path(plan, run));
           part_opened = t1;
         }
         const double t2 = now_seconds(), cpu2 = thread_cpu_seconds();
@@ -453,8 +456,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.find(".h5.tmp-") == std::string::npos && name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 &&
-          !merged_parts.count(entry.path().string()))
+      if (is_part_name(name) && !merged_parts.count(entry.path().string()))
         parts.push_back(entry.path().string());
     }
     if (ec) throw OutputError("cannot list '" + dir + "': " + ec.message());

@@ -157,7 +157,7 @@ TEST(OutputLock, AnInterruptedSweepSaysThatResumeContinuesIt) {
   auto has_part = [&] {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir / "s.h5.parts", ec))
-      if (e.path().extension() == ".h5") return true;
+      if (e.path().extension() == ".part") return true;
     return false;
   };
   for (int i = 0; i < 5000 && !has_part() && !fs::exists(dir / "s.h5"); ++i)

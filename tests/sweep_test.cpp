@@ -17,7 +17,10 @@
 #include <thread>
 
 #include "clmbench_process.hpp"
+#include "runs/reference_cache.hpp"
+#include "runs/results_writer.hpp"
 #include "runs/run_config.hpp"
+#include "runs/runner.hpp"
 #include "studies/process_group.hpp"
 #include "studies/sweep_plan.hpp"
 #include "io/results_file.hpp"
@@ -251,7 +254,7 @@ param.b = 0.1 0.2 0.3 0.4 0.5 0.6
   const fs::path parts = dir.path() / "k.h5.parts";
   auto complete_parts = [&] {
     size_t n = 0;
-    for (const auto& name : dir_names(parts)) n += name.size() > 3 && name.substr(name.size() - 3) == ".h5";
+    for (const auto& name : dir_names(parts)) n += name.size() > 5 && name.substr(name.size() - 5) == ".part";
     return n;
   };
   // A part holds the runs its worker finished in about 0.2 s (SweepOptions::commit_interval_s): two
@@ -264,13 +267,13 @@ param.b = 0.1 0.2 0.3 0.4 0.5 0.6
   const size_t parts_done = complete_parts();
   ASSERT_GE(parts_done, 2u);
   EXPECT_FALSE(fs::exists(dir.path() / "k.h5"));
-  // The runs the committed parts hold: the rows of their /summary.
+  // The runs the committed parts hold: their trailers' lists (io/part_file.hpp).
   size_t done = 0;
   for (const auto& name : dir_names(parts)) {
-    if (name.size() < 3 || name.substr(name.size() - 3) != ".h5") continue;
-    const Tool rows = h5_tool(dir, "runs k.h5.parts/" + name + " status");
-    ASSERT_EQ(rows.exit_code, 0) << name << ": " << rows.out;
-    done += static_cast<size_t>(std::count(rows.out.begin(), rows.out.end(), '\n'));
+    if (name.size() < 5 || name.substr(name.size() - 5) != ".part") continue;
+    const auto runs = clm::stored_part_runs((parts / name).string());
+    ASSERT_TRUE(runs.has_value()) << name;
+    done += runs->size();
   }
   ASSERT_GE(done, parts_done);
   ASSERT_LT(done, 24u) << "the sweep finished before it was killed";
@@ -283,6 +286,16 @@ param.b = 0.1 0.2 0.3 0.4 0.5 0.6
   write_text(parts / "stray.h5", "x");
   expect_one_line_error_after_notes(dir.run("sweep k.ini --resume"), 1, {"stray.h5", "no part of this sweep"});
   fs::remove(parts / "stray.h5");
+  // A part file cut short (a file system without atomic rename): refused by name, not trusted.
+  {
+    std::string first;
+    for (const auto& name : dir_names(parts))
+      if (first.empty() && name.size() > 5 && name.substr(name.size() - 5) == ".part") first = name;
+    const std::string bytes = clm::testing::read_text(parts / first);
+    write_text(parts / first, bytes.substr(0, bytes.size() - 3));
+    expect_one_line_error_after_notes(dir.run("sweep k.ini --resume"), 1, {first, "not a complete part file", "remove it"});
+    write_text(parts / first, bytes);
+  }
   EXPECT_EQ(complete_parts(), parts_done);
 
   const ProcessResult resumed = dir.run("sweep k.ini --resume --progress never");
@@ -528,20 +541,44 @@ TEST(Merge, PartByPartEqualsTheWholeMerge) {
   ScratchDir dir("merge_incremental");
   write_text(dir.path() / "g.ini", kGrid);
   ASSERT_EQ(dir.run("sweep g.ini --jobs 1 --out whole.h5 --progress never").exit_code, 0);
-  ASSERT_EQ(dir.run("sweep g.ini --shard 0/3 --out s0.h5").exit_code, 0);
-  ASSERT_EQ(dir.run("sweep g.ini --shard 1/3 --out s1.h5").exit_code, 0);
-  ASSERT_EQ(dir.run("sweep g.ini --shard 2/3 --out s2.h5").exit_code, 0);
+  // Three part files (io/part_file.hpp), the runs dealt out k mod 3 as three jobs would write them.
+  const std::string ini = (dir.path() / "g.ini").string();
+  const clm::SweepPlan plan = clm::plan_sweep(ini, clm::read_config_file(ini), (dir.path() / "unused.h5").string());
+  ASSERT_EQ(plan.runs.size(), 18u);
+  clm::ReferenceCache references;
+  auto part = [&](int p) { return (dir.path() / ("p" + std::to_string(p) + ".part")).string(); };
+  for (int p = 0; p < 3; ++p) {
+    clm::PartWriter writer(part(p));
+    std::vector<std::string> configs;
+    for (size_t k = static_cast<size_t>(p); k < plan.runs.size(); k += 3) {
+      std::ostringstream log;
+      clm::PreparedRun prepared = clm::prepare_run(plan.runs[k].spec, log, false);
+      std::shared_ptr<const clm::ReferenceTrajectory> reference;
+      if (prepared.spec.reference.compute) reference = references.get(prepared);
+      clm::execute_run(prepared, &writer.run_observer(), false, nullptr, reference.get());
+      configs.push_back(clm::part_config(plan, plan.runs[k].spec));
+    }
+    writer.commit({"test", plan.sweep_config, plan.sweep_config}, configs);
+  }
+  const auto stored = clm::stored_part_runs(part(1));
+  ASSERT_TRUE(stored.has_value());
+  ASSERT_EQ(stored->size(), 6u);
+  EXPECT_EQ(stored->front().run_id, plan.runs[1].spec.run_id);
+  EXPECT_EQ(stored->front().config, clm::part_config(plan, plan.runs[1].spec));
   {
     clm::IncrementalMerge merge((dir.path() / "parts.h5").string(), "test");
-    for (const char* part : {"s2.h5", "s0.h5", "s1.h5"}) merge.add((dir.path() / part).string());
+    for (int p : {2, 0, 1}) merge.add(part(p));
     const clm::MergeReport r = merge.finish(18);
     EXPECT_EQ(r.runs, 18u);
     EXPECT_EQ(r.statuses.at("ok"), 18u);
   }
   expect_identical(dir, "whole.h5", "parts.h5");
   {
+    // A part given twice: its runs kept once (identical copies), and too few runs for the sweep refused.
     clm::IncrementalMerge short_of_runs((dir.path() / "short.h5").string(), "test");
-    short_of_runs.add((dir.path() / "s0.h5").string());
+    short_of_runs.add(part(0));
+    fs::copy_file(part(0), dir.path() / "again.part");
+    short_of_runs.add((dir.path() / "again.part").string());
     try {
       short_of_runs.finish(18);
       ADD_FAILURE() << "finish with 6 of 18 runs";
@@ -550,6 +587,20 @@ TEST(Merge, PartByPartEqualsTheWholeMerge) {
     }
   }
   EXPECT_FALSE(fs::exists(dir.path() / "short.h5"));
+  // A damaged part (cut short, or one byte of its trailer changed) is no part: refused by name, never read.
+  const std::string bytes = clm::testing::read_text(part(2));
+  for (const std::string& damaged : {bytes.substr(0, bytes.size() / 2), bytes.substr(0, bytes.size() - 1),
+                                     bytes.substr(0, bytes.size() - 9) + "X" + bytes.substr(bytes.size() - 8)}) {
+    write_text(dir.path() / "damaged.part", damaged);
+    EXPECT_FALSE(clm::stored_part_runs((dir.path() / "damaged.part").string()).has_value());
+    clm::IncrementalMerge merge((dir.path() / "d.h5").string(), "test");
+    try {
+      merge.add((dir.path() / "damaged.part").string());
+      ADD_FAILURE() << "a damaged part was merged";
+    } catch (const clm::OutputError& e) {
+      EXPECT_NE(std::string(e.what()).find("damaged.part' is not a complete part file"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // Reference runs are tasks of their own (issue 25): a grid over two parameter values and three tolerances
