@@ -1,5 +1,5 @@
-// `clmbench merge OUT.h5 IN.h5 ...`: joins results files (shard outputs of a sweep, part files, any
-// clmbench results files) into one (io/results_merge.hpp).
+// `clmbench merge OUT.h5 IN.h5 ...`: joins results files (shard outputs of a sweep, any clmbench results
+// files), or the part files of one sweep, into one (io/results_merge.hpp).
 #include <iostream>
 #include <sstream>
 
@@ -14,8 +14,9 @@ namespace {
 const char* kMergeHelp = R"(usage:
   clmbench merge OUT.h5 IN.h5 [IN.h5 ...]
 
-Joins results files into OUT.h5: the shard outputs of a sweep run with --shard i/n, the part files of a
-sweep (OUT.parts/*.h5), or any results files of this program.
+Joins results files into OUT.h5: the shard outputs of a sweep run with --shard i/n, or any results files
+of this program; or the part files of one sweep (OUT.parts/*.part, which are no HDF5 files: merged alone,
+as the sweep's --resume would).
   - runs are copied whole (datasets, attributes, extras): in grid order (their sweep_index) when every
     run comes from a sweep, else in argument order;
   - /summary is the concatenation of the inputs' rows in that order, with whatever columns they have

@@ -39,6 +39,9 @@
 #include <memory>
 #include <sstream>
 
+#include "io/hdf5_run_target.hpp"
+#include "io/part_file.hpp"
+#include "runs/results_writer.hpp"
 #include "studies/process_group.hpp"
 #include "runs/run_config.hpp"
 #include "runs/runner.hpp"
@@ -168,31 +171,47 @@ void BM_ScaleGrid(benchmark::State& state) {
   SweepOptions options;
   options.jobs = static_cast<int>(state.range(1));
   options.print_runs = false;
-  double wall = 0, computing = 0, serial = 0, waiting = 0, commit = 0, merge = 0;
+  double wall = 0, computing = 0, serial = 0, writer = 0, waiting = 0, overhead_cpu = 0, commit = 0, merge = 0;
+  double planning = 0, merge_cpu = 0, tail = 0;
   long runs = 0;
   for (auto _ : state) {
     std::ostringstream out, err;
     const SweepReport r = run_sweep(g.plan, g.all, options, *group, out, err);
     wall += r.wall_seconds;
     computing += r.run_seconds + r.reference_seconds;
-    serial += r.lock_held_seconds + r.planning_seconds;
+    // Nothing else can go on: the planning before the jobs start, the merge's remainder after the last run,
+    // and any wait for the HDF5 lock (the jobs take none since their part files have no HDF5 in them).
+    serial += r.planning_seconds + r.merge_tail_seconds + r.lock_wait_seconds;
+    writer += r.merge_seconds - r.merge_tail_seconds;  // the merger's work while the jobs computed
     waiting += r.wait_seconds + r.lock_wait_seconds;
+    overhead_cpu += r.planning_seconds + r.commit_cpu_seconds + r.merge_cpu_seconds;
     commit += r.commit_seconds;
     merge += r.merge_seconds;
+    planning += r.planning_seconds;
+    merge_cpu += r.merge_cpu_seconds;
+    tail += r.merge_tail_seconds;
     runs += static_cast<long>(r.computed);
     state.PauseTiming();
     fs::remove(g.plan.out);
     state.ResumeTiming();
   }
-  const double s = serial / wall, jobs = static_cast<double>(state.range(1));
+  const double s = serial / wall, w = writer / wall, jobs = static_cast<double>(state.range(1));
+  // Amdahl's law with the writer as a pipeline stage: N jobs take (1 - s) / N of the one-job time, unless
+  // the one writer (OUT's HDF5, a thread of its own beside the jobs) takes longer, w.
+  auto predicted = [&](double n) { return 1 / (s + std::max((1 - s) / n, w)); };
   state.counters["runs_per_s"] = benchmark::Counter(double(runs), benchmark::Counter::kIsRate);
   state.counters["serialized_pct"] = 100 * s;
+  state.counters["writer_pct"] = 100 * w;
   state.counters["waiting_pct"] = 100 * waiting / (jobs * wall);
-  state.counters["overhead_ms"] = 1e3 * (wall * jobs - computing - waiting) / double(runs);
-  state.counters["commit_ms"] = 1e3 * commit / double(runs);  // part files: create, write, commit (per run)
+  state.counters["overhead_ms"] = 1e3 * overhead_cpu / double(runs);
+  state.counters["commit_ms"] = 1e3 * commit / double(runs);  // part files: record, commit (per run)
   state.counters["merge_ms"] = 1e3 * merge / double(runs);    // OUT from the parts (per run)
-  state.counters["amdahl_16"] = 1 / (s + (1 - s) / 16);
-  state.counters["amdahl_64"] = 1 / (s + (1 - s) / 64);
+  state.counters["run_ms"] = 1e3 * computing / double(runs);
+  state.counters["planning_ms"] = 1e3 * planning / double(runs);   // per run
+  state.counters["merge_cpu_ms"] = 1e3 * merge_cpu / double(runs);
+  state.counters["tail_ms"] = 1e3 * tail / double(state.iterations());  // the merge after the last run, per sweep
+  state.counters["amdahl_16"] = predicted(16);
+  state.counters["amdahl_64"] = predicted(64);
 }
 BENCHMARK(BM_ScaleGrid)
     ->ArgNames({"grid", "jobs"})
@@ -205,5 +224,77 @@ BENCHMARK(BM_ScaleGrid)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
     ->Iterations(1);
+
+// The merge's share of a run (issue 25): one part file of the short grid's 480 runs (sleigh, rk4, 101
+// samples), the first R replayed run by run into a results file (BM_ReplayRun/hdf5:1/runs:R, what the merger
+// does per run: the part read and the HDF5 writes; counter s_per_run) or into a target that does nothing
+// (hdf5:0: reading the part alone).
+struct NullTarget : RunTarget {
+  Object n = 0;
+  void begin_run(const std::string&, long) override { n = 0; }
+  void end_run() override {}
+  Object group(Object, const std::string&) override { return ++n; }
+  Object chunked_dataset(Object, const std::string&, hsize_t, bool, hsize_t) override { return ++n; }
+  void write_chunk(Object, hsize_t, hsize_t, hsize_t, bool, const unsigned char*, size_t) override {}
+  void write_rows(Object, hsize_t, hsize_t, hsize_t, bool, const double*) override {}
+  Object whole_dataset(Object, const std::string&, hsize_t, hsize_t, bool, const double*) override { return ++n; }
+  void attribute(Object, const std::string&, const AttrValue&) override {}
+  void close(Object) override {}
+  void guarded(const std::string&, const std::function<void()>& body) override { body(); }
+};
+
+void BM_ReplayRun(benchmark::State& state) {
+  // The whole short grid, 480 runs, in one part under $TMPDIR (removed at exit).
+  struct Part {
+    fs::path path;
+    Part() {
+      const std::string ini = std::string(CLMBENCH_SOURCE_DIR) + "/bench/scale_short.ini";
+      ConfigLayer layer = read_config_file(ini);
+      apply_set(layer, "run.timing_budget=0");
+      const SweepPlan plan = plan_sweep(ini, layer, (fs::temp_directory_path() / "clmbench_bench_replay.h5").string());
+      path = fs::temp_directory_path() / ("clmbench_bench_replay_" + std::to_string(::getpid()) + ".part");
+      PartWriter writer(path.string());
+      std::vector<std::string> configs;
+      for (size_t k = 0; k < plan.runs.size(); ++k) {
+        std::ostringstream log;
+        PreparedRun prepared = prepare_run(plan.runs[k].spec, log, false);
+        execute_run(prepared, &writer.run_observer(), false, nullptr);
+        configs.push_back(part_config(plan, plan.runs[k].spec));
+      }
+      writer.commit({"bench", plan.sweep_config, plan.sweep_config}, configs);
+    }
+    ~Part() {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  };
+  static const Part grid_part;
+  const fs::path& part = grid_part.path;
+  const auto contents = read_part(part.string());
+  const fs::path out = fs::temp_directory_path() / ("clmbench_bench_replay_" + std::to_string(::getpid()) + ".h5");
+  long runs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto file = std::make_unique<ResultsFile>(out.string(), std::vector<std::string>{}, WriterOptions{false, false, true, false});
+    file->guarded("runs", [&] { file->runs_group(); });
+    Hdf5RunTarget hdf5(*file);
+    NullTarget null;
+    RunTarget& target = state.range(0) ? static_cast<RunTarget&>(hdf5) : null;
+    state.ResumeTiming();
+    for (size_t r = 0; r < static_cast<size_t>(state.range(1)); ++r) {
+      target.guarded("run", [&] {
+        target.begin_run(contents->run_ids[r], static_cast<long>(r));
+        replay_run(part.string(), *contents, r, target);
+        target.end_run();
+      });
+      ++runs;
+    }
+    state.PauseTiming();
+    file.reset();
+    state.ResumeTiming();
+  }
+  state.counters["s_per_run"] = benchmark::Counter(double(runs), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ReplayRun)->ArgNames({"hdf5", "runs"})->Args({0, 480})->Args({1, 48})->Args({1, 480})->Unit(benchmark::kMillisecond);
 
 }  // namespace

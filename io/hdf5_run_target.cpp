@@ -48,11 +48,13 @@ RunTarget::Object Hdf5RunTarget::chunked_dataset(Object parent, const std::strin
   Handle space(H5Screate_simple(rank, dims, max_dims), H5Sclose, "dataspace");
   // Whole chunks are written at once, so HDF5's chunk cache (1 MiB per open dataset by default) would only
   // hold copies: without it the memory of a run is the block buffers alone.
-  Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "dataset access property list");
-  check(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "cannot set the chunk cache of '" + name + "'");
-  Handle ds(H5Dcreate2(id(parent), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()),
+  static const hid_t dapl = [] {  // made once, kept for the process (as hdf5::untimed_group_properties)
+    const hid_t p = H5Pcreate(H5P_DATASET_ACCESS);
+    if (p < 0 || H5Pset_chunk_cache(p, 0, 0, 1.0) < 0) fail("cannot make dataset access properties");
+    return p;
+  }();
+  Handle ds(H5Dcreate2(id(parent), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(), dapl),
             H5Dclose, "dataset '" + name + "'");
-  dapl.close();
   space.close();
   dcpl.close();
   return add(std::move(ds));
@@ -86,17 +88,14 @@ void Hdf5RunTarget::write_rows(Object dataset, hsize_t rows_before, hsize_t rows
 RunTarget::Object Hdf5RunTarget::whole_dataset(Object parent, const std::string& name, hsize_t rows, hsize_t cols,
                                                bool matrix, const double* data) {
   const bool empty = rows == 0 || (matrix && cols == 0);
-  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
-  check(H5Pset_obj_track_times(dcpl.get(), 0), "cannot set dataset properties");
-  check(H5Pset_layout(dcpl.get(), empty ? H5D_CONTIGUOUS : H5D_COMPACT), "cannot set the layout of '" + name + "'");
   const hsize_t dims[2] = {rows, cols};
   Handle space(H5Screate_simple(matrix ? 2 : 1, dims, nullptr), H5Sclose, "dataspace");
-  Handle ds(H5Dcreate2(id(parent), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+  Handle ds(H5Dcreate2(id(parent), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT,
+                       untimed_dataset_properties(empty ? H5D_CONTIGUOUS : H5D_COMPACT), H5P_DEFAULT),
             H5Dclose, "dataset '" + name + "'");
   if (!empty)
     check(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '" + name + "'");
   space.close();
-  dcpl.close();
   return add(std::move(ds));
 }
 

@@ -51,11 +51,30 @@ Handle string_type() {
 // Groups and datasets are created without modification times, so two identical runs give identical
 // object headers (reproducibility; created_utc and wall_time_s are the only intended differences).
 Handle make_group(hid_t parent, const std::string& name) {
-  Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "group property list");
-  check(H5Pset_obj_track_times(gcpl.get(), 0), "cannot set group properties");
-  Handle g(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "group '" + name + "'");
-  gcpl.close();
-  return g;
+  return Handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, untimed_group_properties(), H5P_DEFAULT), H5Gclose,
+                "group '" + name + "'");
+}
+
+// Property lists made once and kept for the process (under the HDF5 lock, as every call here): making and
+// closing one per object was a tenth of the cost of writing a run's ~120 objects (issue 25).
+hid_t untimed_group_properties() {
+  static const hid_t gcpl = [] {
+    const hid_t p = H5Pcreate(H5P_GROUP_CREATE);
+    if (p < 0 || H5Pset_obj_track_times(p, 0) < 0) fail("cannot make group properties");
+    return p;
+  }();
+  return gcpl;
+}
+hid_t untimed_dataset_properties(H5D_layout_t layout) {
+  auto make = [](H5D_layout_t l) {
+    const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+    if (p < 0 || H5Pset_obj_track_times(p, 0) < 0 || H5Pset_layout(p, l) < 0) fail("cannot make dataset properties");
+    return p;
+  };
+  static const hid_t compact = make(H5D_COMPACT), contiguous = make(H5D_CONTIGUOUS);
+  if (layout == H5D_COMPACT) return compact;
+  if (layout == H5D_CONTIGUOUS) return contiguous;
+  throw H5Failure("no shared properties for a chunked dataset");
 }
 
 static void write_attribute(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data) {
@@ -64,34 +83,45 @@ static void write_attribute(hid_t obj, const std::string& name, hid_t type, hid_
   a.close();
 }
 
+// The variable-length UTF-8 string type and the scalar dataspace, made once and kept for the process: an
+// attribute costs a few microseconds of HDF5, and making and closing these for each of a run's ~100
+// attributes was a seventh of it (issue 25: OUT's writer, the merge, writes every run's attributes).
+// Made under the HDF5 lock, as every call here.
+static hid_t shared_string_type() {
+  static const hid_t type = [] {
+    const hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) fail("cannot make the string type");
+    return t;
+  }();
+  return type;
+}
+static hid_t scalar_space() {
+  static const hid_t space = [] {
+    const hid_t s = H5Screate(H5S_SCALAR);
+    if (s < 0) fail("cannot make a dataspace");
+    return s;
+  }();
+  return space;
+}
+
 void set_attr(hid_t obj, const std::string& name, const std::string& value) {
-  Handle type = string_type();
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
   const char* p = value.c_str();
-  write_attribute(obj, name, type.get(), space.get(), &p);
-  space.close();
-  type.close();
+  write_attribute(obj, name, shared_string_type(), scalar_space(), &p);
 }
 void set_attr(hid_t obj, const std::string& name, double value) {
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
-  write_attribute(obj, name, H5T_NATIVE_DOUBLE, space.get(), &value);
-  space.close();
+  write_attribute(obj, name, H5T_NATIVE_DOUBLE, scalar_space(), &value);
 }
 void set_attr(hid_t obj, const std::string& name, long value) {
   const int64_t v = value;
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
-  write_attribute(obj, name, H5T_NATIVE_INT64, space.get(), &v);
-  space.close();
+  write_attribute(obj, name, H5T_NATIVE_INT64, scalar_space(), &v);
 }
 void set_attr(hid_t obj, const std::string& name, const std::vector<std::string>& values) {
-  Handle type = string_type();
   const hsize_t dims[1] = {values.size()};
   Handle space(values.empty() ? H5Screate(H5S_NULL) : H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
   std::vector<const char*> ptrs;
   for (const auto& v : values) ptrs.push_back(v.c_str());
-  write_attribute(obj, name, type.get(), space.get(), values.empty() ? nullptr : ptrs.data());
+  write_attribute(obj, name, shared_string_type(), space.get(), values.empty() ? nullptr : ptrs.data());
   space.close();
-  type.close();
 }
 void set_attr(hid_t obj, const std::string& name, const double* values, size_t count) {
   const hsize_t dims[1] = {count};

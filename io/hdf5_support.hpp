@@ -70,6 +70,10 @@ Handle string_type();
 // Groups and datasets are created without modification times, so two identical runs give identical
 // object headers (reproducibility; created_utc and wall_time_s are the only intended differences).
 Handle make_group(hid_t parent, const std::string& name);
+// The creation properties of such groups, and of compact or contiguous datasets (H5D_COMPACT, H5D_CONTIGUOUS),
+// made once and kept for the process: not to be closed.
+hid_t untimed_group_properties();
+hid_t untimed_dataset_properties(H5D_layout_t layout);
 
 // Scalar attributes; a list of strings or of doubles (an empty one has a null dataspace).
 void set_attr(hid_t obj, const std::string& name, const std::string& value);

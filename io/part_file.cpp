@@ -434,6 +434,15 @@ void PartFileWriter::commit(const SummaryTable& summary, const std::vector<std::
 
 // ---- reading ----
 
+bool is_part_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rbe");
+  if (!f) return false;
+  char magic[sizeof kMagic];
+  const bool part = std::fread(magic, 1, sizeof magic, f) == sizeof magic && std::memcmp(magic, kMagic, sizeof magic) == 0;
+  std::fclose(f);
+  return part;
+}
+
 std::optional<PartContents> read_part(const std::string& path) {
   try {
     Reader r(path);

@@ -87,6 +87,8 @@ struct PartContents {
   Provenance provenance;
 };
 std::optional<PartContents> read_part(const std::string& path);
+// Whether the file starts as a part file does (no other check: read_part says whether it is complete).
+bool is_part_file(const std::string& path);
 
 // Makes run `run` of the part through `target` (the calls it was recorded from, in order). OutputError
 // naming the part when it cannot be read or is damaged.

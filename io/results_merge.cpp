@@ -468,6 +468,18 @@ MergeReport IncrementalMerge::finish(size_t expected_runs) {
 
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
                           const std::string& command_line, size_t expected_runs) {
+  // A sweep's part files (io/part_file.hpp, no HDF5 files): replayed as the sweep's own merge does.
+  const auto part = std::find_if(inputs.begin(), inputs.end(), [](const std::string& p) { return is_part_file(p); });
+  if (part != inputs.end()) {
+    for (const auto& path : inputs)
+      if (!is_part_file(path))
+        throw InputError("'" + *part + "' is a sweep's part file and '" + path +
+                         "' is not: merge a sweep's part files alone (or run the sweep again with --resume), then "
+                         "merge the result with other results files");
+    IncrementalMerge merge(out, command_line);
+    for (const auto& path : inputs) merge.add(path);
+    return merge.finish(expected_runs);
+  }
   Hdf5Lock lock;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (inputs.empty()) throw InputError("merge needs at least one input file");

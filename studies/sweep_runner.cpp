@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -450,8 +451,9 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   // the directory complete (renamed into place), from this process and from the other ranks alike.
   std::optional<IncrementalMerge> merge;
   std::set<std::string> merged_parts;
-  double merge_busy = 0, merge_busy_cpu = 0;  // the merger's time in add()
-  auto merge_new_parts = [&] {
+  std::atomic<double> tail_start{std::numeric_limits<double>::infinity()};  // when the merge's tail began
+  double merge_busy = 0, merge_busy_cpu = 0;  // the merger thread's time in add(), while the jobs compute
+  auto merge_new_parts = [&](bool merger_thread) {
     std::vector<std::string> parts;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -465,8 +467,12 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
       const double w0 = now_seconds(), c0 = thread_cpu_seconds();
       merge->add(part);
       merged_parts.insert(part);
-      merge_busy += now_seconds() - w0;
-      merge_busy_cpu += thread_cpu_seconds() - c0;
+      if (!merger_thread) continue;  // the main thread's share, after the runs, is the merge's tail
+      // Only what the merger did before the tail began (a part merged across it is counted once, in the tail).
+      const double w1 = now_seconds(), c1 = thread_cpu_seconds(), before = std::min(w1, tail_start.load()) - w0;
+      if (before <= 0) continue;
+      merge_busy += before;
+      merge_busy_cpu += (c1 - c0) * before / std::max(w1 - w0, 1e-12);
     }
   };
   std::atomic<bool> merging_done{false};
@@ -477,7 +483,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     merger = std::thread([&] {
       try {
         while (!merging_done.load()) {
-          merge_new_parts();
+          merge_new_parts(true);
           for (int i = 0; i < 10 && !merging_done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
       } catch (...) {
@@ -515,6 +521,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   group.barrier();
   if (group.rank() == 0) {
     const double m0 = now_seconds();
+    tail_start = m0;
     const double merge_cpu0 = thread_cpu_seconds();
     if (selection.empty()) {
       // A shard without runs (more shards than runs): a complete results file with no runs.
@@ -529,7 +536,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         merging_done = true;
         if (merger.joinable()) merger.join();
         if (merge_error) std::rethrow_exception(merge_error);
-        merge_new_parts();
+        merge_new_parts(false);
         if (merged_parts.empty()) throw OutputError("no part file in " + dir);
         const MergeReport merged = merge->finish(selection.size());
         report.statuses = merged.statuses;

@@ -573,6 +573,11 @@ TEST(Merge, PartByPartEqualsTheWholeMerge) {
     EXPECT_EQ(r.statuses.at("ok"), 18u);
   }
   expect_identical(dir, "whole.h5", "parts.h5");
+  // `clmbench merge` takes a sweep's part files too (alone: with a results file they are refused by name).
+  const ProcessResult merged = dir.run("merge cli.h5 p1.part p0.part p2.part");
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  expect_identical(dir, "whole.h5", "cli.h5");
+  expect_one_line_error(dir.run("merge mixed.h5 p0.part whole.h5"), 1, {"p0.part", "whole.h5", "part files alone"});
   {
     // A part given twice: its runs kept once (identical copies), and too few runs for the sweep refused.
     clm::IncrementalMerge short_of_runs((dir.path() / "short.h5").string(), "test");

@@ -51,7 +51,7 @@ crash_frame() {
 }
 
 seconds="${CLMBENCH_FUZZ_SECONDS:-60}"
-for target in fuzz_config fuzz_results fuzz_shape fuzz_mechanism; do
+for target in fuzz_config fuzz_results fuzz_shape fuzz_mechanism fuzz_part; do
   corpus=$(mktemp -d)
   cp fuzz/corpus/${target#fuzz_}/* "$corpus"/ 2>/dev/null || true
   rm -f build-sanitize/${target}-crash-* build-sanitize/${target}-leak-* build-sanitize/${target}-timeout-* \
