@@ -1,5 +1,5 @@
 // What of a results file's recorded configuration makes its results: the text without comment lines and
-// without the output path. Two runs (sweep --resume: a part's run_configs) or two sweeps (merge: the files'
+// without the output path. Two runs (sweep --resume: a part's run configurations) or two sweeps (merge: the files'
 // sweep_config) are the same when these agree; a resumed sweep may name its config or output by another
 // path, and shards run from copies of one config may each name their own `out`.
 #pragma once

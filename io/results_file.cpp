@@ -219,8 +219,7 @@ void ResultsFile::write_group(const ResultGroup& g) {
   });
 }
 
-void ResultsFile::commit(const Provenance& provenance, const std::vector<std::string>& run_configs,
-                         const SummaryTable* leading) {
+void ResultsFile::commit(const Provenance& provenance, const SummaryTable* leading) {
   guarded("closing", [&] {
     Handles& h = *handles_;
     // The runs written here first, then the rows of copied runs (a file of copied runs alone has only those).
@@ -258,7 +257,6 @@ void ResultsFile::commit(const Provenance& provenance, const std::vector<std::st
     set_attr(f, "command_line", provenance.command_line);
     set_attr(f, "config", provenance.config_text);
     if (!provenance.sweep_config.empty()) set_attr(f, "sweep_config", provenance.sweep_config);
-    if (!run_configs.empty()) set_attr(f, "run_configs", run_configs);
     if (h.runs) h.runs.close();
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "cannot flush '" + temp_path_ + "'");
     h.file.close();

@@ -1,6 +1,6 @@
 // A results file of one invocation (docs/design.md section 5), as a file: where it is written, how it is
 // made complete or absent, its groups of derived numbers, its /summary table and its root attributes:
-//   /            attrs clmbench_version, git_commit, created_utc, command_line, config [, sweep_config, run_configs]
+//   /            attrs clmbench_version, git_commit, created_utc, command_line, config [, sweep_config]
 //   /runs/<id>/  one group per run (written by runs/results_writer.hpp, or copied from another file by merge)
 //   /summary/<column>  one row per run; kept as a generic column table (SummaryTable) so that merge
 //                      (io/results_merge.cpp) copies whatever columns a file has, with their descriptions
@@ -85,13 +85,10 @@ using SummaryTable = std::vector<SummaryColumn>;
 // config file). OutputError (exit code 2) with one line.
 void check_output_path(const std::string& out_path, const std::vector<std::string>& inputs);
 
-// How a file treats its surroundings. The defaults are those of a results file a user asked for; a
-// sweep's part files (OUT.parts/<run_id>.h5) use cheaper settings that keep the guarantee: the sweep
-// removes stale temporaries of its parts once before it starts (a scan of the parts directory per part
-// would cost O(runs) each), and a part's rename need not survive a power loss (the file itself is fsynced
-// before the rename, so a part is complete or absent; a lost rename only means the run is computed again),
-// and a part's one-row /summary is stored plain (the merge rewrites /summary compressed; deflating a row
-// costs more than the row: zlib's setup per dataset, under the HDF5 lock that the workers share).
+// How a file treats its surroundings. The defaults are those of a results file a user asked for; a caller
+// that looks after the output's surroundings itself (bench_sweep's replay benchmark, which writes a scratch
+// file over and over) may turn off the scan for stale temporaries, the directory's fsync, the compression of
+// /summary and the output's lock. (A sweep's part files are no results files since issue 25: io/part_file.hpp.)
 struct WriterOptions {
   bool remove_stale_temporaries = true;
   bool sync_directory = true;    // fsync the directory after the rename
@@ -127,11 +124,8 @@ class ResultsFile {
   void append_summary(const SummaryTable& rows);
   // Writes /summary (when the file has runs or summary rows) and the root attributes, closes and fsyncs
   // the file, renames it to the output path and fsyncs the directory. `leading`: the /summary rows of the
-  // runs written into this file, before those appended (null: none). run_configs (a sweep's part file): the
-  // resolved configuration of each run, in /summary order, as the root attribute run_configs (what --resume
-  // compares); empty: none.
-  void commit(const Provenance& provenance, const std::vector<std::string>& run_configs = {},
-              const SummaryTable* leading = nullptr);
+  // runs written into this file, before those appended (null: none).
+  void commit(const Provenance& provenance, const SummaryTable* leading = nullptr);
 
   // Runs `body`, turning an HDF5 or system failure into one OutputError naming the file; after one, the
   // file is broken and every further call throws. Holds hdf5_mutex() unless lock_hdf5 is false (a body

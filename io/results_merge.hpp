@@ -61,8 +61,8 @@ class IncrementalMerge {
   std::unique_ptr<State> state_;
 };
 
-// The runs of a sweep's part file (OUT.parts/*.h5) with the resolved configuration each was computed
-// from: the rows of /summary/run_id and the root attribute run_configs. nullopt when the file is not a
+// The runs of a sweep's part file (OUT.parts/*.part, io/part_file.hpp) with the resolved configuration each
+// was computed from, from its trailer. nullopt when the file is not a
 // readable results file holding every run its /summary lists, or has no configuration for each.
 struct PartRun {
   std::string run_id, config;

@@ -469,9 +469,9 @@ void ResultsWriter::copy_run(hid_t source_runs, const std::string& run_id) { fil
 
 void ResultsWriter::append_summary(const SummaryTable& rows) { file_.append_summary(rows); }
 
-void ResultsWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
+void ResultsWriter::commit(const Provenance& provenance) {
   const SummaryTable own = summary_table(state_->rows);
-  file_.commit(provenance, run_configs, &own);
+  file_.commit(provenance, &own);
 }
 
 PartWriter::PartWriter(std::string path) : file_(std::move(path)), state_(std::make_unique<ResultsWriter::State>()) {

@@ -46,7 +46,7 @@ class ResultsWriter {
   void append_summary(const SummaryTable& rows);
   // /summary (the runs written here, then the appended rows), root attributes, close, fsync, rename
   // (ResultsFile::commit).
-  void commit(const Provenance& provenance, const std::vector<std::string>& run_configs = {});
+  void commit(const Provenance& provenance);
 
   const std::string& out_path() const { return file_.out_path(); }
   const std::string& temp_path() const { return file_.temp_path(); }

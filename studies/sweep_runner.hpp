@@ -1,10 +1,10 @@
-// Carries out a planned sweep: K runs at a time on worker threads, each worker writing the runs it finishes
-// into its part file OUT.parts/<first run_id>.h5 (a complete results file, written by ResultsWriter:
+// Carries out a planned sweep: K runs at a time on worker threads, each worker recording the runs it finishes
+// in its part file OUT.parts/<first run_id>.part (io/part_file.hpp, written by PartWriter without HDF5:
 // temporary name, fsync, rename), committed once it is SweepOptions::commit_interval_s old (a run longer
-// than that is a part of its own; short runs share one file, one fsync, and one open in the merge), then
-// the parts merged into OUT in grid order and the parts directory removed. A killed sweep keeps every
-// committed part; --resume skips the runs of the parts whose stored configurations (root attribute
-// run_configs, one per run) equal the planned ones. Under MPI the ranks share the parts directory, take
+// than that is a part of its own; short runs share one file and one fsync), then the parts replayed into OUT
+// (by a merger thread while the jobs compute) and the parts directory removed. A killed sweep keeps every
+// committed part; --resume skips the runs of the parts whose stored configurations (one per run, in the
+// part's trailer) equal the planned ones. Under MPI the ranks share the parts directory, take
 // runs dealt out by the planning (the runs that share a reference together, longest groups first to the least
 // loaded rank: the same on every rank) and rank 0 merges.
 //
@@ -14,9 +14,8 @@
 //
 // Determinism: each run is computed by one thread from its own resolved spec, and OUT is assembled from the
 // parts in grid order, so the numbers in OUT do not depend on K, on the ranks or on completion order.
-// Thread safety: every HDF5 call holds the HDF5 lock (io/hdf5_lock.hpp; the writer takes it), and only for
-// the HDF5 calls themselves: a run's chunks are compressed and its attributes made before (AppendableDataset::
-// pack); prepare_run / execute_run share nothing mutable between runs.
+// Thread safety: the jobs make no HDF5 call (their parts are plain files); every HDF5 call, the merger's,
+// holds the HDF5 lock (io/hdf5_lock.hpp). prepare_run / execute_run share nothing mutable between runs.
 #pragma once
 
 #include <iosfwd>
@@ -51,19 +50,23 @@ struct SweepReport {
   // Wall time, summed over the workers of this process, and the same as thread CPU time (*_cpu_*, which
   // other load on the machine does not inflate):
   double run_seconds = 0, run_cpu_seconds = 0;        // the runs themselves: prepare + integrate
-  double commit_seconds = 0, commit_cpu_seconds = 0;  // part files: create, write a run (the writer's
-                                                      // begin / finish; a long run's chunks written while
+  double commit_seconds = 0, commit_cpu_seconds = 0;  // part files: create, record a run (the writer's
+                                                      // begin / finish; a long run's chunks recorded while
                                                       // it integrates count as the run's), commit
-  double merge_seconds = 0, merge_cpu_seconds = 0;    // the merge (rank 0), while the jobs computed and after
-  double merge_tail_seconds = 0;                      // ... of which after the last run: the serial remainder
+  // The merge (rank 0): the merger thread's time replaying parts while the jobs computed (the writer, a
+  // pipeline stage beside the jobs), plus the tail after the last run (merge_tail_seconds: the rest of the
+  // parts, /summary, commit; nothing else runs then). The tail's CPU is the main thread's.
+  double merge_seconds = 0, merge_cpu_seconds = 0;
+  double merge_tail_seconds = 0;
   size_t references = 0;                              // reference runs computed as tasks of their own
   double reference_seconds = 0, reference_cpu_seconds = 0;  // ... and their time, summed over the workers
-  // Time the workers could not compute (issue 25, bench/bench_sweep.cpp's serialized fraction): blocked in
-  // the schedule while only runs waiting for a reference were left, and waiting for or holding the HDF5 lock
-  // (io/hdf5_lock.hpp: every thread of this process, the merge included).
+  // Time the workers could not compute (issue 25, bench/bench_sweep.cpp): blocked in the schedule while only
+  // runs waiting for a reference were left.
   double wait_seconds = 0;
   double planning_seconds = 0;  // serial, before the workers start: the parts scanned, every run prepared once
                                 // (its reference and its estimated cost)
+  // The HDF5 lock (io/hdf5_lock.hpp), every thread of this process: waited for, and held (the merger's
+  // writing; the jobs take it no more: their part files are no HDF5 files).
   double lock_wait_seconds = 0, lock_held_seconds = 0;
   double wall_seconds = 0;    // the whole sweep
   std::map<std::string, size_t> statuses;  // of OUT's runs (rank 0)
