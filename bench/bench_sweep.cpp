@@ -1,6 +1,6 @@
 // clmbench sweep's throughput and overhead (issue 10):
 //   BM_Sweep/jobs:K/steps:S/runs:R  a grid of R runs (Chaplygin sleigh, kkt + rk4, S steps, 11 samples
-//                       each; S = 1e4 is about 7 ms a run, 1e5 about 70 ms) through the whole machinery: K
+//                       each, integrated once: run.timing_budget = 0; S = 1e4 is about 7 ms a run, 1e5 about 70 ms) through the whole machinery: K
 //                       worker threads, part files, the merge; counter runs_per_s. The speed-up is
 //                       runs_per_s(K = 2) / runs_per_s(K = 1). R = 64 short runs (a sweep of about 0.5 s:
 //                       parts are committed while runs go on, as in any sweep longer than a few commit
@@ -64,7 +64,7 @@ struct Grid {
     fs::create_directories(dir);
     const fs::path ini = dir / "grid.ini";
     std::ofstream(ini) << "[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = rk4\nt_end = 1\n"
-                          "dt = " << 1.0 / double(steps) << "\noutput_every = 0.1\nout = "
+                          "dt = " << 1.0 / double(steps) << "\noutput_every = 0.1\ntiming_budget = 0\nout = "
                        << (dir / "grid.h5").string()
                        << "\n[sweep]\nparam.b = 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8\nparam.Ic = 0.5 1\n"
                        << (runs == 64 ? "param.m = 1 1.1 1.2 1.3\n" : "");

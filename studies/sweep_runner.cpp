@@ -120,6 +120,10 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
     // A part is named after the first of its runs (OUT.parts/<run_id>.part) and holds the runs listed in
     // its trailer, each with the configuration it was computed from.
     const std::string stem = is_part_name(name) ? name.substr(0, name.size() - std::string(kPartSuffix).size()) : "";
+    // An HDF5 part of a clmbench before issue 25 (OUT.parts/<run_id>.h5): its runs are not read, say so.
+    if (stem.empty() && name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 && position.count(name.substr(0, name.size() - 3)))
+      throw InputError("'" + entry.path().string() + "' is a part file of an older clmbench (HDF5 parts; parts are " +
+                       "OUT.parts/<run_id>.part now): remove " + dir + " to compute its runs again");
     if (!position.count(stem))
       throw InputError("'" + entry.path().string() + "' is no part of this sweep (no planned run has that id): " + dir +
                        " holds parts of a different sweep into " + plan.out + "; remove it, or choose another --out");

@@ -286,6 +286,11 @@ param.b = 0.1 0.2 0.3 0.4 0.5 0.6
   write_text(parts / "stray.h5", "x");
   expect_one_line_error_after_notes(dir.run("sweep k.ini --resume"), 1, {"stray.h5", "no part of this sweep"});
   fs::remove(parts / "stray.h5");
+  // A part of an older clmbench (an HDF5 file named after a planned run) is named as such.
+  const std::string old_part = "23_dt=2e-5_param.b=0.6.h5";
+  write_text(parts / old_part, "x");
+  expect_one_line_error_after_notes(dir.run("sweep k.ini --resume"), 1, {old_part, "older clmbench", "remove"});
+  fs::remove(parts / old_part);
   // A part file cut short (a file system without atomic rename): refused by name, not trusted.
   {
     std::string first;
