@@ -12,6 +12,8 @@
 #include "core/types.hpp"
 #include "io/signal_cleanup.hpp"
 
+#include <zlib.h>
+
 namespace clm {
 
 namespace {
@@ -56,6 +58,7 @@ class Reader {
       if (pos_ == end_) fill();
       const uint64_t n = std::min<uint64_t>(bytes, end_ - pos_);
       std::memcpy(o, buffer_ + pos_, n);
+      if (checksum_) crc_ = crc32(crc_, o, static_cast<uInt>(n));
       o += n;
       pos_ += n;
       bytes -= n;
@@ -82,6 +85,12 @@ class Reader {
     get(s.data(), s.size());
     return s;
   }
+  // The CRC-32 of every byte read from now on.
+  void start_checksum() {
+    checksum_ = true;
+    crc_ = crc32(0, nullptr, 0);
+  }
+  uint32_t checksum() const { return static_cast<uint32_t>(crc_); }
 
  private:
   void fill() {
@@ -93,6 +102,8 @@ class Reader {
   }
   int fd_ = -1;
   uint64_t size_ = 0, offset_ = 0, pos_ = 0, end_ = 0;
+  bool checksum_ = false;
+  uLong crc_ = 0;
   unsigned char buffer_[1 << 16];
 };
 
@@ -259,6 +270,7 @@ void PartFileWriter::fail(const std::string& what) {
 
 void PartFileWriter::put(const void* data, size_t bytes) {
   if (!file_) throw OutputError("cannot write part file '" + path_ + "': it is closed after an error");
+  if (in_run_ && bytes > 0) crc_ = crc32(crc_, static_cast<const Bytef*>(data), static_cast<uInt>(bytes));
   if (bytes > 0 && std::fwrite(data, 1, bytes, file_) != bytes) {
     const int e = errno;
     std::fclose(file_);
@@ -277,13 +289,19 @@ void PartFileWriter::put_string(const std::string& s) {
 void PartFileWriter::guarded(const std::string&, const std::function<void()>& body) { body(); }
 
 void PartFileWriter::begin_run(const std::string& run_id, long sweep_index) {
-  runs_.push_back({run_id, sweep_index, offset_});
+  runs_.push_back({run_id, sweep_index, offset_, 0});
   objects_ = 0;
+  in_run_ = true;
+  crc_ = crc32(0, nullptr, 0);
   tag('R');
   put_string(run_id);
 }
 
-void PartFileWriter::end_run() { tag('E'); }
+void PartFileWriter::end_run() {
+  tag('E');
+  in_run_ = false;
+  if (!runs_.empty()) runs_.back().crc = static_cast<uint32_t>(crc_);
+}
 
 RunTarget::Object PartFileWriter::group(Object parent, const std::string& name) {
   tag('G');
@@ -391,6 +409,7 @@ void PartFileWriter::commit(const SummaryTable& summary, const std::vector<std::
     const int64_t index = runs_[k].sweep_index;
     put(&index, sizeof index);
     put_u64(runs_[k].offset);
+    put_u64(runs_[k].crc);
   }
   put_u64(summary.size());
   for (const auto& c : summary) {
@@ -458,7 +477,7 @@ std::optional<PartContents> read_part(const std::string& path) {
     r.seek(trailer);
     if (r.tag() != 'T') return std::nullopt;
     PartContents c;
-    const uint64_t runs = r.length(32);
+    const uint64_t runs = r.length(40);
     for (uint64_t k = 0; k < runs; ++k) {
       c.run_ids.push_back(r.string());
       c.run_configs.push_back(r.string());
@@ -468,6 +487,9 @@ std::optional<PartContents> read_part(const std::string& path) {
       const uint64_t at = r.u64();
       if (at < sizeof kMagic || at >= trailer) return std::nullopt;
       c.offsets.push_back(at);
+      const uint64_t crc = r.u64();
+      if (crc > 0xffffffffu) return std::nullopt;
+      c.checksums.push_back(static_cast<uint32_t>(crc));
     }
     c.summary = read_summary(r);
     for (const auto& col : c.summary)
@@ -489,11 +511,15 @@ template <class F>
 void for_each_call(const std::string& path, const PartContents& contents, size_t run, F&& visit) {
   Reader r(path);
   r.seek(contents.offsets.at(run));
+  r.start_checksum();
   if (r.tag() != 'R' || r.string() != contents.run_ids[run]) throw Damaged("run " + contents.run_ids[run] + " is not where its index says");
   RunTarget::Object objects = 0;
   for (;;) {
     Call c = read_call(r, objects);
-    if (c.tag == 'E') return;
+    if (c.tag == 'E') {
+      if (r.checksum() != contents.checksums.at(run)) throw Damaged("run " + contents.run_ids[run] + " fails its checksum");
+      return;
+    }
     visit(c);
   }
 }

@@ -9,7 +9,8 @@
 //   "CLMPART1"
 //   per run:  'R' run_id, then one record per call ('G' group, 'C' chunked dataset, 'K' chunk, 'W' rows,
 //             'D' whole dataset, 'A' attribute, 'X' close), then 'E'
-//   trailer:  'T' number of runs, each run's id, configuration, sweep index and offset; the /summary rows of the runs
+//   trailer:  'T' number of runs, each run's id, configuration, sweep index, offset and CRC-32 (of its records,
+//             'R' to 'E': a run damaged on disk is refused when replayed, not written into OUT); the /summary rows of the runs
 //             (a SummaryTable); the provenance (command line, config, sweep_config)
 //   footer:   the trailer's offset (8 bytes), "CLMPEND1"
 // Strings and byte runs carry their length (8 bytes) first. Written to "<path>.tmp-<pid>", fsynced and renamed
@@ -68,10 +69,13 @@ class PartFileWriter : public RunTarget {
   std::FILE* file_ = nullptr;
   uint64_t offset_ = 0;
   Object objects_ = 0;  // of the run in progress
+  bool in_run_ = false;
+  unsigned long crc_ = 0;  // CRC-32 of the run in progress, from its 'R' to its 'E'
   struct Run {
     std::string id;
     long sweep_index;
     uint64_t offset;
+    uint32_t crc;
   };
   std::vector<Run> runs_;
   bool committed_ = false;
@@ -83,6 +87,7 @@ struct PartContents {
   std::vector<std::string> run_ids, run_configs;
   std::vector<long> sweep_index;  // -1: none
   std::vector<uint64_t> offsets;
+  std::vector<uint32_t> checksums;  // CRC-32 of each run's records
   SummaryTable summary;
   Provenance provenance;
 };

@@ -611,6 +611,23 @@ TEST(Merge, PartByPartEqualsTheWholeMerge) {
       EXPECT_NE(std::string(e.what()).find("damaged.part' is not a complete part file"), std::string::npos) << e.what();
     }
   }
+  // A run damaged on disk with its structure intact (one letter of its problem attribute) fails its checksum:
+  // refused, not written into OUT.
+  {
+    std::string damaged = bytes;
+    const size_t at = damaged.find("pendulum_polar");
+    ASSERT_NE(at, std::string::npos);
+    damaged[at + 13] = 'R';
+    write_text(dir.path() / "damaged.part", damaged);
+    ASSERT_TRUE(clm::stored_part_runs((dir.path() / "damaged.part").string()).has_value());  // the trailer is whole
+    clm::IncrementalMerge merge((dir.path() / "d.h5").string(), "test");
+    try {
+      merge.add((dir.path() / "damaged.part").string());
+      ADD_FAILURE() << "a damaged run was merged";
+    } catch (const clm::OutputError& e) {
+      EXPECT_NE(std::string(e.what()).find("fails its checksum"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // Reference runs are tasks of their own (issue 25): a grid over two parameter values and three tolerances
