@@ -565,7 +565,7 @@ void replay_run(const std::string& path, const PartContents& contents, size_t ru
       }
     });
   } catch (const Damaged& e) {
-    throw OutputError("cannot read part file '" + path + "': " + e.what() + "; remove it and --resume to compute its runs again");
+    throw OutputError("cannot read part file '" + path + "': " + e.what() + " (damaged: remove that file, and --resume computes its runs again)");
   }
 }
 
