@@ -1,6 +1,6 @@
-// Joins results files into one (`clmbench merge`, and the last step of `clmbench sweep`, which merges its
-// part files). Runs are copied whole (hdf5::copy_object: datasets, attributes, extras), in grid order when every run
-// carries a sweep_index, else in argument order (within a file, its /summary order). /summary is rebuilt
+// Joins results files into one (`clmbench merge`; a sweep's part files are replayed by IncrementalMerge,
+// also when given to `clmbench merge`). Runs are copied whole (hdf5::copy_object: datasets, attributes,
+// extras), in grid order when every run carries a sweep_index, else in argument order (within a file, its /summary order). /summary is rebuilt
 // as the concatenation of the inputs' rows in that order, copying whatever columns they have (numbers,
 // integers or text; the inputs must agree on them), so columns added later need no change here.
 // A run id found twice is kept once when both copies are identical (datasets and attributes, timings
@@ -37,12 +37,14 @@ struct MergeReport {
 MergeReport merge_results(const std::vector<std::string>& inputs, const std::string& out,
                           const std::string& command_line, size_t expected_runs = 0);
 
-// The merge of one sweep's part files fed part by part (issue 25): rank 0 of `clmbench sweep` merges each part
-// as soon as it is committed, while the jobs go on computing, so that the merge is not a serial step after
-// the last run. The output holds what merge_results over the same parts writes (the same runs, datasets and
-// attributes; /summary in grid order); HDF5 keeps a group's links by name, so the order the parts come in
-// changes nothing a reader sees. The HDF5 lock is taken per run copied, not per part, so the jobs' own
-// writing waits at most one run's copy. Errors as merge_results'; OUT is written only by finish().
+// The merge of one sweep's part files (io/part_file.hpp) fed part by part (issue 25): rank 0 of `clmbench sweep`
+// replays each part into the output as soon as it is committed, while the jobs go on computing, so that the
+// merge is not a serial step after the last run. Each run is made by the calls it was recorded from
+// (Hdf5RunTarget: what writing it directly makes); /summary is in grid order whatever the order the parts come
+// in (HDF5 keeps a group's links by name, so that order changes nothing a reader sees). A run found twice is
+// kept once when both records are the same, timings aside, and refused otherwise. The HDF5 lock is taken per
+// run (the jobs take it no more). InputError for parts of different sweeps or columns; OutputError for a part
+// that is not whole or fails a run's checksum; OUT is written only by finish().
 class IncrementalMerge {
  public:
   IncrementalMerge(const std::string& out, const std::string& command_line);
@@ -50,7 +52,7 @@ class IncrementalMerge {
   IncrementalMerge(const IncrementalMerge&) = delete;
   IncrementalMerge& operator=(const IncrementalMerge&) = delete;
 
-  // Copies the runs of one part (a results file of runs of this sweep) into the output's temporary file.
+  // Replays the runs of one part file of this sweep into the output's temporary file.
   void add(const std::string& part);
   // /summary in grid order, the root attributes, commit (temporary name, fsync, rename). expected_runs > 0:
   // OutputError when the parts held another number of distinct runs (OUT is then not written).
