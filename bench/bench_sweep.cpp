@@ -20,15 +20,19 @@
 //                       --jobs K` runs them (timing repeats included: run.timing_budget at its default);
 //                       G = 2: the short grid with run.timing_budget = 0, each run integrated once (about
 //                       20 ms of work a run instead of the 50 ms budget: the per-run costs weigh more).
-//                       Counters, from the sweep's own accounting (studies/sweep_runner.hpp):
-//                         serialized_pct  time no other job can use: the HDF5 lock held (part files and the
-//                                         merge; io/hdf5_lock.hpp) and the serial planning before the workers
-//                                         start, over the wall time, at K = 1: Amdahl's serial fraction s
-//                         waiting_pct     time the workers waited (for the HDF5 lock, or for a reference
-//                                         another job computes) over K x wall: what K jobs lost to each other
-//                         overhead_ms     per run: wall time at K = 1 minus the runs' and references' own
-//                                         computing (prepare + integrate), over the runs
-//                         amdahl_16, amdahl_64  1 / (s + (1 - s) / N): the speed-up s predicts at N jobs
+//                       Counters, from the sweep's own accounting (studies/sweep_runner.hpp), figures of K = 1:
+//                         serialized_pct  time nothing else can go on: the serial planning before the workers
+//                                         start, the merge's tail after the last run, any wait for the HDF5
+//                                         lock, over the wall time: Amdahl's serial fraction s
+//                         writer_pct      the merger thread's time writing OUT while the jobs compute, over the
+//                                         wall time, w: the one writer is a pipeline stage beside the jobs,
+//                                         which bounds the speed-up at 1 / w
+//                         waiting_pct     time the workers waited (for a reference another job computes, or for
+//                                         the HDF5 lock) over K x wall: what K jobs lost to each other
+//                         overhead_ms     per run: CPU time that is not the runs' computing (the planning, the
+//                                         part files: recording, compressing, committing; the writer's replay)
+//                         predicted_16, predicted_64  the speed-up s and w predict at N jobs: Amdahl's law with
+//                                         the writer as a stage of its own, 1 / (s + max((1 - s) / N, w))
 //                       The speed-up on this machine is wall(K = 1) / wall(K = 2).
 #include <benchmark/benchmark.h>
 
@@ -210,8 +214,8 @@ void BM_ScaleGrid(benchmark::State& state) {
   state.counters["planning_ms"] = 1e3 * planning / double(runs);   // per run
   state.counters["merge_cpu_ms"] = 1e3 * merge_cpu / double(runs);
   state.counters["tail_ms"] = 1e3 * tail / double(state.iterations());  // the merge after the last run, per sweep
-  state.counters["amdahl_16"] = predicted(16);
-  state.counters["amdahl_64"] = predicted(64);
+  state.counters["predicted_16"] = predicted(16);
+  state.counters["predicted_64"] = predicted(64);
 }
 BENCHMARK(BM_ScaleGrid)
     ->ArgNames({"grid", "jobs"})

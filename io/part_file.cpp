@@ -446,6 +446,8 @@ void PartFileWriter::commit(const SummaryTable& summary, const std::vector<std::
   const int rc = std::fclose(file_);
   file_ = nullptr;
   if (rc != 0) fail("close failed");
+  // The directory is not fsynced after the rename: a rename lost to a power cut only means its runs are
+  // computed again by --resume (the file itself is whole or absent), and a part is committed every 0.2 s.
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) fail("rename failed");
   committed_ = true;
   forget_on_signal(cleanup_slot_);
@@ -506,23 +508,29 @@ std::optional<PartContents> read_part(const std::string& path) {
 
 namespace {
 
-// Reads run `run` of a part call by call, handing each to `visit` (the run's end excluded).
-template <class F>
-void for_each_call(const std::string& path, const PartContents& contents, size_t run, F&& visit) {
-  Reader r(path);
-  r.seek(contents.offsets.at(run));
-  r.start_checksum();
-  if (r.tag() != 'R' || r.string() != contents.run_ids[run]) throw Damaged("run " + contents.run_ids[run] + " is not where its index says");
-  RunTarget::Object objects = 0;
-  for (;;) {
-    Call c = read_call(r, objects);
-    if (c.tag == 'E') {
-      if (r.checksum() != contents.checksums.at(run)) throw Damaged("run " + contents.run_ids[run] + " fails its checksum");
-      return;
-    }
-    visit(c);
+// The calls of run `run` of a part, read one at a time (memory: one call, whatever the length of the run).
+class RunCalls {
+ public:
+  RunCalls(const std::string& path, const PartContents& contents, size_t run)
+      : reader_(path), id_(contents.run_ids.at(run)), checksum_(contents.checksums.at(run)) {
+    reader_.seek(contents.offsets.at(run));
+    reader_.start_checksum();
+    if (reader_.tag() != 'R' || reader_.string() != id_) throw Damaged("run " + id_ + " is not where its index says");
   }
-}
+  // The next call into `c`; false at the run's end, once its checksum is checked.
+  bool next(Call& c) {
+    c = read_call(reader_, objects_);
+    if (c.tag != 'E') return true;
+    if (reader_.checksum() != checksum_) throw Damaged("run " + id_ + " fails its checksum");
+    return false;
+  }
+
+ private:
+  Reader reader_;
+  std::string id_;
+  uint32_t checksum_;
+  RunTarget::Object objects_ = 0;
+};
 
 // Attribute values alike bit for bit (NaN equals NaN).
 bool same_value(const AttrValue& a, const AttrValue& b) {
@@ -539,7 +547,8 @@ bool same_value(const AttrValue& a, const AttrValue& b) {
 
 void replay_run(const std::string& path, const PartContents& contents, size_t run, RunTarget& target) {
   try {
-    for_each_call(path, contents, run, [&](const Call& c) {
+    RunCalls calls(path, contents, run);
+    for (Call c; calls.next(c);) {
       switch (c.tag) {
         case 'G':
           target.group(c.object, c.name);
@@ -563,7 +572,7 @@ void replay_run(const std::string& path, const PartContents& contents, size_t ru
           target.close(c.object);
           break;
       }
-    });
+    }
   } catch (const Damaged& e) {
     throw OutputError("cannot read part file '" + path + "': " + e.what() + " (damaged: remove that file, and --resume computes its runs again)");
   }
@@ -571,25 +580,25 @@ void replay_run(const std::string& path, const PartContents& contents, size_t ru
 
 std::string run_difference(const std::string& part_a, const PartContents& a, size_t run_a, const std::string& part_b,
                            const PartContents& b, size_t run_b) {
-  // Both runs' calls, timing attributes aside, compared in order: the same calls make the same objects.
-  auto calls = [](const std::string& path, const PartContents& contents, size_t run) {
-    std::vector<Call> out;
-    for_each_call(path, contents, run, [&](const Call& c) {
-      if (!(c.tag == 'A' && is_timing_attribute(c.name))) out.push_back(c);
-    });
-    return out;
-  };
+  // Both runs' calls, timing attributes aside, compared in order and one pair at a time (a long run's chunks
+  // are never held whole): the same calls make the same objects.
   try {
-    const std::vector<Call> x = calls(part_a, a, run_a), y = calls(part_b, b, run_b);
-    // Names of the objects, for the message.
-    std::vector<std::string> names{"/runs"};
-    for (size_t k = 0; k < std::min(x.size(), y.size()); ++k) {
-      const Call &p = x[k], &q = y[k];
+    RunCalls x(part_a, a, run_a), y(part_b, b, run_b);
+    auto next = [](RunCalls& calls, Call& c) {
+      while (calls.next(c))
+        if (!(c.tag == 'A' && is_timing_attribute(c.name))) return true;
+      return false;
+    };
+    std::vector<std::string> names{"/runs"};  // object k's name, for the message
+    Call p, q;
+    for (;;) {
+      const bool more_p = next(x, p), more_q = next(y, q);
+      if (more_p != more_q) return "the number of objects";
+      if (!more_p) return "";
       if (p.tag == 'G' || p.tag == 'C' || p.tag == 'D') names.push_back(p.name);
       const bool same = p.tag == q.tag && p.object == q.object && p.name == q.name && p.cols == q.cols &&
                         p.rows == q.rows && p.rows_before == q.rows_before && p.block_rows == q.block_rows &&
-                        p.matrix == q.matrix && p.bytes == q.bytes &&
-                        p.data.size() == q.data.size() &&
+                        p.matrix == q.matrix && p.bytes == q.bytes && p.data.size() == q.data.size() &&
                         (p.data.empty() || std::memcmp(p.data.data(), q.data.data(), p.data.size() * sizeof(double)) == 0) &&
                         same_value(p.value, q.value);
       if (!same) {
@@ -598,8 +607,6 @@ std::string run_difference(const std::string& part_a, const PartContents& a, siz
         return (p.tag == 'G' || p.tag == 'C' || p.tag == 'D') ? "object " + p.name : "the data of " + object;
       }
     }
-    if (x.size() != y.size()) return "the number of objects";
-    return "";
   } catch (const Damaged& e) {
     return std::string("an unreadable part (") + e.what() + ")";
   }

@@ -128,7 +128,6 @@ std::optional<Values> read_values(hid_t obj, bool is_attribute, size_t max_bytes
   return v;
 }
 
-bool is_timing(const std::string& name) { return is_timing_attribute(name); }
 
 // Whether two datasets hold the same values. Numbers are compared in blocks of rows (about 1 MiB each):
 // a run's samples are never read whole, so comparing two copies of a long run (a duplicate in merge) takes
@@ -182,7 +181,7 @@ std::string difference(hid_t a, hid_t b, const std::string& where) {
   const auto attrs_a = attribute_names(a), attrs_b = attribute_names(b);
   if (attrs_a != attrs_b) return where + " (different attributes)";
   for (const auto& name : attrs_a) {
-    if (is_timing(name)) continue;
+    if (is_timing_attribute(name)) continue;
     Id x(H5Aopen(a, name.c_str(), H5P_DEFAULT), H5Aclose), y(H5Aopen(b, name.c_str(), H5P_DEFAULT), H5Aclose);
     const auto vx = x.ok() ? read_values(x.get(), true) : std::nullopt;
     const auto vy = y.ok() ? read_values(y.get(), true) : std::nullopt;
@@ -366,8 +365,9 @@ struct IncrementalMerge::State {
     size_t part, row;
   };
   std::unique_ptr<Hdf5RunTarget> target;  // the writer's /runs, where the parts' runs are replayed
-  std::vector<Input> parts;  // their /summary tables (the rows of the runs copied)
-  std::vector<PartContents> contents;  // their indexes (a duplicate run is compared with its first copy)
+  // The parts taken: their paths and trailers (the /summary rows of their runs; their index, against which a
+  // duplicate run is compared), the runs' configurations dropped.
+  std::vector<std::pair<std::string, PartContents>> parts;
   std::vector<Row> rows;
   std::map<std::string, std::pair<size_t, size_t>> seen;  // run id -> (part, row)
   size_t duplicates = 0;
@@ -387,61 +387,57 @@ IncrementalMerge::~IncrementalMerge() {
 void IncrementalMerge::add(const std::string& part) {
   State& st = *state_;
   // The part's trailer (no HDF5: a part file is no HDF5 file, io/part_file.hpp).
-  const std::optional<PartContents> contents = read_part(part);
+  std::optional<PartContents> contents = read_part(part);
   if (!contents)
     throw OutputError("'" + part + "' is not a complete part file of a sweep; remove it and --resume to compute its runs again");
-  Input in;
-  in.path = part;
-  in.table = contents->summary;
-  in.run_ids = contents->run_ids;
-  in.sweep_index = contents->sweep_index;
-  in.config = contents->provenance.config_text;
-  if (!contents->provenance.sweep_config.empty()) in.sweep_config = contents->provenance.sweep_config;
+  contents->run_configs.clear();  // what --resume compares, not the merge
+  std::optional<std::string> sweep_config;
+  if (!contents->provenance.sweep_config.empty()) sweep_config = contents->provenance.sweep_config;
   if (!st.writer) {
     Hdf5Lock lock;
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     check_output_path(st.out, {part});
-    st.sweep_config = in.sweep_config;
-    st.columns = in.table;
+    st.sweep_config = sweep_config;
+    st.columns = contents->summary;
     for (auto& c : st.columns) std::visit([](auto& v) { v.clear(); }, c.values);
     st.writer = std::make_unique<ResultsFile>(st.out, std::vector<std::string>{part});
     st.writer->guarded("runs", [&] { st.writer->runs_group(); });  // a file of runs, even of none
     st.target = std::make_unique<Hdf5RunTarget>(*st.writer);
   }
-  if (!same_columns(in.table, st.columns))
-    throw InputError("'" + part + "' has /summary columns (" + column_list(in.table) + ") different from the sweep's "
-                     "other parts (" + column_list(st.columns) + ")");
-  if (in.sweep_config.has_value() != st.sweep_config.has_value() ||
-      (in.sweep_config && *in.sweep_config != *st.sweep_config &&  // the same text: the same sweep (the usual case,
-                                                                  // and normalizing costs about 1 ms a part)
-       comparable_config(*in.sweep_config) != comparable_config(*st.sweep_config)))
+  if (!same_columns(contents->summary, st.columns))
+    throw InputError("'" + part + "' has /summary columns (" + column_list(contents->summary) +
+                     ") different from the sweep's other parts (" + column_list(st.columns) + ")");
+  if (sweep_config.has_value() != st.sweep_config.has_value() ||
+      (sweep_config && *sweep_config != *st.sweep_config &&  // the same text: the same sweep (the usual case, and
+                                                             // normalizing costs about 1 ms a part)
+       comparable_config(*sweep_config) != comparable_config(*st.sweep_config)))
     throw InputError("'" + part + "' comes from a different sweep (its sweep_config differs); merge the parts of one sweep");
   const size_t index = st.parts.size();
-  for (size_t r = 0; r < in.run_ids.size(); ++r) {
-    const std::string& id = in.run_ids[r];
+  for (size_t r = 0; r < contents->run_ids.size(); ++r) {
+    const std::string& id = contents->run_ids[r];
+    const long sweep_index = contents->sweep_index[r];
     if (const auto it = st.seen.find(id); it != st.seen.end()) {
       // Kept once when identical (a part computed again after an interrupted commit), refused otherwise.
       const auto [p, row] = it->second;
-      const std::string d = run_difference(st.parts[p].path, st.contents[p], row, part, *contents, r);
+      const auto& [first_path, first] = st.parts[p];
+      const std::string d = run_difference(first_path, first, row, part, *contents, r);
       if (!d.empty())
-        throw InputError("run '" + id + "' is in both '" + st.parts[p].path + "' and '" + part +
-                         "' with different contents (" + d + "); merge refuses to choose");
+        throw InputError("run '" + id + "' is in both '" + first_path + "' and '" + part + "' with different contents (" +
+                         d + "); merge refuses to choose");
       ++st.duplicates;
       continue;
     }
     {
       Hdf5Lock lock;  // per run: HDF5 is written by this thread alone, the jobs never wait for it
       st.writer->guarded("run '" + id + "'", [&] {
-        st.target->begin_run(id, in.sweep_index[r]);
+        st.target->begin_run(id, sweep_index);
         replay_run(part, *contents, r, *st.target);
         st.target->end_run();
       });
     }
     st.seen[id] = {index, r};
-    st.rows.push_back({in.sweep_index[r] >= 0 ? in.sweep_index[r] : static_cast<long>(st.rows.size()), index, r});
+    st.rows.push_back({sweep_index >= 0 ? sweep_index : static_cast<long>(st.rows.size()), index, r});
   }
-  st.parts.push_back(std::move(in));
-  st.contents.push_back(*contents);
+  st.parts.emplace_back(part, std::move(*contents));
 }
 
 MergeReport IncrementalMerge::finish(size_t expected_runs) {
@@ -455,13 +451,13 @@ MergeReport IncrementalMerge::finish(size_t expected_runs) {
     return a.sweep_index < b.sweep_index;
   });
   SummaryTable rows = st.columns;
-  for (const State::Row& e : st.rows) append_row(rows, st.parts[e.part].table, e.row);
+  for (const State::Row& e : st.rows) append_row(rows, st.parts[e.part].second.summary, e.row);
   MergeReport report;
   st.writer->append_summary(rows);
   count_rows(rows, report);
   Provenance provenance{st.command_line, "", ""};
   if (st.sweep_config) provenance.config_text = provenance.sweep_config = *st.sweep_config;
-  else if (!st.parts.empty()) provenance.config_text = st.parts.front().config.value_or("");
+  else if (!st.parts.empty()) provenance.config_text = st.parts.front().second.provenance.config_text;
   st.writer->commit(provenance);
   report.runs = st.rows.size();
   report.duplicates = st.duplicates;

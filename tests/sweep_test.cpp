@@ -597,6 +597,28 @@ TEST(Merge, PartByPartEqualsTheWholeMerge) {
     }
   }
   EXPECT_FALSE(fs::exists(dir.path() / "short.h5"));
+  {
+    // The same run id with other contents (another t_end): refused, naming the first difference, which the two
+    // runs' records show call by call (the group's attributes come before its compact datasets).
+    clm::RunSpec other = plan.runs[0].spec;
+    other.t_end = 0.4;
+    {
+      clm::PartWriter writer((dir.path() / "other.part").string());
+      std::ostringstream log;
+      clm::PreparedRun prepared = clm::prepare_run(other, log, false);
+      clm::execute_run(prepared, &writer.run_observer(), false, nullptr);
+      writer.commit({"test", plan.sweep_config, plan.sweep_config}, {clm::part_config(plan, other)});
+    }
+    clm::IncrementalMerge merge((dir.path() / "o.h5").string(), "test");
+    merge.add(part(0));
+    try {
+      merge.add((dir.path() / "other.part").string());
+      ADD_FAILURE() << "two different runs of one id were merged";
+    } catch (const clm::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("run '" + plan.runs[0].spec.run_id + "' is in both"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("with different contents (attribute t_end)"), std::string::npos) << e.what();
+    }
+  }
   // A damaged part (cut short, or one byte of its trailer changed) is no part: refused by name, never read.
   const std::string bytes = clm::testing::read_text(part(2));
   for (const std::string& damaged : {bytes.substr(0, bytes.size() / 2), bytes.substr(0, bytes.size() - 1),
@@ -658,10 +680,16 @@ rtol = 1e-4 1e-6 1e-8
     EXPECT_EQ(r.computed, 6u);
     EXPECT_EQ(r.references, 2u) << "one reference per parameter value, computed once";
     EXPECT_GT(r.reference_seconds, 0.0);
-    EXPECT_GT(r.lock_held_seconds, 0.0);  // the part files and the merge
+    EXPECT_GT(r.lock_held_seconds, 0.0);  // the merge (the jobs' part files are no HDF5 files)
     EXPECT_LT(r.lock_held_seconds, r.wall_seconds);
     EXPECT_GE(r.wait_seconds, 0.0);
+    if (jobs == 1) EXPECT_EQ(r.wait_seconds, 0.0) << "one job computes its references itself: it never waits";
     EXPECT_GT(r.planning_seconds, 0.0);
+    // The merge: the writer's time while the jobs computed, then its tail (the rest, /summary, the commit).
+    EXPECT_GT(r.merge_tail_seconds, 0.0);
+    EXPECT_LE(r.merge_tail_seconds, r.merge_seconds);
+    EXPECT_LT(r.merge_seconds, r.wall_seconds);
+    EXPECT_GT(r.commit_seconds, 0.0);  // the part files
   }
   expect_identical(dir, "api1.h5", "api2.h5");
 }
