@@ -30,7 +30,10 @@
 //                         waiting_pct     time the workers waited (for a reference another job computes, or for
 //                                         the HDF5 lock) over K x wall: what K jobs lost to each other
 //                         overhead_ms     per run: CPU time that is not the runs' computing (the planning, the
-//                                         part files: recording, compressing, committing; the writer's replay)
+//                                         part files: recording, compressing, committing, also the chunks a
+//                                         long run writes while it integrates; the writer's replay)
+//                         compress_ms     of overhead_ms, shuffling and deflating the samples' chunks (in the
+//                                         jobs, side by side; it grows with a run's samples, not with the runs)
 //                         predicted_16, predicted_64  the speed-up s and w predict at N jobs: Amdahl's law with
 //                                         the writer as a stage of its own, 1 / (s + max((1 - s) / N, w))
 //                       The speed-up on this machine is wall(K = 1) / wall(K = 2).
@@ -176,7 +179,7 @@ void BM_ScaleGrid(benchmark::State& state) {
   options.jobs = static_cast<int>(state.range(1));
   options.print_runs = false;
   double wall = 0, computing = 0, serial = 0, writer = 0, waiting = 0, overhead_cpu = 0, commit = 0, merge = 0;
-  double planning = 0, merge_cpu = 0, tail = 0;
+  double planning = 0, merge_cpu = 0, tail = 0, compress = 0;
   long runs = 0;
   for (auto _ : state) {
     std::ostringstream out, err;
@@ -193,6 +196,7 @@ void BM_ScaleGrid(benchmark::State& state) {
     merge += r.merge_seconds;
     planning += r.planning_seconds;
     merge_cpu += r.merge_cpu_seconds;
+    compress += r.compress_cpu_seconds;
     tail += r.merge_tail_seconds;
     runs += static_cast<long>(r.computed);
     state.PauseTiming();
@@ -213,6 +217,7 @@ void BM_ScaleGrid(benchmark::State& state) {
   state.counters["run_ms"] = 1e3 * computing / double(runs);
   state.counters["planning_ms"] = 1e3 * planning / double(runs);   // per run
   state.counters["merge_cpu_ms"] = 1e3 * merge_cpu / double(runs);
+  state.counters["compress_ms"] = 1e3 * compress / double(runs);  // of overhead_ms: deflating the samples
   state.counters["tail_ms"] = 1e3 * tail / double(state.iterations());  // the merge after the last run, per sweep
   state.counters["predicted_16"] = predicted(16);
   state.counters["predicted_64"] = predicted(64);

@@ -38,6 +38,11 @@ class Hdf5RunTarget : public RunTarget {
 
   ResultsFile& file_;
   std::vector<hdf5::Handle> objects_;  // objects_[k - 1] is object k of the run in progress
+  // The run group (/runs/<id>) of the run in progress, and the header bytes the last closed one used: a run
+  // group is made that large at once (hdf5::run_group_properties), since a sweep's runs have the same
+  // attributes. Only an allocation size: the file's contents do not depend on it.
+  Object run_group_ = 0;
+  size_t run_header_bytes_ = 0;
 };
 
 }  // namespace clm

@@ -73,6 +73,17 @@ Handle make_group(hid_t parent, const std::string& name);
 // The creation properties of such groups, and of compact or contiguous datasets (H5D_COMPACT, H5D_CONTIGUOUS),
 // made once and kept for the process: not to be closed.
 hid_t untimed_group_properties();
+// The creation properties of a run group (/runs/<id> and the groups in it), as untimed_group_properties plus:
+// links stored in the group's own object header (compact storage of HDF5 1.8, up to 64 links), and the
+// header made `header_bytes` large at once (0: the default). A run group holds about a hundred attributes: grown one attribute at a time, its header was
+// reallocated and extended in the file dozens of times, a third of the cost of writing a short run
+// (issue 25). Kept for the process like the others; each call sets the size again (under the HDF5 lock).
+hid_t run_group_properties(size_t header_bytes);
+// Sets a new-style group's creation properties to make its header `header_bytes` large (0: HDF5's default).
+void size_group_header(hid_t gcpl, size_t header_bytes);
+// The header bytes an existing new-style group uses beyond those of an empty one: the size to make a group
+// that will hold as much.
+size_t group_header_bytes(hid_t group);
 hid_t untimed_dataset_properties(H5D_layout_t layout);
 
 // Scalar attributes; a list of strings or of doubles (an empty one has a null dataspace).
@@ -93,10 +104,13 @@ void copy_object(hid_t src_parent, const std::string& name, hid_t dst_parent);
 // Rows of a chunk: about 64 KiB of data per chunk (whole rows), at least one row.
 hsize_t chunk_rows(hsize_t row_elements, size_t element_size);
 
-// The deflate filter of the results files (level kDeflateLevel, after the shuffle filter), as HDF5 applies it,
-// for chunks compressed outside the HDF5 lock: the most bytes deflate() may write for `bytes` of input, and
-// deflate() itself (the compressed size; H5Failure when zlib fails). No HDF5 call: no lock needed.
-constexpr int kDeflateLevel = 6;
+// The deflate filter of the results files (level kDeflateLevel, after the shuffle filter), for chunks
+// compressed outside the HDF5 lock: the most bytes deflate() may write for `bytes` of input, and deflate()
+// itself (the compressed size; H5Failure when zlib fails), a zlib stream as HDF5's filter writes one (which
+// reads it back), with run-length matching only (see hdf5_support.cpp). No HDF5 call: no lock needed; no
+// allocation after a thread's first chunk. Level 1: on a run's shuffled doubles level 6 took 1.45 times the
+// CPU for 1 % less size (bench/scale_long.ini).
+constexpr int kDeflateLevel = 1;
 size_t deflate_bound(size_t bytes);
 size_t deflate(const unsigned char* in, size_t bytes, unsigned char* out, size_t capacity, const std::string& what);
 

@@ -62,10 +62,11 @@ class RunTarget {
 };
 
 // A dataset of rows of `cols` doubles (cols = 0: one number per row) that grows as rows are appended;
-// rows are buffered one chunk at a time, so its memory is fixed. A chunk holds about 64 KiB of rows, or
-// fewer when the run has at most `max_rows` samples (0: unknown): a short run's datasets are then one
-// chunk of its own size instead of a 64 KiB chunk mostly of fill, which HDF5 would fill, shuffle and
-// deflate whole on every write (measured: most of the cost of writing a run of 11 samples).
+// rows are buffered one chunk at a time, so its memory is fixed. A chunk holds at most about 64 KiB of rows;
+// when the run has at most `max_rows` samples (0: unknown), the fewest such chunks of equal rows that hold
+// them: a short run's datasets are then one chunk of its own size instead of a 64 KiB chunk mostly of fill,
+// which HDF5 would fill, shuffle and deflate whole on every write (measured: most of the cost of writing a
+// run of 11 samples), and a longer run's last chunk is not mostly fill either.
 // A dataset whose max_rows rows take at most kCompactBytes is compact instead (its data in its object
 // header, written at close): no chunk index, no filter, which cost more than such data (deflating 100
 // numbers does not make them smaller) when it is written, copied by a merge and read.

@@ -2,13 +2,16 @@
 #include "runs/results_writer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "io/hdf5_run_target.hpp"
 #include "io/part_file.hpp"
 #include "runs/run_options.hpp"
+#include "runs/thread_cpu_time.hpp"
 
 namespace clm {
 
@@ -48,6 +51,10 @@ const std::vector<std::pair<std::string, std::string>>& summary_descriptions() {
 }  // namespace
 
 // The runs written into the file: the one being streamed, and the /summary rows of those finished.
+static double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 struct ResultsWriter::State : RunObserver {
   struct SummaryRow {
     std::string run_id, problem, formulation, integrator, status, reference;
@@ -77,6 +84,9 @@ struct ResultsWriter::State : RunObserver {
   bool has_points = false;  // points follows them
   bool has_body_velocities = false;  // body_velocities follows points
   bool has_reference_error = false;  // error_vs_reference follows them (RunRecord::records_reference_error)
+  // Output costs a sweep accounts (PartWriter::take_output_times): the chunks written from sample() while the
+  // run integrates (wall and thread CPU, read only when a chunk is full), and all compression (pack()).
+  OutputTimes times;
 
   void begin(const RunRecord& header) override;
   void sample(double t, const Observation& obs, const SampleErrors& errors) override;
@@ -179,10 +189,21 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
     full = balance[3]->push(&obs.energy_balance_residual) || full;
   }
   if (full) {
+    const double w0 = steady_seconds(), c0 = thread_cpu_seconds();
     // Compressed here, outside the HDF5 lock (issue 25); the lock is held only to hand HDF5 the chunks.
     for (auto* group : {&datasets, &extras, &balance})
       for (auto& d : *group)
         if (d->full()) d->pack();
+    const double c1 = thread_cpu_seconds();
+    times.pack_cpu += c1 - c0;
+    struct Add {  // also when the write throws
+      OutputTimes& t;
+      double w0, c0;
+      ~Add() {
+        t.chunk_wall += steady_seconds() - w0;
+        t.chunk_cpu += thread_cpu_seconds() - c0;
+      }
+    } add{times, w0, c0};
     target->guarded("run samples", [&] {
       for (auto& d : datasets)
         if (d->full()) d->flush();
@@ -197,8 +218,10 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
 void ResultsWriter::State::finish(const RunRecord& record) {
   // The last chunks compressed and the attributes made outside the HDF5 lock (issue 25: what the lock
   // serializes is what a sweep's jobs cannot do side by side).
+  const double c0 = thread_cpu_seconds();
   for (auto* group : {&datasets, &extras, &balance})
     for (auto& d : *group) d->pack();
+  times.pack_cpu += thread_cpu_seconds() - c0;
   const RunAttributes attributes = run_attributes(record);
   SummaryRow row = summary_row(record);
   target->guarded("run '" + record.spec.run_id + "'", [&] {
@@ -481,6 +504,8 @@ PartWriter::PartWriter(std::string path) : file_(std::move(path)), state_(std::m
 PartWriter::~PartWriter() = default;
 
 RunObserver& PartWriter::run_observer() { return *state_; }
+
+OutputTimes PartWriter::take_output_times() { return std::exchange(state_->times, OutputTimes{}); }
 
 void PartWriter::commit(const Provenance& provenance, const std::vector<std::string>& run_configs) {
   file_.commit(summary_table(state_->rows), run_configs, provenance);

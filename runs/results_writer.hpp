@@ -25,6 +25,13 @@
 
 namespace clm {
 
+// What writing runs' samples cost, for a sweep's accounting (studies/sweep_runner.hpp): the chunks written
+// while a run integrates (its samples filled a chunk; counted as the run's output, not its computing), and the
+// compression of every chunk, there and at the run's end (AppendableDataset::pack), in thread CPU time.
+struct OutputTimes {
+  double chunk_wall = 0, chunk_cpu = 0, pack_cpu = 0;
+};
+
 class ResultsWriter {
  public:
   // A results file at out_path (ResultsFile's checks and temporary file) with its /runs group.
@@ -70,6 +77,8 @@ class PartWriter {
   PartWriter& operator=(const PartWriter&) = delete;
 
   RunObserver& run_observer();
+  // The output times of the runs streamed since the last call (OutputTimes), and zero from here.
+  OutputTimes take_output_times();
   // The runs' configurations (what --resume compares), their /summary rows and the provenance; fsync, rename.
   void commit(const Provenance& provenance, const std::vector<std::string>& run_configs);
 

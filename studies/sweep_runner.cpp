@@ -408,14 +408,17 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         prepared.formulation.reset();
         part_configs.push_back(part_config(plan, run.spec));
         const double t3 = now_seconds(), cpu3 = thread_cpu_seconds();
+        // The chunks a long run wrote while it integrated are output, not computing; the finish's are in `writing`.
+        const OutputTimes output = part->take_output_times();
         {
           std::lock_guard<std::mutex> lock(mutex);
           ++report.computed;
           if (record.status != "ok") ++report.failures;
-          report.run_seconds += (t1 - t0) + (t3 - t2) - writing.wall;
-          report.run_cpu_seconds += (cpu1 - cpu0) + (cpu3 - cpu2) - writing.cpu;
-          report.commit_seconds += (t2 - t1) + writing.wall;
-          report.commit_cpu_seconds += (cpu2 - cpu1) + writing.cpu;
+          report.run_seconds += (t1 - t0) + (t3 - t2) - writing.wall - output.chunk_wall;
+          report.run_cpu_seconds += (cpu1 - cpu0) + (cpu3 - cpu2) - writing.cpu - output.chunk_cpu;
+          report.commit_seconds += (t2 - t1) + writing.wall + output.chunk_wall;
+          report.commit_cpu_seconds += (cpu2 - cpu1) + writing.cpu + output.chunk_cpu;
+          report.compress_cpu_seconds += output.pack_cpu;
           if (options.print_runs) {
             out << "run " << record.spec.run_id << ": " << record.status;
             if (!record.message.empty()) out << " (" << record.message << ")";

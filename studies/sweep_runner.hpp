@@ -51,8 +51,9 @@ struct SweepReport {
   // other load on the machine does not inflate):
   double run_seconds = 0, run_cpu_seconds = 0;        // the runs themselves: prepare + integrate
   double commit_seconds = 0, commit_cpu_seconds = 0;  // part files: create, record a run (the writer's
-                                                      // begin / finish; a long run's chunks recorded while
-                                                      // it integrates count as the run's), commit
+                                                      // begin / finish, and the chunks a long run records
+                                                      // while it integrates), commit
+  double compress_cpu_seconds = 0;  // of commit_cpu_seconds: shuffling and deflating the samples' chunks
   // The merge (rank 0): the merger thread's time replaying parts while the jobs computed (the writer, a
   // pipeline stage beside the jobs), plus the tail after the last run (merge_tail_seconds: the rest of the
   // parts, /summary, commit; nothing else runs then). The tail's CPU is the main thread's.

@@ -692,6 +692,31 @@ rtol = 1e-4 1e-6 1e-8
     EXPECT_GT(r.commit_seconds, 0.0);  // the part files
   }
   expect_identical(dir, "api1.h5", "api2.h5");
+
+  // Runs whose samples fill chunks while they integrate (20001 samples: a chunk of t holds 8192): those
+  // chunks' compression and writing count as output (commit), not as the runs' computing, and the compression
+  // is reported on its own, a part of it.
+  write_text(dir.path() / "long.ini", R"([run]
+problem = chaplygin_sleigh
+formulation = kkt
+integrator = rk4
+dt = 1e-3
+t_end = 20
+output_every = 1e-3
+timing_budget = 0
+[sweep]
+param.b = 0.1 0.2
+)");
+  const std::string long_ini = (dir.path() / "long.ini").string();
+  const clm::SweepPlan plan =
+      clm::plan_sweep(long_ini, clm::read_config_file(long_ini), (dir.path() / "long.h5").string());
+  clm::SweepOptions options;
+  options.print_runs = false;
+  std::ostringstream out, err;
+  const clm::SweepReport r = clm::run_sweep(plan, {0, 1}, options, *clm::make_process_group(), out, err);
+  EXPECT_EQ(r.computed, 2u);
+  EXPECT_GT(r.compress_cpu_seconds, 0.0);
+  EXPECT_LT(r.compress_cpu_seconds, r.commit_cpu_seconds);
 }
 
 // The output path is not part of a sweep's identity (issue 20, debt 2): shards run from copies of one config
