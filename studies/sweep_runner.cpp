@@ -494,7 +494,13 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
           for (int i = 0; i < 10 && !merging_done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
       } catch (...) {
-        merge_error = std::current_exception();  // reported after the runs: they go on, and --resume merges
+        // OUT cannot be written (a damaged part, a full disk): the jobs stop after the runs they are computing,
+        // whose parts are kept with the others; the error is reported once they have, and --resume merges
+        // the parts and computes the rest. Other ranks finish their share.
+        merge_error = std::current_exception();
+        std::lock_guard<std::mutex> lock(mutex);
+        stop = true;
+        schedule.stop();
       }
     });
   }
@@ -550,8 +556,9 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         report.outside_conditions = merged.outside_conditions;
         report.first_outside = merged.first_outside;
       } catch (const OutputError& e) {
-        throw OutputError(std::string(e.what()) + "; every run is kept in " + dir +
-                          ": fix the cause and run the sweep again with --resume to merge them");
+        throw OutputError(std::string(e.what()) + "; every run finished is kept in " + dir +
+                          ": fix the cause and run the sweep again with --resume to merge them (and compute any "
+                          "run not finished)");
       }
     }
     // The merger's work while the jobs computed, and the remainder after them (the serial part).

@@ -341,6 +341,31 @@ TEST(Sweep, AFailedMergeKeepsTheGoodFileAndTheParts) {
   EXPECT_EQ(dir_names(dir.path()), (std::vector<std::string>{"g.ini", "grid.h5", "ref.h5"}));
 }
 
+// When OUT cannot be written while the jobs compute (here a full disk; a damaged part is the other case),
+// the jobs stop after the runs they are computing instead of computing the whole grid first: the error comes
+// at once, the runs finished are kept, and --resume merges them and computes the rest.
+TEST(Sweep, AMergeThatFailsStopsTheRuns) {
+  ScratchDir dir("sweep_merge_stop");
+  std::string values;
+  for (int k = 0; k < 40; ++k) values += " " + std::to_string(0.1 + 0.005 * k);
+  write_text(dir.path() / "s.ini", "[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = rk4\ndt = 1e-3\n"
+                                   "t_end = 40\noutput_every = 0.1\ntiming_budget = 0\nout = s.h5\n[sweep]\nparam.b =" +
+                                       values + "\n");
+  const ProcessResult full = dir.run_shell_prefix(
+      "LD_PRELOAD='" CLMBENCH_WRITE_FAULT_LIB "' CLM_FAULT_PATH=s.h5.tmp- CLM_FAULT_AFTER_BYTES=3000",
+      "sweep s.ini --progress never");
+  expect_one_line_error(full, 2, {"s.h5", "kept in s.h5.parts", "--resume", "No space left on device"});
+  size_t computed = 0;
+  for (size_t at = full.out.find("run "); at != std::string::npos; at = full.out.find("\nrun ", at + 1)) ++computed;
+  EXPECT_GT(computed, 0u);
+  EXPECT_LT(computed, 30u) << "40 runs of ~40 ms; the merger fails on its first part, within ~0.3 s";
+  const ProcessResult resumed = dir.run("sweep s.ini --resume --progress never");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("computed " + std::to_string(40 - computed) + ", resumed " + std::to_string(computed)),
+            std::string::npos)
+      << resumed.out;
+}
+
 TEST(Sweep, DivergingRunIsRecordedAndTheSweepGoesOn) {
   ScratchDir dir("sweep_fail");
   write_text(dir.path() / "f.ini", R"([run]
