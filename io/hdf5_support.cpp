@@ -454,13 +454,16 @@ void copy_object(hid_t src_parent, const std::string& name, hid_t dst_parent) {
     return;
   }
   if (kind != H5I_GROUP) fail("cannot copy '" + name + "': neither a group nor a dataset");
-  // The source's creation properties (a run group's links in creation order, in its header; its size), and
-  // its members made in its order, so that the copy lists them as the source does.
+  // The source's creation properties (a run group's links in its header, run_group_properties), its header
+  // made as large as the source's in one block, and its members made in the order the source lists them
+  // (by creation order where it keeps one), so that the copy lists them as the source does.
   Handle gcpl(H5Gget_create_plist(in.get()), H5Pclose, "group creation properties of '" + name + "'");
   check(H5Pset_obj_track_times(gcpl.get(), 0), "cannot set group properties");
   unsigned order = 0;
   check(H5Pget_link_creation_order(gcpl.get(), &order), "cannot read group properties");
-  if (H5Pget_nfilters(gcpl.get()) > 0 || (order & H5P_CRT_ORDER_TRACKED))  // new-style (run_group_properties)
+  const int filters = H5Pget_nfilters(gcpl.get());
+  if (filters < 0) fail("cannot read group properties");
+  if (filters > 0 || (order & H5P_CRT_ORDER_TRACKED))  // a new-style group: its header can be sized
     size_group_header(gcpl.get(), group_header_bytes(in.get()));
   Handle out(H5Gcreate2(dst_parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose,
              "group '" + name + "'");
