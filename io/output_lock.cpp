@@ -45,16 +45,28 @@ std::string host_name() {
   return buf;
 }
 
-// "pid 1234 on host node7" from the holder's lock file; "another process" when it says nothing readable.
-std::string holder(int fd) {
+// "pid 1234 on host node7" from the holder's lock file, or "" when it says nothing readable.
+std::string holder_line(int fd) {
   char buf[512] = {};
   const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  if (n <= 0) return "another process";
+  if (n <= 0) return "";
   std::string text(buf, static_cast<size_t>(n));
+  if (text.back() != '\n') return "";  // not all written yet
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   const auto space = text.find(' ');
-  if (text.empty() || text.find('\n') != std::string::npos || space == std::string::npos) return "another process";
+  if (text.empty() || text.find('\n') != std::string::npos || space == std::string::npos) return "";
   return "pid " + text.substr(0, space) + " on host " + text.substr(space + 1);
+}
+
+// The holder writes its line just after it takes the lock; a writer refused in between (two sweeps started
+// together, seen on a loaded sanitizer build) waits up to a second for it. "another process" when the
+// file still says nothing readable (a holder that is not clmbench, or one killed before it wrote).
+std::string holder(int fd) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (std::string who = holder_line(fd); !who.empty()) return who;
+    usleep(5000);
+  }
+  return "another process";
 }
 
 void remove_dirs(std::vector<std::string>& dirs) {

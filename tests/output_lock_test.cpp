@@ -114,6 +114,30 @@ TEST(OutputLock, EveryWriterIsRefusedWhileAnotherHoldsTheOutput) {
   EXPECT_FALSE(fs::exists(dir / "o.h5.lock"));
 }
 
+TEST(OutputLock, AHolderNotYetNamedIsWaitedForThenCalledAnotherProcess) {
+  // A holder writes its pid just after it locks; a writer refused in between waited for nothing and said
+  // "another process" (two sweeps started together on a loaded sanitizer build, CI).
+  ScratchDir dir("lock_unnamed");
+  write_text(dir / "r.ini", kRun);
+  {
+    const int fd = ::open((dir / "o.h5.lock").c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    std::thread late([fd] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const std::string line = "424242 node17\n";
+      EXPECT_EQ(::pwrite(fd, line.data(), line.size(), 0), static_cast<ssize_t>(line.size()));
+    });
+    expect_one_line_error(dir.run("run r.ini"), 2, {"o.h5", "pid 424242 on host node17", "o.h5.lock"});
+    late.join();
+    ::close(fd);
+  }
+  fs::remove(dir / "o.h5.lock");
+  {
+    HeldLock held(dir / "o.h5.lock", "");  // a holder that never says who it is (not clmbench)
+    expect_one_line_error(dir.run("run r.ini"), 2, {"o.h5", "by another clmbench (another process, lock 'o.h5.lock')"});
+  }
+}
+
 TEST(OutputLock, OfTwoSweepsStartedTogetherOneRunsAndTheOtherIsRefused) {
   ScratchDir dir("lock_race");
   write_text(dir / "s.ini", kSweep);
