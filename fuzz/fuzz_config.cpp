@@ -8,14 +8,11 @@
 #include <string>
 
 #include "core/types.hpp"
+#include "fuzz/scratch_file.hpp"
 #include "runs/run_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/clmbench_fuzz_config_" + std::to_string(getpid()) + ".ini";
-  if (FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(data, 1, size, f);
-    std::fclose(f);
-  }
+  const std::string& path = clm::fuzz::write_scratch_file("fuzz_config", ".ini", data, size);
   try {
     clm::ConfigLayer flags;
     const clm::RunConfig config = clm::load_run_config(path, {}, flags, std::nullopt);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/types.hpp"
+#include "fuzz/scratch_file.hpp"
 #include "io/part_file.hpp"
 
 namespace {
@@ -57,11 +58,7 @@ struct CheckingTarget : clm::RunTarget {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/clmbench_fuzz_part_" + std::to_string(getpid()) + ".part";
-  if (FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(data, 1, size, f);
-    std::fclose(f);
-  }
+  const std::string& path = clm::fuzz::write_scratch_file("fuzz_part", ".part", data, size);
   const auto contents = clm::read_part(path);
   if (!contents) return 0;
   CheckingTarget target;

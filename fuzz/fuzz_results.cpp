@@ -7,15 +7,12 @@
 #include <string>
 
 #include "core/types.hpp"
+#include "fuzz/scratch_file.hpp"
 #include "io/results_file.hpp"
 #include "runs/recorded_options.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/clmbench_fuzz_results_" + std::to_string(getpid()) + ".h5";
-  if (FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(data, 1, size, f);
-    std::fclose(f);
-  }
+  const std::string& path = clm::fuzz::write_scratch_file("fuzz_results", ".h5", data, size);
   try {
     (void)clm::format_results_table(clm::read_results_info(path));
   } catch (const clm::InputError&) {

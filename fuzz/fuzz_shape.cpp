@@ -11,13 +11,10 @@
 
 #include "core/shape_schedule.hpp"
 #include "core/types.hpp"
+#include "fuzz/scratch_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/clmbench_fuzz_shape_" + std::to_string(getpid()) + ".txt";
-  if (FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(data, 1, size, f);
-    std::fclose(f);
-  }
+  const std::string& path = clm::fuzz::write_scratch_file("fuzz_shape", ".txt", data, size);
   try {
     const clm::ShapeFunction f = clm::ShapeFunction::parse("file:" + path);
     for (int i = 0; i <= 16; ++i) {

@@ -60,7 +60,10 @@ for target in fuzz_config fuzz_results fuzz_shape fuzz_mechanism fuzz_part; do
   # Fork mode, going on after a crash, timeout or out-of-memory: each artifact is then triaged. HDF5 1.10
   # itself crashes, hangs or over-allocates on some damaged files (found by fuzz_results; fuzz/README.md):
   # an artifact whose crash is inside libhdf5 is reported as that; any other is a finding and fails.
-  build-sanitize/${target} -seed=1 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+  # Its own TMPDIR: each job writes its inputs to a scratch file there (fuzz/scratch_file.hpp), which a job
+  # that crashes or times out cannot remove.
+  scratch=$(mktemp -d)
+  TMPDIR="$scratch" build-sanitize/${target} -seed=1 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix=build-sanitize/${target}- "$corpus" > build-sanitize/${target}.log 2>&1 || true
   rm -rf "$corpus"
@@ -69,11 +72,12 @@ for target in fuzz_config fuzz_results fuzz_shape fuzz_mechanism fuzz_part; do
   # is judged like a crash, by the first frame of its allocation stack that is not the sanitizer's.
   for artifact in build-sanitize/${target}-crash-* build-sanitize/${target}-leak-*; do
     [ -e "$artifact" ] || continue
-    trace=$(build-sanitize/${target} "$artifact" 2>&1 || true)
+    trace=$(TMPDIR="$scratch" build-sanitize/${target} "$artifact" 2>&1 || true)
     if crash_frame "$trace" | grep -q "libhdf5"; then
       echo "test.sh: note: ${target}: $(basename "$artifact") crashes inside libhdf5 (a library bug on a damaged file)"
     else
       echo "$trace" | tail -40
+      rm -rf "$scratch"
       echo "test.sh: ${target} found a problem in clmbench's code: $artifact" >&2
       exit 1
     fi
@@ -82,6 +86,7 @@ for target in fuzz_config fuzz_results fuzz_shape fuzz_mechanism fuzz_part; do
   if [ "$n" -gt 0 ]; then
     echo "test.sh: note: ${target}: ${n} input(s) timed out or ran out of memory (inside HDF5; see the log)"
   fi
+  rm -rf "$scratch"
 done
 # The plain closing line CI reads: every step above passed.
 echo "sanitize: 1 passed, 0 failed"
