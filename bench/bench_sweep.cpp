@@ -234,10 +234,11 @@ BENCHMARK(BM_ScaleGrid)
     ->UseRealTime()
     ->Iterations(1);
 
-// The merge's share of a run (issue 25): one part file of the short grid's 480 runs (sleigh, rk4, 101
-// samples), the first R replayed run by run into a results file (BM_ReplayRun/hdf5:1/runs:R, what the merger
-// does per run: the part read and the HDF5 writes; counter s_per_run) or into a target that does nothing
-// (hdf5:0: reading the part alone).
+// The merge's share of a run (issue 25): one part file of a grid's runs replayed run by run into a results
+// file (BM_ReplayRun/grid:G/hdf5:1/runs:R, what the merger does per run: the part read and the HDF5 writes;
+// counter s_per_run) or into a target that does nothing (hdf5:0: reading the part alone). G = 1: the short
+// grid's 480 runs (sleigh, rk4, 101 samples: the per-object costs); G = 0: the first 8 runs of the long grid
+// (closed chain of 16 bars, 601 samples, about 300 KB of compressed chunks a run: the per-byte costs).
 struct NullTarget : RunTarget {
   Object n = 0;
   void begin_run(const std::string&, long) override { n = 0; }
@@ -252,35 +253,40 @@ struct NullTarget : RunTarget {
   void guarded(const std::string&, const std::function<void()>& body) override { body(); }
 };
 
+// A grid's first `runs` runs (each integrated once) in one part under $TMPDIR, removed at exit.
+struct GridPart {
+  fs::path path;
+  size_t runs = 0;
+  GridPart(const std::string& grid, size_t max_runs) {
+    const std::string ini = std::string(CLMBENCH_SOURCE_DIR) + "/bench/" + grid + ".ini";
+    ConfigLayer layer = read_config_file(ini);
+    apply_set(layer, "run.timing_budget=0");
+    const SweepPlan plan = plan_sweep(ini, layer, (fs::temp_directory_path() / "clmbench_bench_replay.h5").string());
+    path = fs::temp_directory_path() / ("clmbench_bench_replay_" + grid + "_" + std::to_string(::getpid()) + ".part");
+    PartWriter writer(path.string());
+    std::vector<std::string> configs;
+    runs = std::min(max_runs, plan.runs.size());
+    for (size_t k = 0; k < runs; ++k) {
+      std::ostringstream log;
+      PreparedRun prepared = prepare_run(plan.runs[k].spec, log, false);
+      execute_run(prepared, &writer.run_observer(), false, nullptr);
+      configs.push_back(part_config(plan, plan.runs[k].spec));
+    }
+    writer.commit({"bench", plan.sweep_config, plan.sweep_config}, configs);
+  }
+  ~GridPart() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
 void BM_ReplayRun(benchmark::State& state) {
-  // The whole short grid, 480 runs, in one part under $TMPDIR (removed at exit).
-  struct Part {
-    fs::path path;
-    Part() {
-      const std::string ini = std::string(CLMBENCH_SOURCE_DIR) + "/bench/scale_short.ini";
-      ConfigLayer layer = read_config_file(ini);
-      apply_set(layer, "run.timing_budget=0");
-      const SweepPlan plan = plan_sweep(ini, layer, (fs::temp_directory_path() / "clmbench_bench_replay.h5").string());
-      path = fs::temp_directory_path() / ("clmbench_bench_replay_" + std::to_string(::getpid()) + ".part");
-      PartWriter writer(path.string());
-      std::vector<std::string> configs;
-      for (size_t k = 0; k < plan.runs.size(); ++k) {
-        std::ostringstream log;
-        PreparedRun prepared = prepare_run(plan.runs[k].spec, log, false);
-        execute_run(prepared, &writer.run_observer(), false, nullptr);
-        configs.push_back(part_config(plan, plan.runs[k].spec));
-      }
-      writer.commit({"bench", plan.sweep_config, plan.sweep_config}, configs);
-    }
-    ~Part() {
-      std::error_code ec;
-      fs::remove(path, ec);
-    }
-  };
-  static const Part grid_part;
-  const fs::path& part = grid_part.path;
+  static const GridPart long_part("scale_long", 8), short_part("scale_short", 480);
+  const GridPart& grid = state.range(0) == 0 ? long_part : short_part;
+  const fs::path& part = grid.path;
   const auto contents = read_part(part.string());
   const fs::path out = fs::temp_directory_path() / ("clmbench_bench_replay_" + std::to_string(::getpid()) + ".h5");
+  const size_t per_iteration = std::min(static_cast<size_t>(state.range(2)), grid.runs);
   long runs = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -288,9 +294,9 @@ void BM_ReplayRun(benchmark::State& state) {
     file->guarded("runs", [&] { file->runs_group(); });
     Hdf5RunTarget hdf5(*file);
     NullTarget null;
-    RunTarget& target = state.range(0) ? static_cast<RunTarget&>(hdf5) : null;
+    RunTarget& target = state.range(1) ? static_cast<RunTarget&>(hdf5) : null;
     state.ResumeTiming();
-    for (size_t r = 0; r < static_cast<size_t>(state.range(1)); ++r) {
+    for (size_t r = 0; r < per_iteration; ++r) {
       target.guarded("run", [&] {
         target.begin_run(contents->run_ids[r], static_cast<long>(r));
         replay_run(part.string(), *contents, r, target);
@@ -304,6 +310,13 @@ void BM_ReplayRun(benchmark::State& state) {
   }
   state.counters["s_per_run"] = benchmark::Counter(double(runs), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ReplayRun)->ArgNames({"hdf5", "runs"})->Args({0, 480})->Args({1, 48})->Args({1, 480})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReplayRun)
+    ->ArgNames({"grid", "hdf5", "runs"})
+    ->Args({1, 0, 480})
+    ->Args({1, 1, 48})
+    ->Args({1, 1, 480})
+    ->Args({0, 0, 8})
+    ->Args({0, 1, 8})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

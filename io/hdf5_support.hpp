@@ -106,15 +106,17 @@ void copy_object(hid_t src_parent, const std::string& name, hid_t dst_parent);
 hsize_t chunk_rows(hsize_t row_elements, size_t element_size);
 
 // The deflate filter of the results files (level kDeflateLevel, after the shuffle filter), for chunks
-// compressed outside the HDF5 lock: the most bytes deflate() may write for `bytes` of input, and deflate()
-// itself (the compressed size; H5Failure when zlib fails), a zlib stream as HDF5's filter writes one (which
-// reads it back), with run-length matching only (see hdf5_support.cpp). No HDF5 call: no lock needed; no
-// allocation after a thread's first chunk. Level 1: on bench/scale_long.ini's shuffled doubles level 6 took
-// about 1.45 times the CPU (zlib's default strategy, timed outside the sweep) to store 0.818 of the raw
-// bytes instead of 0.827.
+// compressed outside the HDF5 lock: the most bytes deflate() may write for `bytes` of input in `planes`
+// planes, and deflate() itself (the compressed size; H5Failure when zlib fails), a zlib stream as HDF5's
+// filter reads it. A shuffled chunk of doubles is 8 planes, one per byte of the values: planes of noise
+// (the low bytes of the mantissas) are stored, the others deflated (see hdf5_support.cpp). No HDF5 call: no
+// lock needed; no allocation after a thread's first chunk.
 constexpr int kDeflateLevel = 1;
-size_t deflate_bound(size_t bytes);
-size_t deflate(const unsigned char* in, size_t bytes, unsigned char* out, size_t capacity, const std::string& what);
+size_t deflate_bound(size_t bytes, size_t planes);
+size_t deflate(const unsigned char* in, size_t bytes, size_t planes, unsigned char* out, size_t capacity,
+               const std::string& what);
+// Whether deflate() stores a plane of `n` bytes rather than deflating it.
+bool looks_like_noise(const unsigned char* plane, size_t n);
 
 // A fixed-size dataset written at once: chunked (whole rows, about 64 KiB per chunk), shuffled and
 // deflated; a dataset with a zero dimension cannot be chunked and is written contiguous and empty, as is

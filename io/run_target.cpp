@@ -35,8 +35,8 @@ void AppendableDataset::pack() {
   const size_t filled = buffer_.size();  // elements buffered; the rest of the chunk is the fill value 0
   for (size_t i = 0; i < filled; ++i)
     for (size_t b = 0; b < sizeof(double); ++b) shuffled_[b * elements + i] = raw[i * sizeof(double) + b];
-  packed_.resize(hdf5::deflate_bound(bytes));
-  packed_.resize(hdf5::deflate(shuffled_.data(), bytes, packed_.data(), packed_.size(), name_));
+  packed_.resize(hdf5::deflate_bound(bytes, sizeof(double)));
+  packed_.resize(hdf5::deflate(shuffled_.data(), bytes, sizeof(double), packed_.data(), packed_.size(), name_));
   packed_rows_ = buffered_;
 }
 
