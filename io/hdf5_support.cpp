@@ -174,7 +174,7 @@ size_t deflate_bound(size_t bytes, size_t planes) {
 
 // At most 5 % of the plane could be saved: its order-0 entropy, estimated from the byte counts
 // with the Miller-Madow correction (the plug-in estimate is low by about (K - 1) / (2 n ln 2) bits for K
-// distinct values in n bytes, 0.03 bits in a 64 KiB chunk's plane of 8 KiB, more in small chunks), is over
+// distinct values in n bytes: 0.02 bits in a 64 KiB chunk's plane of 8 KiB, more in small chunks) is over
 // 7.6 bits a byte. The low bytes of the mantissas of computed doubles are noise: deflate's Huffman codes
 // cannot shorten them and its search finds no matches in them. Histogram on the stack, nothing allocated.
 bool looks_like_noise(const unsigned char* p, size_t n) {
