@@ -61,7 +61,8 @@ exits 2 naming the cause; --resume merges the finished runs and computes the res
 computed from the same resolved configuration, are skipped, the rest computed, and OUT is the file
 an uninterrupted sweep writes. A part computed from another configuration, or a file in OUT.parts that
 no run of the grid names, is an error naming it (remove it to recompute). Without --resume, existing parts
-are an error (never silently mixed into a new sweep).
+are an error (never silently mixed into a new sweep). A sweep that finished removed its parts: --resume
+then computes every run again, and says so in a warning.
 
 --shard i/n runs every n-th run starting at index i (0 <= i < n) into its own complete results file (--out,
 default OUT with .shard-i-of-n before .h5); `clmbench merge OUT.h5 SHARD.h5 ...` joins them.
@@ -214,6 +215,10 @@ int sweep(const CommandInvocation& call) {
     call.out << "; computed " << report.computed << (group->size() > 1 ? " on rank 0" : "") << ", resumed "
              << report.resumed << ", " << options.jobs << " job" << (options.jobs == 1 ? "" : "s");
     if (group->size() > 1) call.out << " x " << group->size() << " ranks";
+    // --jobs 64 on 3 runs starts 3 threads: say so, not only "64 jobs".
+    if (report.threads > 0 && report.threads < options.jobs)
+      call.out << " (" << (group->size() > 1 ? "rank 0 used " : "") << report.threads
+               << (group->size() > 1 ? "" : " used") << ": one run each at most)";
     call.out << ", " << ProgressLine::duration_text(report.wall_seconds) << ")\n";
     // Runs that followed other equations than their formulation's theorem or limit assumes (issue 24 item 2):
     // said once for the sweep, the run-by-run lines are in /summary's validity column.

@@ -95,7 +95,15 @@ std::vector<bool> scan_parts(const SweepPlan& plan, const std::vector<size_t>& s
   std::vector<bool> done(selection.size(), false);
   std::error_code ec;
   const auto status = fs::status(dir, ec);
-  if (!fs::exists(status)) return done;
+  if (!fs::exists(status)) {
+    // A sweep that finished removed its parts; --resume then computes everything again, which the user
+    // may not expect (they resumed to be sure it had finished): say so, once.
+    if (resume && remove_stale)
+      err << "clmbench: warning: sweep: --resume found no parts directory " << dir
+          << (fs::exists(plan.out, ec) ? " (" + plan.out + " exists, and is replaced)" : std::string())
+          << ": every run is computed\n";
+    return done;
+  }
   if (!fs::is_directory(status))
     throw OutputError("'" + dir + "' (where a sweep into " + plan.out + " keeps its part files) is not a directory");
   std::map<std::string, size_t> position;  // run id -> position in the selection
@@ -513,6 +521,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     }
   } join_merger{merging_done, merger};
   const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(options.jobs, 1)), std::max<size_t>(todo.size(), 1)));
+  report.threads = todo.empty() ? 0 : threads;
   if (threads <= 1) {
     worker();
   } else {

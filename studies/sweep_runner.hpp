@@ -47,6 +47,7 @@ struct SweepReport {
   size_t computed = 0;  // computed by this process
   size_t failures = 0;  // computed here with status other than "ok"
   size_t parts = 0;     // part files committed here
+  int threads = 0;      // worker threads this process ran: --jobs, or fewer when it had fewer runs to compute
   // Wall time, summed over the workers of this process, and the same as thread CPU time (*_cpu_*, which
   // other load on the machine does not inflate):
   double run_seconds = 0, run_cpu_seconds = 0;        // the runs themselves: prepare + integrate

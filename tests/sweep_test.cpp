@@ -184,6 +184,16 @@ TEST(Sweep, SameDataForAnyJobsAndShards) {
   ASSERT_EQ(dir.run("sweep g.ini --jobs 1 --out j1.h5 --progress never").exit_code, 0);
   ASSERT_EQ(dir.run("sweep g.ini --jobs 2 --out j2.h5 --progress never").exit_code, 0);
   expect_identical(dir, "j1.h5", "j2.h5");
+  // More jobs than runs: the summary line says how many were used; --resume of a finished sweep (its parts
+  // removed) says that it computes everything again, in one warning.
+  const ProcessResult many = dir.run("sweep g.ini --shard 0/9 --jobs 64 --out j64.h5 --progress never");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_NE(many.out.find("wrote j64.h5 (2 runs: 2 ok; computed 2, resumed 0, 64 jobs (2 used: one run each at most), "),
+            std::string::npos) << many.out;
+  const ProcessResult again = dir.run("sweep g.ini --shard 0/9 --out j64.h5 --resume --progress never");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err, "clmbench: warning: sweep: --resume found no parts directory j64.h5.parts (j64.h5 exists, "
+                       "and is replaced): every run is computed\n");
 
   const ProcessResult s0 = dir.run("sweep g.ini --shard 0/2 --out s0.h5");
   const ProcessResult s1 = dir.run("sweep g.ini --shard 1/2 --jobs 2 --out s1.h5");
