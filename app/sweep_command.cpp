@@ -216,9 +216,10 @@ int sweep(const CommandInvocation& call) {
              << report.resumed << ", " << options.jobs << " job" << (options.jobs == 1 ? "" : "s");
     if (group->size() > 1) call.out << " x " << group->size() << " ranks";
     // --jobs 64 on 3 runs starts 3 threads: say so, not only "64 jobs".
-    if (report.threads > 0 && report.threads < options.jobs)
-      call.out << " (" << (group->size() > 1 ? "rank 0 used " : "") << report.threads
-               << (group->size() > 1 ? "" : " used") << ": one run each at most)";
+    if (report.threads > 0 && report.threads < options.jobs) {
+      if (group->size() > 1) call.out << " (rank 0 used " << report.threads << ": one run each at most)";
+      else call.out << " (" << report.threads << " used: one run each at most)";
+    }
     call.out << ", " << ProgressLine::duration_text(report.wall_seconds) << ")\n";
     // Runs that followed other equations than their formulation's theorem or limit assumes (issue 24 item 2):
     // said once for the sweep, the run-by-run lines are in /summary's validity column.

@@ -23,9 +23,12 @@ inline const std::string& write_scratch_file(const char* target, const char* ext
   }();
   static const bool removed_at_exit = std::atexit([] { std::remove(path.c_str()); }) == 0;
   (void)removed_at_exit;
-  if (FILE* f = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(data, 1, size, f);
-    std::fclose(f);
+  // An input not written whole would fuzz the reader with other bytes than libFuzzer's: stop, loudly.
+  FILE* f = std::fopen(path.c_str(), "wb");
+  const bool written = f && std::fwrite(data, 1, size, f) == size;
+  if (!f || std::fclose(f) != 0 || !written) {
+    std::fprintf(stderr, "fuzz: cannot write the scratch input %s\n", path.c_str());
+    std::abort();
   }
   return path;
 }

@@ -108,7 +108,7 @@ OutputLock::OutputLock(const std::string& out_path) {
     }
     created.push_back(it->string());
   }
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::unique_lock<std::mutex> lock(g_mutex);
   // A few tries: each fails only when the holder removed the file between our open and our flock.
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -132,6 +132,7 @@ OutputLock::OutputLock(const std::string& out_path) {
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
+      lock.unlock();  // holder() may wait up to a second: not while other outputs of this process wait to lock
       const std::string who = err == EWOULDBLOCK ? holder(fd) : "";
       ::close(fd);
       remove_dirs(created);
