@@ -320,6 +320,20 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
 
   ProgressLine progress(err, group.rank() == 0 ? options.progress : ProgressMode::kNever,
                         group.size() > 1 ? "sweep (" + group.description() + ")" : std::string("sweep"));
+  // The line's counts (with `mutex` held, or after the workers). Under MPI rank 0 shows its own share, and
+  // says so: it does not see the other ranks' runs as they finish ("runs 240/480" at 100 % read as half done).
+  auto progress_text = [&] {
+    std::string d;
+    if (group.size() > 1) {
+      d = "this rank's runs " + std::to_string(report.computed) + "/" + std::to_string(todo.size()) + " (of " +
+          std::to_string(selection.size()) + " in the sweep" +
+          (report.resumed ? ", " + std::to_string(report.resumed) + " resumed" : std::string()) + ")";
+    } else {
+      d = "runs " + std::to_string(report.resumed + report.computed) + "/" + std::to_string(selection.size());
+    }
+    if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
+    return d;
+  };
   // One reference per (problem, parameters, initial data, grid, [reference] settings), computed once by
   // whichever worker asks first and shared (thread-safe); every rank computes its own, deterministically.
   // Each is released after the last of this process's runs that needs it, so a sweep over parameters or
@@ -433,13 +447,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
             out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
                 << format_number(record.wall_time_s) << " s" << std::endl;
           }
-          progress.update(static_cast<double>(report.computed) / static_cast<double>(todo.size()), [&] {
-            std::string d = "runs " + std::to_string(report.resumed + report.computed) + "/" +
-                            std::to_string(selection.size());
-            if (group.size() > 1) d += " (this rank: " + std::to_string(report.computed) + "/" + std::to_string(todo.size()) + ")";
-            if (report.failures) d += ", " + std::to_string(report.failures) + " failed";
-            return d;
-          });
+          progress.update(static_cast<double>(report.computed) / static_cast<double>(todo.size()), progress_text);
         }
         if (now_seconds() - part_opened >= options.commit_interval_s || part_configs.size() >= kMaxRunsPerPart)
           commit_part();
@@ -530,8 +538,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     for (auto& t : pool) t.join();
   }
   progress.finish(todo.empty() ? 1.0 : static_cast<double>(report.computed) / static_cast<double>(todo.size()),
-                  "runs " + std::to_string(report.resumed + report.computed) + "/" + std::to_string(selection.size()) +
-                      (report.failures ? ", " + std::to_string(report.failures) + " failed" : std::string()));
+                  progress_text());
   // Cooperative Ctrl-C (only the Python package turns it on): before any error, which may be the runs' own
   // Interrupted.
   if (interrupt_requested())

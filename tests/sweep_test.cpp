@@ -226,9 +226,12 @@ TEST(Sweep, SameDataUnderMpirun) {
   const ProcessResult mpi = dir.run_shell_prefix(
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '" CLMBENCH_MPIRUN
       "' -n 2 --oversubscribe",
-      "sweep g.ini --out mpi.h5 --progress never");
+      "sweep g.ini --out mpi.h5 --progress always");
   ASSERT_EQ(mpi.exit_code, 0) << mpi.out << mpi.err;
   EXPECT_NE(mpi.out.find("wrote mpi.h5 (18 runs: 18 ok; computed 9 on rank 0"), std::string::npos) << mpi.out;
+  // Rank 0's progress counts its own share, and says so (it said "runs 9/18" at 100 %).
+  EXPECT_NE(mpi.err.find("sweep (MPI rank 0 of 2): 100.0%, this rank's runs 9/9 (of 18 in the sweep), elapsed "),
+            std::string::npos) << mpi.err;
   expect_identical(dir, "j1.h5", "mpi.h5");
   EXPECT_FALSE(fs::exists(dir.path() / "mpi.h5.parts"));
 #else
