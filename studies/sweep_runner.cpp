@@ -358,6 +358,10 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     reference_of[k] = it->second;
   }
   SweepSchedule schedule(cost, reference_of, reference_specs.size());
+  report.task_cost = cost;
+  report.task_reference = reference_of;
+  report.task_run_seconds.assign(todo.size(), 0.0);  // each element written by the one worker of its task
+  report.task_reference_seconds.assign(reference_specs.size(), 0.0);
   report.planning_seconds = now_seconds() - start;
   std::mutex mutex;  // out, progress, report
   std::atomic<bool> stop{false};
@@ -401,6 +405,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
           const double r0 = now_seconds(), rc0 = thread_cpu_seconds();
           references.get(reference_specs[task->index]);  // kept in the cache for the runs that need it
           schedule.reference_done(task->index);
+          report.task_reference_seconds[task->index] = now_seconds() - r0;
           std::lock_guard<std::mutex> lock(mutex);
           ++report.references;
           report.reference_seconds += now_seconds() - r0;
@@ -451,6 +456,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
         }
         if (now_seconds() - part_opened >= options.commit_interval_s || part_configs.size() >= kMaxRunsPerPart)
           commit_part();
+        report.task_run_seconds[k] = now_seconds() - t0;
       }
       // The last part, also when another worker failed: its runs are complete and a --resume keeps them.
       commit_part();

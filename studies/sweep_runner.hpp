@@ -71,6 +71,13 @@ struct SweepReport {
   // writing; the jobs take it no more: their part files are no HDF5 files).
   double lock_wait_seconds = 0, lock_held_seconds = 0;
   double wall_seconds = 0;    // the whole sweep
+  // Each task's wall time on its worker, for bench/bench_sweep.cpp to play this process's schedule forward at
+  // other job counts (simulated_wall_seconds, studies/sweep_schedule.hpp; issue 25). Per run this process
+  // computes, in the schedule's list order: its estimated cost, the reference task it needs (-1: none) and its
+  // seconds from taking it to asking for the next task (prepare, integrate, record, the commit of a part it
+  // ended; 0 if it was never computed); per reference task, its seconds.
+  std::vector<double> task_cost, task_run_seconds, task_reference_seconds;
+  std::vector<long> task_reference;
   std::map<std::string, size_t> statuses;  // of OUT's runs (rank 0)
   size_t outside_conditions = 0;  // of OUT's runs, with a validity line (rank 0), and the first line
   std::string first_outside;

@@ -36,7 +36,15 @@ class SweepSchedule {
   // No further task: wakes every waiting worker.
   void stop();
 
+  // next() without blocking: the task a worker would take now, or none when every task was handed out, the
+  // schedule was stopped, or only runs waiting for references are left (then done() is false). The same
+  // order as next(); for simulated_wall_seconds, which plays the schedule forward in time.
+  std::optional<SweepTask> try_next();
+  bool done();  // every task handed out, or stopped
+
  private:
+  std::optional<SweepTask> take();  // with mutex_ held
+
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<size_t> order_;       // run positions, longest first
@@ -46,6 +54,16 @@ class SweepSchedule {
   size_t next_reference_ = 0, first_open_ = 0, runs_left_ = 0;
   bool stopped_ = false;
 };
+
+// What a sweep's computing would take on `jobs` workers, from the time each of its tasks took (measured at any
+// job count, each task on one worker): SweepSchedule's order played forward in time, event by event, a
+// worker that finds only runs waiting for references idling until the next reference completes. It counts
+// what Amdahl's law with a serial fraction leaves out: a grid's tail (48 runs of uneven length on 16 jobs
+// end with some jobs idle) and the waits for references (bench/bench_sweep.cpp, issue 25). Ties go to the
+// lowest worker, so the result is deterministic.
+double simulated_wall_seconds(const std::vector<double>& cost, const std::vector<long>& reference,
+                              const std::vector<double>& run_seconds, const std::vector<double>& reference_seconds,
+                              int jobs);
 
 // The relative cost of a run, for the longest-first order: steps (t_end / dt for a fixed step, t_end
 // rtol^(-1/5) for an adaptive method) times the work of one step, growing with the size of the system (n + m)^2.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <chrono>
 #include <thread>
 
@@ -69,6 +70,30 @@ TEST(SweepSchedule, StopReleasesWaitingWorkers) {
   a.join();
   b.join();
   EXPECT_EQ(released.load(), 2);
+}
+
+// The schedule played forward in time (what bench_sweep's scheduled_N figures come from): sums on one job,
+// a grid's tail, a run idling for its reference, the order of the estimated costs, the chain of a reference and
+// its runs on many jobs; exact event times, so the results are exact.
+TEST(SweepSchedule, SimulatedWallTimeFollowsTheScheduleEventByEvent) {
+  // One job: every task after the other.
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({1, 1, 1}, {-1, 0, 0}, {1.0, 2.0, 3.0}, {4.0}, 1), 10.0);
+  // The tail: three runs of 1 s on two jobs take 2 s, not 1.5.
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({1, 1, 1}, {-1, -1, -1}, {1.0, 1.0, 1.0}, {}, 2), 2.0);
+  // Reference 0 (2 s) first on job 0, run 1 (no reference, 1 s) on job 1, which then idles until the
+  // reference is done at 2 s; run 0 (needs it, 1 s) ends at 3 s.
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({5, 1}, {0, -1}, {1.0, 1.0}, {2.0}, 2), 3.0);
+  // Longest estimated first: runs of 1, 1 and 2 s on two jobs take 2 s when the estimates rank them right,
+  // 3 s when they rank the long one last.
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({1, 1, 2}, {-1, -1, -1}, {1.0, 1.0, 2.0}, {}, 2), 2.0);
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({2, 2, 1}, {-1, -1, -1}, {1.0, 1.0, 2.0}, {}, 2), 3.0);
+  // As many jobs as tasks: the longest chain, a reference and then its longest run (the long grid on
+  // 64 jobs: its 16 references, then 48 runs, at most 3 at a time per reference).
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({1, 1, 1, 1}, {0, 0, 1, 1}, {0.5, 0.25, 0.75, 0.5}, {1.0, 0.5}, 64), 1.5);
+  // No task at all: nothing to wait for.
+  EXPECT_DOUBLE_EQ(simulated_wall_seconds({}, {}, {}, {}, 4), 0.0);
+  EXPECT_THROW(simulated_wall_seconds({1}, {-1}, {1.0}, {}, 0), std::invalid_argument);
+  EXPECT_THROW(simulated_wall_seconds({1}, {-1}, {}, {}, 1), std::invalid_argument);
 }
 
 // Cost: steps times (n + m)^2; tighter tolerances and smaller steps cost more.

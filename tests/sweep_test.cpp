@@ -26,6 +26,8 @@
 #include "io/results_file.hpp"
 #include "io/results_merge.hpp"
 #include "studies/sweep_runner.hpp"
+#include "studies/sweep_schedule.hpp"
+#include "studies/sweep_schedule.hpp"
 
 namespace fs = std::filesystem;
 using clm::testing::expect_one_line_error;
@@ -733,6 +735,30 @@ rtol = 1e-4 1e-6 1e-8
     EXPECT_LE(r.merge_tail_seconds, r.merge_seconds);
     EXPECT_LT(r.merge_seconds, r.wall_seconds);
     EXPECT_GT(r.commit_seconds, 0.0);  // the part files
+    // Each task's time, for bench_sweep to play the schedule forward at other job counts: 6 runs, each
+    // needing one of the 2 references (3 runs each), every task timed; a task's time holds its run's own
+    // (prepare, integrate; with its recording), and at one job the tasks follow each other between the
+    // planning and the merge's tail.
+    ASSERT_EQ(r.task_run_seconds.size(), 6u);
+    ASSERT_EQ(r.task_cost.size(), 6u);
+    ASSERT_EQ(r.task_reference.size(), 6u);
+    ASSERT_EQ(r.task_reference_seconds.size(), 2u);
+    EXPECT_EQ(std::count(r.task_reference.begin(), r.task_reference.end(), 0L), 3);
+    EXPECT_EQ(std::count(r.task_reference.begin(), r.task_reference.end(), 1L), 3);
+    double tasks = 0;
+    for (const auto* times : {&r.task_run_seconds, &r.task_reference_seconds}) {
+      for (double t : *times) {
+        EXPECT_GT(t, 0.0);
+        tasks += t;
+      }
+    }
+    EXPECT_GE(tasks, r.run_seconds + r.reference_seconds);
+    if (jobs == 1) {
+      EXPECT_LE(tasks + r.planning_seconds + r.merge_tail_seconds, r.wall_seconds);
+      EXPECT_NEAR(clm::simulated_wall_seconds(r.task_cost, r.task_reference, r.task_run_seconds,
+                                              r.task_reference_seconds, 1),
+                  tasks, 1e-12);
+    }
   }
   expect_identical(dir, "api1.h5", "api2.h5");
 
