@@ -6,6 +6,7 @@
 #include <numeric>
 #include <queue>
 #include <stdexcept>
+#include <string>
 
 namespace clm {
 
@@ -49,11 +50,6 @@ std::optional<SweepTask> SweepSchedule::try_next() {
   return take();
 }
 
-bool SweepSchedule::done() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stopped_ || (next_reference_ == reference_ready_.size() && runs_left_ == 0);
-}
-
 void SweepSchedule::reference_done(size_t reference) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -76,6 +72,10 @@ double simulated_wall_seconds(const std::vector<double>& cost, const std::vector
   if (jobs < 1) throw std::invalid_argument("simulated_wall_seconds: jobs must be at least 1");
   if (run_seconds.size() != cost.size() || reference.size() != cost.size())
     throw std::invalid_argument("simulated_wall_seconds: one cost, reference and time per run");
+  for (const long r : reference)
+    if (r >= static_cast<long>(reference_seconds.size()))
+      throw std::invalid_argument("simulated_wall_seconds: a run needs reference " + std::to_string(r) + " of " +
+                                  std::to_string(reference_seconds.size()));
   SweepSchedule schedule(cost, reference, reference_seconds.size());
   // A worker computing a task until `end`; ordered by end, then worker, so the simulation is deterministic.
   struct Busy {

@@ -37,10 +37,9 @@ class SweepSchedule {
   void stop();
 
   // next() without blocking: the task a worker would take now, or none when every task was handed out, the
-  // schedule was stopped, or only runs waiting for references are left (then done() is false). The same
-  // order as next(); for simulated_wall_seconds, which plays the schedule forward in time.
+  // schedule was stopped, or only runs waiting for references are left. The same order as next(); for
+  // simulated_wall_seconds, which plays the schedule forward in time.
   std::optional<SweepTask> try_next();
-  bool done();  // every task handed out, or stopped
 
  private:
   std::optional<SweepTask> take();  // with mutex_ held

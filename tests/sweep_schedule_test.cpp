@@ -94,6 +94,7 @@ TEST(SweepSchedule, SimulatedWallTimeFollowsTheScheduleEventByEvent) {
   EXPECT_DOUBLE_EQ(simulated_wall_seconds({}, {}, {}, {}, 4), 0.0);
   EXPECT_THROW(simulated_wall_seconds({1}, {-1}, {1.0}, {}, 0), std::invalid_argument);
   EXPECT_THROW(simulated_wall_seconds({1}, {-1}, {}, {}, 1), std::invalid_argument);
+  EXPECT_THROW(simulated_wall_seconds({1}, {1}, {1.0}, {2.0}, 1), std::invalid_argument);  // no reference 1
 }
 
 // Cost: steps times (n + m)^2; tighter tolerances and smaller steps cost more.
