@@ -52,10 +52,11 @@ side by side without HDF5's lock (Debian's HDF5 is not thread-safe). One merger 
 into OUT's temporary file while the jobs compute; after the last run the rest is merged, /summary written
 in grid order, OUT renamed into place and OUT.parts removed. Reference runs are computed first, each once,
 side by side; then the runs, longest first. The numbers in OUT do not depend on --jobs, the shards or the
-MPI ranks. The merger's HDF5 writes (about 0.5 ms a run of ~120 objects) are what the jobs cannot share:
-16 jobs are predicted about 15x faster than one on runs of 10 ms and more (README, Scaling). If OUT cannot
-be written meanwhile (a full disk, a damaged part), the jobs stop after the runs in progress and the sweep
-exits 2 naming the cause; --resume merges the finished runs and computes the rest.
+MPI ranks. The merger's HDF5 writes (0.5-0.9 ms a run of ~120 objects) are what the jobs cannot share:
+16 jobs are predicted 14-15x faster than one on runs of 10 ms and more, given many more runs than jobs
+(README, Scaling). If OUT cannot be written meanwhile (a full disk, a damaged part), the jobs stop after
+the runs in progress and the sweep exits 2 naming the cause; --resume merges the finished runs and computes
+the rest.
 
 --resume continues an interrupted sweep (Ctrl-C, kill -9, a node lost): runs in a committed part file,
 computed from the same resolved configuration, are skipped, the rest computed, and OUT is the file
