@@ -405,10 +405,11 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
           const double r0 = now_seconds(), rc0 = thread_cpu_seconds();
           references.get(reference_specs[task->index]);  // kept in the cache for the runs that need it
           schedule.reference_done(task->index);
-          report.task_reference_seconds[task->index] = now_seconds() - r0;
+          const double seconds = now_seconds() - r0;
+          report.task_reference_seconds[task->index] = seconds;
           std::lock_guard<std::mutex> lock(mutex);
           ++report.references;
-          report.reference_seconds += now_seconds() - r0;
+          report.reference_seconds += seconds;
           report.reference_cpu_seconds += thread_cpu_seconds() - rc0;
           continue;
         }
