@@ -27,7 +27,6 @@
 #include "io/results_merge.hpp"
 #include "studies/sweep_runner.hpp"
 #include "studies/sweep_schedule.hpp"
-#include "studies/sweep_schedule.hpp"
 
 namespace fs = std::filesystem;
 using clm::testing::expect_one_line_error;
