@@ -215,8 +215,9 @@ void BM_ScaleGrid(benchmark::State& state) {
                                                            r.task_reference_seconds, n),
                                     writer_part);
     };
-    scheduled_16 += at(1) / at(16);
-    scheduled_64 += at(1) / at(64);
+    const double one_job = at(1);
+    scheduled_16 += one_job / at(16);
+    scheduled_64 += one_job / at(64);
     state.PauseTiming();
     fs::remove(g.plan.out);
     state.ResumeTiming();

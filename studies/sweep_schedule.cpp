@@ -89,20 +89,16 @@ double simulated_wall_seconds(const std::vector<double>& cost, const std::vector
   std::iota(idle.begin(), idle.end(), 0);
   double now = 0, wall = 0;
   for (;;) {
-    // Every idle worker takes what the schedule hands out now, lowest worker first.
+    // The idle workers take what the schedule hands out now, lowest worker first, until it has nothing (it
+    // changes only when a reference completes, below).
     std::sort(idle.begin(), idle.end());
-    size_t kept = 0;
-    for (size_t i = 0; i < idle.size(); ++i) {
-      const std::optional<SweepTask> task = schedule.try_next();
-      if (!task) {
-        idle[kept++] = idle[i];
-        continue;
-      }
+    size_t taken = 0;
+    for (std::optional<SweepTask> task; taken < idle.size() && (task = schedule.try_next()); ++taken) {
       const bool is_reference = task->kind == SweepTask::Kind::kReference;
       const double seconds = is_reference ? reference_seconds.at(task->index) : run_seconds.at(task->index);
-      busy.push({now + seconds, idle[i], is_reference ? std::optional<size_t>(task->index) : std::nullopt});
+      busy.push({now + seconds, idle[taken], is_reference ? std::optional<size_t>(task->index) : std::nullopt});
     }
-    idle.resize(kept);
+    idle.erase(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(taken));
     if (busy.empty()) break;  // nothing in progress, nothing to hand out: every task was done
     const Busy finished = busy.top();
     busy.pop();

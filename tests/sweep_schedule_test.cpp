@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <stdexcept>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "studies/sweep_schedule.hpp"
