@@ -103,7 +103,10 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
         interrupted = std::string("run ") + run.spec.run_id + ": " + e.what();
         break;
       }
-      for (const auto& w : out->records.back()->warnings) std::cerr << "clmbench: warning: run " << run.spec.run_id << ": " << w << "\n";
+      // prepare_run printed the run's first warnings (its options without effect); the run's own come after them.
+      const auto& warnings = out->records.back()->warnings;
+      for (size_t i = run.warnings.size(); i < warnings.size(); ++i)
+        std::cerr << "clmbench: warning: run " << run.spec.run_id << ": " << warnings[i] << "\n";
       run.formulation.reset();
     }
     // A Ctrl-C after the last sample is not lost (the flag is cleared when the call ends).
