@@ -86,14 +86,30 @@ int numerical_rank(const Mat& A, double rtol, std::vector<double>* singular_valu
 
 void analyse_holonomic(ConstraintAnalysis& out) {
   out.analysed = true;
-  out.basis = "none needed: the configuration space is the manifold h(q) = 0";
   out.integrable = true;
   out.max_bracket_residual = 0;
   out.span_by_depth = {out.dof};
   out.accessible_dimension = out.dof;
   out.accessible_depth = 0;
-  out.verdict = "holonomic by construction (h(q) given): integrable, the motion stays on h(q) = 0, accessible "
-                "dimension = DOF";
+  if (out.m == 0) {  // a problem without constraints (charged_particle) is declared holonomic with no rows
+    out.basis = "none needed: no constraints, every velocity is admissible";
+    out.verdict = "no constraints: every velocity is admissible, accessible dimension = n";
+    return;
+  }
+  const std::string h = out.time_dependent ? "h(q, t)" : "h(q)";
+  out.basis = "none needed: the configuration space is the manifold " + h + " = 0" +
+              (out.time_dependent ? " (at each t)" : "");
+  out.verdict = "holonomic by construction (" + h + " given): integrable, the motion stays on " + h +
+                " = 0, accessible dimension = DOF";
+}
+
+// What the constraints are, for the report's first line: the kind a problem declares, and whether they (or the
+// potential) depend on t, in which case A(q, t) is analysed at t = 0.
+static std::string constraint_kind(const ConstraintAnalysis& a) {
+  if (a.m == 0) return a.time_dependent ? "no constraints; V(q, t)" : "no constraints";
+  if (a.holonomic) return a.time_dependent ? "holonomic h(q, t) = 0, analysed at t = 0" : "holonomic h(q) = 0";
+  return a.time_dependent ? "Pfaffian A(q) qd + b = 0: the brackets are of ker A, analysed at t = 0"
+                          : "Pfaffian A(q) qd = 0";
 }
 
 void analyse_distribution(const DistributionFields& fields, const Mat& A, ConstraintAnalysis& out) {
@@ -233,8 +249,7 @@ void analyse_input_fields(const DistributionFields& fields, ConstraintAnalysis& 
 std::string format_constraint_analysis(const ConstraintAnalysis& a) {
   std::ostringstream s;
   const auto& o = a.options;
-  s << "problem            " << a.problem << " (" << (a.holonomic ? "holonomic h(q) = 0" : "Pfaffian A(q) qd = 0")
-    << ")\n";
+  s << "problem            " << a.problem << " (" << constraint_kind(a) << ")\n";
   s << "q                  ";
   for (int i = 0; i < a.q.size(); ++i) s << (i ? ", " : "") << short_number(a.q[i]);
   s << (a.default_q ? "   (the default q0)" : "") << "\n";
@@ -254,8 +269,11 @@ std::string format_constraint_analysis(const ConstraintAnalysis& a) {
       << "; the mobility is n - rank = " << a.dof << ")\n";
   }
   s << "basis of D         " << a.basis << "\n";
-  if (a.holonomic) {
-    s << "integrable         yes: holonomic by construction (h(q) given)\n";
+  if (a.holonomic && a.m == 0) {
+    s << "integrable         yes: no constraints\n";
+    s << "accessible dim     " << a.accessible_dimension << " = n\n";
+  } else if (a.holonomic) {
+    s << "integrable         yes: holonomic by construction (" << (a.time_dependent ? "h(q, t)" : "h(q)") << " given)\n";
     s << "accessible dim     " << a.accessible_dimension << " = DOF (the constraint manifold)\n";
   } else if (!a.analysed) {
     s << "integrable         not analysed: " << a.verdict << "\n";

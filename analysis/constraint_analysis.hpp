@@ -70,6 +70,7 @@ struct ConstraintAnalysis {
   int n = 0, m = 0, rank = 0, dof = 0;
   std::vector<double> singular_values;  // of A(q), descending
   bool holonomic = false;
+  bool time_dependent = false;     // rheonomic h(q, t), affine A(q) qd + b(q, t) = 0 or V(q, t): analysed at t = 0
   bool analysed = false;           // Pfaffian: the bracket analysis ran (needs full row rank of A(q))
   std::string basis;               // how D = ker A(q) was spanned
   bool integrable = false;
@@ -259,6 +260,7 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
   out.n = model.n();
   out.m = model.m();
   out.holonomic = model.holonomic();
+  out.time_dependent = model.time_dependent();
   if (q) {
     if (q->size() != out.n)
       throw InputError("q0 for " + out.problem + " needs " + std::to_string(out.n) + " numbers, got " +

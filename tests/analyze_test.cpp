@@ -305,6 +305,24 @@ TEST(AnalyzeCli, PrintsTheVerdicts) {
   EXPECT_NE(bar.out.find("rank A(q)          8"), std::string::npos) << bar.out;
   EXPECT_NE(bar.out.find("DOF                1"), std::string::npos) << bar.out;
 
+  // The first line says what the constraints are: time-dependent ones (analysed at t = 0) and none at all
+  // included, not "holonomic h(q) = 0" for a particle without constraints.
+  const std::pair<std::string, std::string> kinds[] = {
+      {"chaplygin_sleigh", "(Pfaffian A(q) qd = 0)"},
+      {"pendulum_cartesian", "(holonomic h(q) = 0)"},
+      {"ball_on_turntable", "(Pfaffian A(q) qd + b = 0: the brackets are of ker A, analysed at t = 0)"},
+      {std::string(CLMBENCH_SOURCE_DIR) + "/mechanisms/bead_on_rotating_hoop.toml",
+       "(holonomic h(q, t) = 0, analysed at t = 0)"},
+      {"charged_particle", "(no constraints)"}};
+  for (const auto& [problem, kind] : kinds) {
+    const auto a = dir.run("analyze --problem " + problem);
+    EXPECT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_EQ(a.out.substr(0, a.out.find('\n')).substr(a.out.find(" (")), " " + kind) << a.out;
+  }
+  const auto free = dir.run("analyze --problem charged_particle");
+  EXPECT_NE(free.out.find("verdict            no constraints: every velocity is admissible, accessible dimension = n"),
+            std::string::npos) << free.out;
+
   const auto help = dir.run("analyze --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--q0"), std::string::npos);
