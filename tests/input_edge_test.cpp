@@ -69,6 +69,26 @@ TEST(InputEdges, EchoedValuesAreShortAndVisible) {
   expect_one_line_error(dir.run("run nul.ini"), 1, {"\\x00x", "run.dt"});
 }
 
+// A line that is neither a [section] nor key = value is named by file, line and column. Boost's own message had
+// no line, and a line holding its placeholder "%invalid_line%" made it loop without end (fuzz_config); an
+// option holding one (--%canonical_option%) did the same on the command line.
+TEST(InputEdges, MalformedConfigLinesAreNamedByLineAndColumn) {
+  ScratchDir dir("lines");
+  const std::string head = "[run]\nproblem = pendulum_polar\nformulation = kkt\n";
+  write_text(dir / "a.ini", head + "  %invalid_line%\n");
+  expect_one_line_error(dir.run_shell_prefix("timeout 20", "run a.ini"), 1,
+                        {"a.ini:4:3: not a 'key = value' line: '%invalid_line%'"});
+  write_text(dir / "b.ini", "[run\nproblem = pendulum_polar\n");
+  expect_one_line_error(dir.run("run b.ini"), 1, {"b.ini:1:1: a section header needs its closing ']': '[run'"});
+  write_text(dir / "c.ini", head + "= 5 ; a comment\n");
+  expect_one_line_error(dir.run("run c.ini"), 1, {"c.ini:4:1: a key is missing before '=': '= 5'"});
+  write_text(dir / "d.ini", head + "integrator rk4\n");
+  expect_one_line_error(dir.run("run d.ini"), 1, {"d.ini:4:1: not a 'key = value' line: 'integrator rk4'"});
+  for (const char* option : {"--%canonical_option%", "-%canonical_option%", "--%original_token%", "--%option%"})
+    expect_one_line_error(dir.run_shell_prefix("timeout 20", std::string("run ") + option), 1,
+                          {std::string("unrecognised option '") + option + "'"});
+}
+
 TEST(InputEdges, AByteOrderMarkIsAccepted) {
   ScratchDir dir("bom");
   write_text(dir / "bom.ini", "\xEF\xBB\xBF[run]\nproblem = pendulum_polar\nformulation = kkt\nintegrator = rk4\nt_end = 0.1\n");
