@@ -58,18 +58,31 @@ double parse_number(const std::string& text_in, const std::string& what) {
 std::vector<double> parse_number_list(const std::string& text, const std::string& what) {
   std::vector<double> values;
   std::string token;
+  bool after_comma = false;  // a comma and no number since: "1,,2", ",1" and "1," have an empty entry
   auto flush = [&] {
-    if (!token.empty()) values.push_back(parse_number(token, what));
+    if (!token.empty()) {
+      values.push_back(parse_number(token, what));
+      after_comma = false;
+    }
     token.clear();
   };
+  const auto empty_entry = [&] {
+    return InputError("empty entry in the list of numbers '" + echo_value(trim(text)) + "' for " + what +
+                      " (numbers separated by commas or spaces)");
+  };
   for (char ch : text) {
-    if (ch == ',' || std::isspace(static_cast<unsigned char>(ch))) {
+    if (ch == ',') {
+      flush();
+      if (after_comma || values.empty()) throw empty_entry();  // before it only a comma, or nothing
+      after_comma = true;
+    } else if (std::isspace(static_cast<unsigned char>(ch))) {
       flush();
     } else {
       token += ch;
     }
   }
   flush();
+  if (after_comma) throw empty_entry();
   if (values.empty()) throw InputError("empty list of numbers for " + what);
   return values;
 }

@@ -354,6 +354,16 @@ TEST(Config, NumberParsingIsStrict) {
   for (const char* bad : {"1e-3x", "abc", "", "nan", "inf", "1,5", "0x10", "1e400"})
     EXPECT_THROW(parse_number(bad, "x"), InputError) << bad;
   EXPECT_EQ(parse_number_list("1, -2 3", "x"), (std::vector<double>{1, -2, 3}));
+  EXPECT_EQ(parse_number_list(" 1 ,\t-2 ,3 ", "x"), (std::vector<double>{1, -2, 3}));
+  // An empty entry is a typo, not a shorter list: "0.6,,-0.8" was read as (0.6, -0.8), which a problem of two
+  // coordinates took as its start.
+  for (const char* bad : {"0.6,,-0.8", "0.6, ,-0.8", "0.6,-0.8,", ",0.6", ",", "", "  "})
+    EXPECT_THROW(parse_number_list(bad, "x"), InputError) << bad;
+  try {
+    parse_number_list("0.6,,-0.8", "--q0");
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "empty entry in the list of numbers '0.6,,-0.8' for --q0 (numbers separated by commas or spaces)");
+  }
   for (double v : {0.1, 1.0 / 3.0, 6.02214076e23, -1e-300, 9.81}) EXPECT_EQ(parse_number(format_number(v), "x"), v);
 }
 
