@@ -158,7 +158,17 @@ void validate_sweep(const ConfigLayer& file, std::vector<SweepAxis>& axes) {
           }
         } catch (const InputError& e) {
           const std::string m = e.what();
-          throw InputError(m.find("[sweep") == std::string::npos ? m + " (" + what + ")" : m);
+          // "0.1, 0.2" reads as the values "0.1," and "0.2": say how a list is written.
+          std::string hint;
+          if (v.find(',') != std::string::npos) {
+            std::string without_commas = value.text;
+            std::replace(without_commas.begin(), without_commas.end(), ',', ' ');
+            std::istringstream spaced(without_commas);
+            std::string listed;
+            for (std::string token; spaced >> token;) listed += (listed.empty() ? "" : " ") + token;
+            hint = "; a sweep list separates its values by spaces: " + key + " = " + echo_value(listed);
+          }
+          throw InputError((m.find("[sweep") == std::string::npos ? m + " (" + what + ")" : m) + hint);
         }
       }
       axes.push_back(std::move(axis));

@@ -831,6 +831,18 @@ TEST(SweepPlan, AGridLargerThan64BitsIsRefused) {
   expect_one_line_error(dir.run("sweep more.ini --dry-run"), 1, {"points", "at most 1e6"});
 }
 
+// A list written with commas ("0.1, 0.2" reads as the values "0.1," and "0.2") is refused with how to write it.
+TEST(SweepPlan, AListWithCommasIsRefusedWithTheListAsItShouldBe) {
+  ScratchDir dir("sweep_commas");
+  const std::string head = "[run]\nproblem = chaplygin_sleigh\nintegrator = rk4\nt_end = 0.1\n[sweep]\n";
+  write_text(dir.path() / "a.ini", head + "formulation = kkt\nparam.b = 0.1, 0.2,0.3\n");
+  expect_one_line_error(dir.run("sweep a.ini --dry-run"), 1,
+                        {"malformed number '0.1,'", "a sweep list separates its values by spaces: param.b = 0.1 0.2 0.3"});
+  write_text(dir.path() / "b.ini", head + "formulation = kkt, schur\n");
+  expect_one_line_error(dir.run("sweep b.ini --dry-run"), 1,
+                        {"unknown formulation 'kkt,'", "separates its values by spaces: formulation = kkt schur"});
+}
+
 // merge refuses a sweep_index that is not a whole number >= 0 in one line (issue 21: a NaN was accepted).
 TEST(Merge, ANonIntegerSweepIndexIsRefused) {
   ScratchDir dir("merge_nan_index");
