@@ -361,6 +361,7 @@ TEST(Config, NumberParsingIsStrict) {
     EXPECT_THROW(parse_number_list(bad, "x"), InputError) << bad;
   try {
     parse_number_list("0.6,,-0.8", "--q0");
+    ADD_FAILURE() << "'0.6,,-0.8' was accepted";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "empty entry in the list of numbers '0.6,,-0.8' for --q0 (numbers separated by commas or spaces)");
   }
