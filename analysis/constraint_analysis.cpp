@@ -108,6 +108,11 @@ void analyse_holonomic(ConstraintAnalysis& out) {
 static std::string constraint_kind(const ConstraintAnalysis& a) {
   if (a.m == 0) return a.time_dependent ? "no constraints; V(q, t)" : "no constraints";
   if (a.holonomic) return a.time_dependent ? "holonomic h(q, t) = 0, analysed at t = 0" : "holonomic h(q) = 0";
+  if (a.position_rows > 0)
+    return "mixed: " + std::to_string(a.position_rows) + " position rows h(q" + (a.time_dependent ? ", t" : "") +
+           ") = 0 (rank " + std::to_string(a.position_rank) + "), " + std::to_string(a.m - a.position_rows) +
+           " velocity rows A(q) qd" + (a.time_dependent ? " + b" : "") + " = 0; the brackets are of ker [dh/dq; A]" +
+           (a.time_dependent ? ", analysed at t = 0" : "");
   return a.time_dependent ? "Pfaffian A(q) qd + b = 0: the brackets are of ker A, analysed at t = 0"
                           : "Pfaffian A(q) qd = 0";
 }
@@ -198,6 +203,23 @@ void analyse_distribution(const DistributionFields& fields, const Mat& A, Constr
   }
 }
 
+void mixed_verdict(ConstraintAnalysis& out) {
+  if (!out.analysed) return;
+  const int manifold = out.n - out.position_rank;  // dim of h = 0 near q
+  if (out.integrable) {
+    out.verdict = "integrable on h = 0: the velocity rows are holonomic in disguise on the " + std::to_string(manifold) +
+                  "-dimensional manifold of the position rows (every bracket of ker [dh/dq; A] lies in it); the "
+                  "motion stays on a " + std::to_string(out.accessible_dimension) + "-dimensional integral manifold";
+  } else {
+    out.verdict = "not integrable on h = 0: " + out.worst_bracket + " leaves ker [dh/dq; A], the velocity rows are "
+                  "nonholonomic on the " + std::to_string(manifold) + "-dimensional manifold of the position rows" +
+                  std::string(out.accessible_dimension == manifold
+                                  ? "; iterated brackets reach all of it (accessible, Chow-Rashevskii)"
+                                  : "; iterated brackets reach a " + std::to_string(out.accessible_dimension) +
+                                        "-dimensional part of it only");
+  }
+}
+
 std::string kinematic_split_note(const Mat& A, const std::vector<int>& passive, const ConstraintAnalysis& out) {
   const int n_p = static_cast<int>(passive.size());
   if (out.m != n_p)
@@ -254,8 +276,15 @@ std::string format_constraint_analysis(const ConstraintAnalysis& a) {
   for (int i = 0; i < a.q.size(); ++i) s << (i ? ", " : "") << short_number(a.q[i]);
   s << (a.default_q ? "   (the default q0)" : "") << "\n";
   s << "n                  " << a.n << "\n";
-  s << "m                  " << a.m << "\n";
-  s << "rank A(q)          " << a.rank << "   (SVD; singular values above " << short_number(o.rank_rtol)
+  s << "m                  " << a.m;
+  if (a.position_rows > 0 && a.position_rows < a.m)
+    s << " = " << a.position_rows << " position + " << a.m - a.position_rows << " velocity rows (position rows first)";
+  s << "\n";
+  if (a.position_rows > 0 && a.position_rows < a.m)
+    s << "rank dh/dq         " << a.position_rank << "   (the position rows: h = 0 is a manifold of dimension "
+      << a.n - a.position_rank << ")\n";
+  s << "rank A(q)          " << a.rank << (a.position_rows > 0 && a.position_rows < a.m ? " of all rows" : "")
+    << "   (SVD; singular values above " << short_number(o.rank_rtol)
     << " x the largest count";
   if (!a.singular_values.empty()) {
     s << "; smallest " << short_number(a.singular_values.back()) << ", largest "
@@ -281,7 +310,9 @@ std::string format_constraint_analysis(const ConstraintAnalysis& a) {
     s << "integrable         " << (a.integrable ? "yes" : "no") << ": largest bracket residual "
       << short_number(a.max_bracket_residual) << " at " << a.worst_bracket << " (involutive below "
       << short_number(o.involutive_tol) << ")\n";
-    s << "accessible dim     " << a.accessible_dimension << " of n = " << a.n << ", reached at bracket depth "
+    s << "accessible dim     " << a.accessible_dimension
+      << (a.position_rows > 0 ? " of n - rank dh/dq = " + std::to_string(a.n - a.position_rank) : " of n = " + std::to_string(a.n))
+      << ", reached at bracket depth "
       << a.accessible_depth << " (span by depth:";
     for (size_t d = 0; d < a.span_by_depth.size(); ++d) s << (d ? ", " : " ") << a.span_by_depth[d];
     s << "; depth <= " << o.max_depth << ", span tolerance " << short_number(o.span_rtol) << ")\n";

@@ -70,6 +70,10 @@ struct ConstraintAnalysis {
   int n = 0, m = 0, rank = 0, dof = 0;
   std::vector<double> singular_values;  // of A(q), descending
   bool holonomic = false;
+  // Mixed problems (core/problem.hpp): D = ker [A_h; A] of all rows, tangent to the manifold h = 0, whose
+  // dimension is n - position_rank; the verdict is that of the velocity rows on it.
+  int position_rows = 0;           // m for holonomic problems, 0 for Pfaffian ones
+  int position_rank = 0;           // rank of A_h = dh/dq at q (mixed problems)
   bool time_dependent = false;     // rheonomic h(q, t), affine A(q) qd + b(q, t) = 0 or V(q, t): analysed at t = 0
   bool analysed = false;           // Pfaffian: the bracket analysis ran (needs full row rank of A(q))
   std::string basis;               // how D = ker A(q) was spanned
@@ -110,6 +114,8 @@ int numerical_rank(const Mat& A, double rtol, std::vector<double>* singular_valu
 void analyse_distribution(const DistributionFields& fields, const Mat& A, ConstraintAnalysis& out);
 // The holonomic verdict (out.n, out.rank, out.dof set).
 void analyse_holonomic(ConstraintAnalysis& out);
+// A mixed problem's verdict, after analyse_distribution on all rows: the velocity rows on the manifold h = 0.
+void mixed_verdict(ConstraintAnalysis& out);
 // Kinematic systems: "" when A's columns split by out.actuated give m = n_p and a W_p of full rank at out.q
 // (rank_rtol), otherwise the reason the input vector fields are not defined there.
 std::string kinematic_split_note(const Mat& A, const std::vector<int>& passive, const ConstraintAnalysis& out);
@@ -211,7 +217,7 @@ class ProblemDistribution final : public DistributionFields {
       const int m = m_, k = n_ - m_, w = m + k;
       MatN<T, C, N> A;
       A.resize(m, n_);
-      p_.template pfaffian<T>(q, A);
+      all_rows<T>(q, A);
       // [A_D | A_I] reduced to [I | Y] by Gauss-Jordan with partial pivoting on the values: Y = A_D^-1 A_I.
       std::vector<T> a(static_cast<size_t>(m) * w);
       for (int r = 0; r < m; ++r) {
@@ -237,6 +243,49 @@ class ProblemDistribution final : public DistributionFields {
         for (int r = 0; r < m; ++r) S(dependent_[r], c) = -a[r * w + m + c];
       }
     }
+  }
+
+  // Every row's A(q) in T: a Pfaffian problem's pfaffian<T>; a mixed one's position rows A_h = dh/dq (at t = 0) above
+  // its velocity rows. T is double or a Jet whose directions are q's: dh/dq_j and its derivatives along those
+  // directions come from hyper-dual passes h(q + e1 e_j + e2 d_k) (e1: dh/dq_j, e1 e2: d^2 h/dq_j dd_k).
+  template <class T>
+  void all_rows(const VecN<T, N>& q, MatN<T, C, N>& A) const {
+    if constexpr (P::kConstraintKind == ConstraintKind::kMixed) {
+      const int mh = p_.position_constraints(), ma = m_ - mh;
+      MatN<T, kVelocityRowsOf<P>, N> Av;
+      Av.resize(ma, n_);
+      p_.template pfaffian<T>(q, Av);
+      A.bottomRows(ma) = Av;
+      VecN<HyperDual, N> qh;
+      qh.resize(n_);
+      VecN<HyperDual, kPositionRowsOf<P>> h;
+      h.resize(mh);
+      int directions = 1;
+      if constexpr (!std::is_arithmetic_v<T>) directions = static_cast<int>(T::DIMENSION);
+      for (int j = 0; j < n_; ++j) {
+        for (int d = 0; d < directions; ++d) {
+          for (int i = 0; i < n_; ++i) {
+            if constexpr (std::is_arithmetic_v<T>) qh[i] = HyperDual(q[i], i == j ? 1.0 : 0.0, 0.0, 0.0);
+            else qh[i] = HyperDual(q[i].a, i == j ? 1.0 : 0.0, q[i].v[d], 0.0);
+          }
+          position_constraint(qh, h);
+          for (int r = 0; r < mh; ++r) {
+            if constexpr (std::is_arithmetic_v<T>) A(r, j) = h[r].b;
+            else {
+              if (d == 0) A(r, j) = T(h[r].b);
+              A(r, j).v[d] = h[r].d;
+            }
+          }
+        }
+      }
+    } else {
+      p_.template pfaffian<T>(q, A);
+    }
+  }
+  template <class V>
+  void position_constraint(const VecN<HyperDual, N>& q, V& h) const {
+    if constexpr (HasTimeDependentConstraint<P>) p_.template constraint<HyperDual>(q, HyperDual(0.0), h);
+    else p_.template constraint<HyperDual>(q, h);
   }
 
   P p_;
@@ -278,6 +327,8 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
   model.evaluate(0.0, out.q, qd, kConstraintJacobian, *ws, terms);
   out.rank = numerical_rank(terms.A, options.rank_rtol, &out.singular_values);
   out.dof = out.n - out.rank;
+  out.position_rows = model.position_rows();
+  if (model.mixed()) out.position_rank = numerical_rank(terms.A.topRows(out.position_rows), options.rank_rtol);
   out.coordinate_names = model.coordinate_names();
   out.actuated = model.actuated_coordinates();
   if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic) {
@@ -295,6 +346,7 @@ ConstraintAnalysis analyze_constraints(const P& p, const std::optional<Vec>& q =
       const detail::ProblemDistribution<P> fields(model.problem(), terms.A);
       analyse_distribution(fields, terms.A, out);
     }
+    if (model.mixed()) mixed_verdict(out);
   }
   return out;
 }

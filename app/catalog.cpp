@@ -49,6 +49,18 @@ std::string format_catalog(const std::string& what) {
         for (const auto& name : servo->names()) out << ", " << name;
         out << "\n";
       }
+      // A mixed problem's rows (core/problem.hpp, kMixed): the position rows first, as lambda's columns.
+      if (model->mixed()) {
+        const auto rows = model->constraint_names();
+        auto named = [&](int from, int to) {
+          std::string s;
+          for (int r = from; r < to && r < static_cast<int>(rows.size()); ++r) s += (s.empty() ? " (" : ", ") + rows[r];
+          return s.empty() ? s : s + ")";
+        };
+        out << "      constraints: mixed, " << model->position_rows() << " position row(s) h(q) = 0"
+            << named(0, model->position_rows()) << " held as positions, then " << model->velocity_rows()
+            << " velocity row(s) A(q) qd = 0" << named(model->position_rows(), model->m()) << "\n";
+      }
       // The actuated (shape) coordinates a [shape] section prescribes (prescribed_shape, kinematic).
       if (!model->actuated_coordinates().empty()) {
         const auto names = model->coordinate_names();

@@ -5,6 +5,7 @@
 // A file with an error gives that error in one line (FILE:LINE:COLUMN) and exit 1, like every command.
 #include <unistd.h>
 
+#include <cmath>
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -114,7 +115,12 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   std::string coords;
   for (int i = 0; i < c.n; ++i) coords += (i ? ", " : "") + c.coordinates[i] + (c.units[i].empty() ? "" : " [" + c.units[i] + "]");
   line("coordinates", "n = " + std::to_string(c.n) + ": " + coords);
-  std::string kind = c.m == 0 ? "no constraints" : c.holonomic ? "holonomic h(q, t) = 0" : "Pfaffian A(q) qd + b = 0";
+  std::string kind = c.m == 0        ? "no constraints"
+                     : c.holonomic   ? "holonomic h(q, t) = 0"
+                     : c.position_rows > 0
+                         ? "mixed: " + std::to_string(c.position_rows) + " position rows h(q, t) = 0, then " +
+                               std::to_string(c.m - c.position_rows) + " velocity rows A(q) qd + b = 0"
+                         : "Pfaffian A(q) qd + b = 0";
   if (c.time_dependent) kind += ", time-dependent";
   if (c.has_forces) kind += ", generalized forces (no exact Jacobian)";
   if (c.has_gyroscopic) kind += ", gyroscopic term dT/dqd at qd = 0";
@@ -124,12 +130,13 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   line("parameters", params.empty() ? "none" : params);
   line("compiled", std::to_string(c.graph_nodes) + " graph nodes; tapes M " + std::to_string(c.mass.instructions()) +
                        ", V " + std::to_string(c.potential.instructions()) + ", constraints " +
-                       std::to_string(c.holonomic ? c.constraint.instructions() : c.pfaffian.instructions()) +
+                       std::to_string(c.constraint.instructions() + c.pfaffian.instructions()) +
                        " instructions; read and compiled in " + fmt(ms) + " ms");
   line("T quadratic in qd", "yes (checked: d2T/dqd2 does not change with the velocities)");
   auto ws = model->make_workspace();
   ModelTerms t = model->make_terms();
   model->evaluate(0.0, q, qd, kMassMatrix | kConstraintJacobian | kEnergy, *ws, t);
+  std::vector<std::string> problems;  // what makes the check fail (exit 4)
   const MassMatrixSpectrum spectrum = mass_matrix_spectrum(t.M);
   line("mass matrix at q0", "symmetric positive definite, eigenvalues " + fmt(spectrum.min_eigenvalue) + " .. " +
                                 fmt(spectrum.max_eigenvalue));
@@ -143,9 +150,21 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
                            (rank < c.m ? ": redundant rows (kkt, schur, nullspace, augmented_lagrangian accept them)" : ""));
     const ConstraintResidual r = constraint_residual(*model, 0.0, q, qd);
     std::string residual = "|A qd0 + b| = " + fmt(r.velocity);
-    if (c.holonomic) residual = "|h(q0)| = " + fmt(r.position) + ", " + residual;
+    if (c.position_rows > 0) residual = "|h(q0)| = " + fmt(r.position) + ", " + residual;
     const bool consistent = r.velocity <= kInitialStateTolerance && r.position <= kInitialStateTolerance;  // the runner's
     line("initial residual", residual + (consistent ? " (consistent)" : " (runs project the initial state onto the constraints)"));
+    // A start off the position rows is a mistake in the file (a velocity is commonly given roughly and projected;
+    // a position that violates h is not the configuration the file means): named row by row, and the check fails.
+    if (c.position_rows > 0 && !(r.position <= kInitialStateTolerance)) {
+      ModelTerms th = model->make_terms();
+      model->evaluate(0.0, q, qd, kConstraintValue, *ws, th);
+      const std::vector<std::string> names = model->constraint_names();
+      for (int k = 0; k < c.position_rows; ++k)
+        if (!(std::abs(th.h[k]) <= kInitialStateTolerance))
+          problems.push_back("q0 is off position row " + std::to_string(k + 1) +
+                             (names.empty() ? "" : " (" + names[k] + ")") + ": h = " + fmt(th.h[k]) +
+                             " (give a q0 on h(q) = 0; runs would move it by Gauss-Newton)");
+    }
     const ConstraintAnalysis a = analyze_problem(path, overrides, q);
     line("integrability", a.verdict);
   }
@@ -170,8 +189,12 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   if (!c.body_velocities.empty())
     add("body velocities " + listed(c.body_velocities, [](const CompiledMechanism::BodyVelocity& v) { return v.name; }));
   line("optional sections", sections.empty() ? "none" : sections);
-  line("problems found", "none");
-  return kExitOk;
+  if (problems.empty()) {
+    line("problems found", "none");
+    return kExitOk;
+  }
+  for (const std::string& p : problems) line("problems found", p);
+  return kExitCheckFailed;
 }
 
 int mechanism(const CommandInvocation& call) {

@@ -54,9 +54,17 @@ class AutoDiffModel final : public Model {
   static constexpr int N = P::kDof;
   static constexpr int C = P::kConstraints;
   static constexpr bool kHolonomic = P::kConstraintKind == ConstraintKind::kHolonomic;
+  static constexpr bool kMixed = P::kConstraintKind == ConstraintKind::kMixed;
+  // The position rows h (first) and the velocity rows A qd + b (after them), at compile time: a holonomic
+  // problem has only the first, a Pfaffian one only the second, a mixed one both (core/problem.hpp).
+  static constexpr bool kHasH = kHasPositionRows<P>;
+  static constexpr bool kHasA = kHasVelocityRows<P>;
+  static constexpr int CH = kPositionRowsOf<P>;
+  static constexpr int CA = kVelocityRowsOf<P>;
   static constexpr bool kTimeDependent = IsTimeDependent<P>;
-  static_assert(!HasAffineTerm<P> || !kHolonomic, "affine_term belongs to Pfaffian problems (kPfaffian)");
-  static_assert(!HasTimeDependentConstraint<P> || kHolonomic, "constraint(q, t, h) belongs to holonomic problems");
+  static_assert(!HasAffineTerm<P> || kHasA, "affine_term belongs to velocity rows (kPfaffian, kMixed)");
+  static_assert(!HasTimeDependentConstraint<P> || kHasH, "constraint(q, t, h) belongs to position rows (kHolonomic, kMixed)");
+  static_assert(!kMixed || !HasAnalyticConstraintTerms<P>, "analytic_constraint_terms: holonomic or Pfaffian problems only");
   static_assert(!kTimeDependent || (!HasAnalyticTerms<P> && !HasAnalyticConstraintTerms<P>),
                 "analytic overrides are not supported for time-dependent problems");
   static constexpr int K = (N != Eigen::Dynamic && N <= 16) ? N : 8;  // gradient chunk width
@@ -66,8 +74,12 @@ class AutoDiffModel final : public Model {
   // use_analytic = false forces the autodiff path even when the problem supplies analytic terms
   // (tests compare the two).
   explicit AutoDiffModel(P problem, bool use_analytic = true)
-      : p_(std::move(problem)), n_(p_.dof()), m_(p_.constraints()), use_analytic_(use_analytic) {
+      : p_(std::move(problem)), n_(p_.dof()), m_(p_.constraints()), mh_(position_rows_of_problem(p_, m_)),
+        use_analytic_(use_analytic) {
     p_.validate();
+    if (mh_ < 0 || mh_ > m_ || (CH != Eigen::Dynamic && mh_ != CH) || (CA != Eigen::Dynamic && m_ - mh_ != CA))
+      throw InputError("problem " + name() + ": " + std::to_string(mh_) + " position rows of " + std::to_string(m_) +
+                       " constraint rows do not fit its declared sizes");
     if constexpr (HasActuatedCoordinates<P>)
       actuated_.assign(P::kActuatedCoordinates.begin(), P::kActuatedCoordinates.end());
     if constexpr (requires { p_.actuated_coordinates(); }) actuated_ = p_.actuated_coordinates();
@@ -177,6 +189,7 @@ class AutoDiffModel final : public Model {
   int n() const override { return n_; }
   int m() const override { return m_; }
   bool holonomic() const override { return kHolonomic; }
+  int position_rows() const override { return mh_; }
   bool gyroscopic() const override { return gyroscopic_present(); }
   bool time_dependent() const override { return kTimeDependent; }
   bool has_singular_positions() const override { return HasSingularPositions<P>; }
@@ -212,39 +225,41 @@ class AutoDiffModel final : public Model {
   }
 
   struct Workspace : ModelWorkspace {
-    Workspace(int n, int m) {
+    // mh position rows (the h buffers), ma velocity rows (the A buffers).
+    Workspace(int n, int mh, int ma) {
       q.resize(n); qd.resize(n); v.resize(n);
-      M.resize(n, n); h.resize(m); A.resize(m, n);
-      q1.resize(n); M1.resize(n, n); A1.resize(m, n);
-      qk.resize(n); Mk.resize(n, n); hk.resize(m);
-      q2.resize(n); h2.resize(m);
-      Ak.resize(m, n);
-      qh.resize(n); Mh.resize(n, n); hh.resize(m);
-      Ah.resize(m, n); qt.resize(n); ht.resize(m);
+      M.resize(n, n); h.resize(mh); A.resize(ma, n);
+      q1.resize(n); M1.resize(n, n); A1.resize(ma, n);
+      qk.resize(n); Mk.resize(n, n); hk.resize(mh);
+      q2.resize(n); h2.resize(mh);
+      Ak.resize(ma, n);
+      qh.resize(n); Mh.resize(n, n); hh.resize(mh);
+      Ah.resize(ma, n); qt.resize(n); ht.resize(mh);
       a.resize(n); a1.resize(n); ak.resize(n); ah.resize(n);
-      c1.resize(m);
+      h1.resize(mh); b1.resize(ma);
     }
     double t = 0;  // the time of the evaluation (time-dependent problems read it in every pass)
-    VecN<Jet1, C> c1;  // h(q, t + eps) or b(q + eps qd, t + eps): the time derivatives
+    VecN<Jet1, CH> h1;  // h(q, t + eps): the position rows' time derivative
+    VecN<Jet1, CA> b1;  // b(q + eps qd, t + eps): the velocity rows' affine term and its rate
     VecN<double, N> q, qd, v;
     MatN<double, N, N> M;
-    VecN<double, C> h;
-    MatN<double, C, N> A;
+    VecN<double, CH> h;
+    MatN<double, CA, N> A;
     VecN<Jet1, N> q1;
     MatN<Jet1, N, N> M1;
-    MatN<Jet1, C, N> A1;
+    MatN<Jet1, CA, N> A1;
     VecN<JetK, N> qk;
     MatN<JetK, N, N> Mk;
-    VecN<JetK, C> hk;
+    VecN<JetK, CH> hk;
     VecN<Taylor2, N> q2;
-    VecN<Taylor2, C> h2;
-    MatN<JetK, C, N> Ak;  // A(q) with K coordinate directions (constraint curvature)
+    VecN<Taylor2, CH> h2;
+    MatN<JetK, CA, N> Ak;  // A(q) with K coordinate directions (constraint curvature)
     VecN<HyperDual, N> qh;  // second derivatives (dynamics_derivatives)
     MatN<HyperDual, N, N> Mh;
-    VecN<HyperDual, C> hh;
-    MatN<HyperDual, C, N> Ah;   // Pfaffian A(q) over hyper-duals (bias derivatives)
-    VecN<Taylor2Dual, N> qt;    // holonomic bias derivatives (bias_derivatives)
-    VecN<Taylor2Dual, C> ht;
+    VecN<HyperDual, CH> hh;
+    MatN<HyperDual, CA, N> Ah;  // the velocity rows' A(q) over hyper-duals (bias derivatives)
+    VecN<Taylor2Dual, N> qt;    // the position rows' bias derivatives (bias_derivatives)
+    VecN<Taylor2Dual, CH> ht;
     VecN<double, N> a;  // gyroscopic a(q) in each scalar (problems without one leave them unused)
     VecN<Jet1, N> a1;
     VecN<JetK, N> ak;
@@ -252,7 +267,7 @@ class AutoDiffModel final : public Model {
   };
 
   std::unique_ptr<ModelWorkspace> make_workspace() const override {
-    return std::make_unique<Workspace>(n_, m_);
+    return std::make_unique<Workspace>(n_, mh_, m_ - mh_);
   }
 
   void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& base,
@@ -364,25 +379,27 @@ class AutoDiffModel final : public Model {
             }
         }
       }
-      if constexpr (kHolonomic) {
+      const int mh = mh_;
+      if constexpr (kHasH) {  // the position rows: d^2 h / dq dq
         for (int j = 0; j < n; ++j) {
           for (int l = j; l < n; ++l) {
             for (int k = 0; k < n; ++k) ws.qh[k] = HyperDual(q[k], k == j ? 1.0 : 0.0, k == l ? 1.0 : 0.0, 0.0);
             constraint_at<HyperDual>(ws.qh, 0.0, ws.hh);
-            for (int r = 0; r < m; ++r) {
+            for (int r = 0; r < mh; ++r) {
               out.dA[l](r, j) = ws.hh[r].d;
               out.dA[j](r, l) = ws.hh[r].d;
             }
           }
         }
-      } else {
+      }
+      if constexpr (kHasA) {  // the velocity rows, after them: dA/dq
         for (int start = 0; start < n; start += K) {
           seed_chunk(ws, start);
           p_.template pfaffian<JetK>(ws.qk, ws.Ak);
           const int width = std::min(K, n - start);
           for (int k = 0; k < width; ++k)
-            for (int r = 0; r < m; ++r)
-              for (int j = 0; j < n; ++j) out.dA[start + k](r, j) = ws.Ak(r, j).v[k];
+            for (int r = 0; r < m - mh; ++r)
+              for (int j = 0; j < n; ++j) out.dA[start + k](mh + r, j) = ws.Ak(r, j).v[k];
         }
       }
       if (m > 0 && out.dbias_dq.rows() == m) bias_derivatives(ws, out);
@@ -398,15 +415,16 @@ class AutoDiffModel final : public Model {
       Model::curvature_force_derivative(q, qd, mu, base, out);
     } else {
       out.setZero();
-      if constexpr (!kHolonomic) {
+      if constexpr (kHasA) {  // the velocity rows only (mu's tail): the position rows' C is zero
         auto& ws = static_cast<Workspace&>(base);
-        const int n = n_, m = m_;
+        const int n = n_, m = m_ - mh_;
+        const auto mu_a = mu.tail(m);
         for (int l = 0; l < n; ++l) {
           for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
           p_.template pfaffian<HyperDual>(ws.qh, ws.Ah);
           for (int j = 0; j < n; ++j) {
             double acc = 0;
-            for (int a = 0; a < m; ++a) acc += mu[a] * ws.Ah(a, j).d;
+            for (int a = 0; a < m; ++a) acc += mu_a[a] * ws.Ah(a, j).d;
             out(j, l) = acc;
           }
         }
@@ -418,7 +436,7 @@ class AutoDiffModel final : public Model {
             for (int a = 0; a < m; ++a) {
               HyperDual row(0.0);
               for (int k = 0; k < n; ++k) row += ws.Ah(a, k) * qd[k];
-              s += row * mu[a];
+              s += row * mu_a[a];
             }
             out(j, l) -= s.d;
             if (l != j) out(l, j) -= s.d;
@@ -436,6 +454,14 @@ class AutoDiffModel final : public Model {
     } else {
       return Model::coordinate_names();
     }
+  }
+  // The rows' names (position rows first): a problem's constraint_names() (a mechanism file's named rows) or
+  // static kConstraintNames[]; none otherwise.
+  std::vector<std::string> constraint_names() const override {
+    if constexpr (requires { p_.constraint_names(); }) return p_.constraint_names();
+    else if constexpr (requires { P::kConstraintNames; })
+      return {std::begin(P::kConstraintNames), std::end(P::kConstraintNames)};
+    else return {};
   }
   std::vector<std::string> coordinate_units() const override {
     if constexpr (requires { p_.coordinate_units(); }) {
@@ -499,7 +525,7 @@ class AutoDiffModel final : public Model {
     }
   }
   template <class T>
-  void constraint_at(const VecN<T, N>& q, const T& t, VecN<T, C>& h) const {
+  void constraint_at(const VecN<T, N>& q, const T& t, VecN<T, CH>& h) const {
     if constexpr (HasTimeDependentConstraint<P>) {
       p_.template constraint<T>(q, t, h);
     } else {
@@ -585,27 +611,30 @@ class AutoDiffModel final : public Model {
   //                     one pass per l); Pfaffian, d^2 A [qd, e_l] qd by a hyper-dual pass over A per l.
   void bias_derivatives(Workspace& ws, DynamicsDerivatives& out) const {
     if constexpr (!HasGeneralizedForce<P> && !kTimeDependent) {
-      const int n = n_, m = m_;
+      const int n = n_;
+      [[maybe_unused]] const int ma = m_ - mh_;
       const auto& qd = ws.qd;
       for (int l = 0; l < n; ++l) {
         auto col = out.dbias_dqd.col(l);
         col.noalias() = out.dA[l] * qd;
         for (int k = 0; k < n; ++k) col += qd[k] * out.dA[k].col(l);
       }
-      if constexpr (kHolonomic) {
+      const int mh = mh_;
+      if constexpr (kHasH) {
         for (int l = 0; l < n; ++l) {
           for (int i = 0; i < n; ++i) ws.qt[i] = Taylor2Dual(ws.q[i], qd[i], 0.0, i == l ? 1.0 : 0.0, 0.0, 0.0);
           constraint_at<Taylor2Dual>(ws.qt, 0.0, ws.ht);
-          for (int r = 0; r < m; ++r) out.dbias_dq(r, l) = 2 * ws.ht[r].d2;
+          for (int r = 0; r < mh; ++r) out.dbias_dq(r, l) = 2 * ws.ht[r].d2;
         }
-      } else {
+      }
+      if constexpr (kHasA) {
         for (int l = 0; l < n; ++l) {
           for (int i = 0; i < n; ++i) ws.qh[i] = HyperDual(ws.q[i], qd[i], i == l ? 1.0 : 0.0, 0.0);
           p_.template pfaffian<HyperDual>(ws.qh, ws.Ah);
-          for (int r = 0; r < m; ++r) {
+          for (int r = 0; r < ma; ++r) {
             double acc = 0;
             for (int j = 0; j < n; ++j) acc += ws.Ah(r, j).d * qd[j];
-            out.dbias_dq(r, l) = acc;
+            out.dbias_dq(mh + r, l) = acc;
           }
         }
       }
@@ -614,21 +643,23 @@ class AutoDiffModel final : public Model {
 
   void seed_chunk(Workspace& ws, int start) const { clm::seed_chunk<K>(ws.qk, ws.q, n_, start); }
 
+  // The position rows fill rows 0 .. mh - 1 of A, the bias, b and all of h; the velocity rows fill rows mh .. m - 1
+  // of A, the bias and b (both kinds: a mixed problem; core/problem.hpp).
   void constraint_terms(Workspace& ws, unsigned what, ModelTerms& out) const {
-    const int n = n_, m = m_;
+    const int n = n_, mh = mh_;
     if constexpr (HasAnalyticConstraintTerms<P>) {
       if (use_analytic_) {
         p_.analytic_constraint_terms(ws.q, ws.qd, out.A, out.Adot_qd, out.h);
         return;
       }
     }
-    if constexpr (kHolonomic) {
+    if constexpr (kHasH) {
       if (what & kConstraintJacobian) {
         for (int start = 0; start < n; start += K) {
           seed_chunk(ws, start);
           constraint_at<JetK>(ws.qk, JetK(ws.t), ws.hk);
           const int width = std::min(K, n - start);
-          for (int r = 0; r < m; ++r)
+          for (int r = 0; r < mh; ++r)
             for (int k = 0; k < width; ++k) out.A(r, start + k) = ws.hk[r].v[k];
         }
       }
@@ -636,7 +667,7 @@ class AutoDiffModel final : public Model {
         for (int i = 0; i < n; ++i) ws.q2[i] = Taylor2(ws.q[i], ws.qd[i], 0.0);
         // t + s: the time derivatives h_t qd-mixed and h_tt join the bias (t fixed when nothing depends on it).
         constraint_at<Taylor2>(ws.q2, Taylor2(ws.t, kTimeDependent ? 1.0 : 0.0, 0.0), ws.h2);
-        for (int r = 0; r < m; ++r) {
+        for (int r = 0; r < mh; ++r) {
           out.Adot_qd[r] = 2.0 * ws.h2[r].c2;
           out.h[r] = ws.h2[r].c0;
         }
@@ -646,33 +677,37 @@ class AutoDiffModel final : public Model {
           for (int i = 0; i < n; ++i) ws.q1[i] = Jet1(ws.q[i]);
           Jet1 t1(ws.t);
           t1.v[0] = 1.0;
-          constraint_at<Jet1>(ws.q1, t1, ws.c1);
-          for (int r = 0; r < m; ++r) out.b[r] = ws.c1[r].v[0];
+          constraint_at<Jet1>(ws.q1, t1, ws.h1);
+          for (int r = 0; r < mh; ++r) out.b[r] = ws.h1[r].v[0];
         }
       }
-    } else {
+    }
+    if constexpr (kHasA) {
+      const int ma = m_ - mh;
+      auto A = out.A.bottomRows(ma);  // the velocity rows' blocks (all of them for a Pfaffian problem)
+      auto bias = out.Adot_qd.tail(ma);
       if (what & kConstraintBias) {
         seed_along(ws.q1, ws.q, ws.qd, n);
         p_.template pfaffian<Jet1>(ws.q1, ws.A1);
-        split_along(ws.A1, ws.qd, m, n, out.A, out.Adot_qd);  // A and Adot qd
+        split_along(ws.A1, ws.qd, ma, n, A, bias);  // A and Adot qd
         if constexpr (HasAffineTerm<P>) {  // + d/ds b(q + s qd, t + s) = db/dq qd + db/dt; b itself
           Jet1 t1(ws.t);
           t1.v[0] = 1.0;
-          p_.template affine_term<Jet1>(ws.q1, t1, ws.c1);
-          for (int r = 0; r < m; ++r) {
-            out.Adot_qd[r] += ws.c1[r].v[0];
-            out.b[r] = ws.c1[r].a;
+          p_.template affine_term<Jet1>(ws.q1, t1, ws.b1);
+          for (int r = 0; r < ma; ++r) {
+            bias[r] += ws.b1[r].v[0];
+            out.b[mh + r] = ws.b1[r].a;
           }
         }
       } else if (what & kConstraintJacobian) {
         p_.template pfaffian<double>(ws.q, ws.A);
-        out.A = ws.A;
+        A = ws.A;
       }
       if constexpr (HasAffineTerm<P>) {
         if ((what & kConstraintRate) && !(what & kConstraintBias)) {
           for (int i = 0; i < n; ++i) ws.q1[i] = Jet1(ws.q[i]);  // values only
-          p_.template affine_term<Jet1>(ws.q1, Jet1(ws.t), ws.c1);
-          for (int r = 0; r < m; ++r) out.b[r] = ws.c1[r].a;
+          p_.template affine_term<Jet1>(ws.q1, Jet1(ws.t), ws.b1);
+          for (int r = 0; r < ma; ++r) out.b[mh + r] = ws.b1[r].a;
         }
       }
     }
@@ -684,29 +719,39 @@ class AutoDiffModel final : public Model {
     const int n = n_, m = m_;
     if (out.C.rows() != m || out.C.cols() != n) out.C.resize(m, n);  // once; formulations pre-size it
     out.C.setZero();
-    if constexpr (!kHolonomic) {
+    if constexpr (kHasA) {  // the velocity rows; the position rows' C is zero
+      const int mh = mh_;
       for (int start = 0; start < n; start += K) {
         seed_chunk(ws, start);
         p_.template pfaffian<JetK>(ws.qk, ws.Ak);
         const int width = std::min(K, n - start);
-        for (int r = 0; r < m; ++r) {
+        for (int r = 0; r < m - mh; ++r) {
           for (int j = 0; j < n; ++j) {
             double along = 0;  // sum over this chunk's k of d_k A_rj qd_k
             for (int k = 0; k < width; ++k) along += ws.Ak(r, j).v[k] * ws.qd[start + k];
-            out.C(r, j) += along;
+            out.C(mh + r, j) += along;
           }
           for (int k = 0; k < width; ++k) {
             double grad = 0;  // d_(start+k) (A qd)_r
             for (int j = 0; j < n; ++j) grad += ws.Ak(r, j).v[k] * ws.qd[j];
-            out.C(r, start + k) -= grad;
+            out.C(mh + r, start + k) -= grad;
           }
         }
       }
     }
   }
 
+  // The position rows a problem states: all for a holonomic one, none for a Pfaffian one, its
+  // position_constraints() for a mixed one.
+  static int position_rows_of_problem(const P& p, int m) {
+    if constexpr (kHolonomic) return m;
+    else if constexpr (kMixed) return p.position_constraints();
+    else return (void)p, (void)m, 0;
+  }
+
   P p_;
   int n_, m_;
+  int mh_;  // position rows (first), m_ - mh_ velocity rows after them
   bool use_analytic_;
   std::optional<PublishedReference> published_;  // HasPublishedReference<P> at the default parameters
   std::string withheld_;                         // otherwise: why (published_reference_withheld)

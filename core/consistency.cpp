@@ -35,7 +35,10 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
     return cod.solve(r);
   };
 
-  if (model.holonomic()) {
+  // Positions onto h(q, t0) = 0 by the position rows (the first position_rows() rows of A: all of a holonomic
+  // model's, those of a mixed model's), velocities onto every row.
+  const int mh = model.position_rows();
+  if (mh > 0) {
     const double scale = std::max(1.0, q.norm());
     bool converged = false;
     for (int it = 0; it < max_iterations; ++it) {
@@ -44,12 +47,13 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
         converged = true;
         break;
       }
-      q -= correction(terms.A, terms.h);
+      q -= correction(terms.A.topRows(mh), terms.h);
       report.iterations = it + 1;
     }
     if (!converged) {
       std::ostringstream msg;
-      msg << "problem " << model.name() << ": initial q cannot be projected onto h(q) = 0 (|h| = " << terms.h.norm()
+      msg << "problem " << model.name() << ": initial q cannot be projected onto h(q) = 0 of its " << mh
+          << " position row" << (mh == 1 ? "" : "s") << " (|h| = " << terms.h.norm()
           << " after " << max_iterations << " Gauss-Newton iterations)";
       throw InputError(msg.str());
     }

@@ -69,7 +69,7 @@ void Formulation::observe(double t, const Vec& y, Observation& obs) {
   velocity_residual_.noalias() = terms_.A * obs.qd;
   if (terms_.b.size() > 0) velocity_residual_ += terms_.b;
   obs.drift_velocity = velocity_residual_.norm();
-  obs.drift_position = model_->holonomic() ? terms_.h.norm() : 0.0;
+  obs.drift_position = model_->has_position_rows() ? terms_.h.norm() : 0.0;  // |h(q, t)| of the position rows
 }
 
 int Formulation::constraint_rank(const Vec& q) const {

@@ -83,7 +83,7 @@ bool wants_sparse_linear_algebra(const FormulationOptions& options, const Model&
 struct Observation {
   Vec q, qd, lambda;
   double energy = 0;
-  double drift_position = 0;  // |h(q)|, holonomic problems only
+  double drift_position = 0;  // |h(q, t)| of the position rows (holonomic and mixed problems; 0 otherwise)
   double drift_velocity = 0;  // |A(q) qd|
   std::vector<double> extras;  // values for Formulation::extra_names()
   // The energy balance of a time-dependent run (core/energy_balance.hpp), filled by the runner, not by

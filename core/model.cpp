@@ -12,7 +12,7 @@ ModelTerms Model::make_terms() const {
   t.C = Mat::Zero(m(), n());
   t.dL_dq = Vec::Zero(n());
   t.p = Vec::Zero(n());
-  t.h = holonomic() ? Vec::Zero(m()) : Vec();
+  t.h = position_rows() > 0 ? Vec::Zero(position_rows()) : Vec();
   t.b = time_dependent() ? Vec::Zero(m()) : Vec();
   return t;
 }

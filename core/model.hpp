@@ -27,7 +27,7 @@ enum ModelTerm : unsigned {
   kConstraintJacobian = 1u << 3,  // A(q)
   kConstraintBias = 1u << 4,  // Adot qd = d/dq(A(q) qd) qd; for time-dependent problems the whole bias of
                               // A qdd + bias = 0, time derivatives included (core/problem.hpp)
-  kConstraintValue = 1u << 5,  // h(q), holonomic problems only
+  kConstraintValue = 1u << 5,  // h(q, t) of the position rows (holonomic and mixed problems)
   kEnergy = 1u << 6,          // T + V of the original Lagrangian (and ModelTerms::gyroscopic = qd . a)
   // C = [Phi], the Lagrangian derivative of Phi = A(q) qd ([seed-004], vakonomic model):
   // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k. Zero for holonomic constraints (second derivatives of h
@@ -53,7 +53,7 @@ struct ModelTerms {
   Vec F;
   Mat A;
   Vec Adot_qd;
-  Vec h;  // empty for Pfaffian problems
+  Vec h;  // the position rows h(q, t), Model::position_rows() of them (empty for Pfaffian problems)
   Vec b;  // velocity constraint A qd + b = 0 (kConstraintRate); empty unless Model::time_dependent()
   Mat C;  // m x n, [Phi] (kConstraintCurvature); sized on the first request, so make_terms() leaves it empty
   Vec dL_dq;  // kLagrangianGradient
@@ -122,7 +122,19 @@ class Model {
   virtual std::string description() const = 0;
   virtual int n() const = 0;  // coordinates
   virtual int m() const = 0;  // constraint rows
+  // True when every row is a position row h(q, t) = 0 (m() > 0 or not: a problem without constraints says
+  // true, as the zoo writes it). A mixed model (core/problem.hpp, kMixed) is neither holonomic nor Pfaffian:
+  // ask position_rows() for what concerns the position rows.
   virtual bool holonomic() const = 0;
+  // The number of position rows h(q, t) = 0, the first rows of A, b, the bias and lambda (ModelTerms::h has
+  // this size): m() for a holonomic model, 0 for a Pfaffian one, 0 < m_h < m() for a mixed one.
+  virtual int position_rows() const { return holonomic() ? m() : 0; }
+  // The velocity rows A(q) qd + b = 0 that follow them: m() - position_rows().
+  int velocity_rows() const { return m() - position_rows(); }
+  // Both kinds of rows (docs/design.md section 1, "Mixed constraints").
+  bool mixed() const { return position_rows() > 0 && position_rows() < m(); }
+  // Whether the model has position rows to hold, project, stabilize and record drift of.
+  bool has_position_rows() const { return position_rows() > 0; }
   // True when L has a term linear in qd, qd . a(q) (core/problem.hpp, gyroscopic): it is in c, dL/dq and p.
   virtual bool gyroscopic() const { return false; }
   // True when the constraints or the potential depend on t explicitly (rheonomic h(q, t), affine
@@ -195,6 +207,9 @@ class Model {
 
   virtual void default_initial(Vec& q0, Vec& qd0) const = 0;
 
+  // Names of the constraint rows in order (position rows first), for lambda's columns and the plots: a mechanism
+  // file's named rows (docs/mechanism-files.md); empty when the rows have no names.
+  virtual std::vector<std::string> constraint_names() const { return {}; }
   // Names and units of the coordinates q ("x", "m"; velocities are in unit/s). Defaults: q1..qn, "-".
   virtual std::vector<std::string> coordinate_names() const;
   virtual std::vector<std::string> coordinate_units() const;

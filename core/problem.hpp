@@ -107,6 +107,15 @@
 // The typed extensions built from these (velocity basis, substitution, restricted Lagrangian, constraint
 // analysis) are Model capabilities (core/model.hpp), attached when the problem is registered.
 //
+// Mixed constraints (kMixed; docs/design.md section 1, "Mixed constraints"): m_h position rows h(q, t) = 0 and
+// m_a = m - m_h velocity rows A(q) qd + b(q, t) = 0 together, as a vehicle with a trailer, a rolling body whose
+// orientation is a unit quaternion, a wheel whose height is a holonomic row. The problem writes
+//   static constexpr int kPositionConstraints = 1;   int position_constraints() const;   // m_h (Dynamic: run time)
+//   template <class T> void constraint(const VecN<T,kDof>& q, VecN<T,kPositionConstraints>& h) const;  (or (q, t, h))
+//   template <class T> void pfaffian(const VecN<T,kDof>& q, MatN<T,kConstraints-kPositionConstraints,kDof>& A) const;
+//   (and optionally affine_term(q, t, b) with b of the velocity rows' size).
+// The rows are ordered position rows first: the Model's A is [dh/dq; A], its b [dh/dt; b], its bias the two
+// biases stacked, lambda likewise, ModelTerms::h the m_h values of h (Model::position_rows()).
 // Everything else (c, A for holonomic h, Adot qd, energy) the core derives by automatic differentiation.
 #pragma once
 
@@ -118,7 +127,35 @@
 
 namespace clm {
 
-enum class ConstraintKind { kHolonomic, kPfaffian };
+// kHolonomic: every row a position row h(q, t) = 0; kPfaffian: every row a velocity row A(q) qd + b(q, t) = 0;
+// kMixed: both, position rows first (see the header comment, "Mixed constraints").
+enum class ConstraintKind { kHolonomic, kPfaffian, kMixed };
+
+// The number of position rows h (first) and velocity rows A qd + b (after them) a problem states, at compile
+// time (Eigen::Dynamic when set at run time): all rows of a holonomic problem are position rows, none of a
+// Pfaffian one; a mixed problem says how many by kPositionConstraints.
+template <class P>
+constexpr int position_rows_of() {
+  if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic) return P::kConstraints;
+  else if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian) return 0;
+  else return P::kPositionConstraints;
+}
+template <class P>
+constexpr int velocity_rows_of() {
+  if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic) return 0;
+  else if constexpr (P::kConstraintKind == ConstraintKind::kPfaffian) return P::kConstraints;
+  else if constexpr (P::kConstraints == Eigen::Dynamic || P::kPositionConstraints == Eigen::Dynamic) return Eigen::Dynamic;
+  else return P::kConstraints - P::kPositionConstraints;
+}
+template <class P>
+constexpr int kPositionRowsOf = position_rows_of<P>();
+template <class P>
+constexpr int kVelocityRowsOf = velocity_rows_of<P>();
+// Whether a problem has position rows h / velocity rows A qd + b at all (known at compile time).
+template <class P>
+constexpr bool kHasPositionRows = P::kConstraintKind != ConstraintKind::kPfaffian;
+template <class P>
+constexpr bool kHasVelocityRows = P::kConstraintKind != ConstraintKind::kHolonomic;
 
 template <class P>
 struct ParameterSpec {
@@ -138,7 +175,10 @@ concept Problem = requires(const P& p) {
   { p.dof() } -> std::convertible_to<int>;
   { p.constraints() } -> std::convertible_to<int>;
   p.validate();
-};
+} && (P::kConstraintKind != ConstraintKind::kMixed || requires(const P& p) {
+  { P::kPositionConstraints } -> std::convertible_to<int>;
+  { p.position_constraints() } -> std::convertible_to<int>;
+});
 
 template <class P>
 concept HasVelocityBasis = requires(const P& p, const VecN<double, P::kDof>& q,
@@ -188,13 +228,13 @@ concept HasGyroscopic = requires(const P& p, const VecN<double, P::kDof>& q, Vec
 // static potential(q, eps) with a double parameter is not mistaken for V(q, t)).
 template <class P>
 concept HasTimeDependentConstraint =
-    requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t, VecN<Taylor2, P::kConstraints>& h) {
+    requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t, VecN<Taylor2, kPositionRowsOf<P>>& h) {
       p.template constraint<Taylor2>(q, t, h);
     };
 
 template <class P>
 concept HasAffineTerm =
-    requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t, VecN<Taylor2, P::kConstraints>& b) {
+    requires(const P& p, const VecN<Taylor2, P::kDof>& q, const Taylor2& t, VecN<Taylor2, kVelocityRowsOf<P>>& b) {
       p.template affine_term<Taylor2>(q, t, b);
     };
 

@@ -103,8 +103,9 @@ void AccelerationFormulation::constraint_acceleration_rhs(Vec& out) const {
     // The velocity constraint of a time-dependent problem is A qd + b = 0 (b empty otherwise).
     if (terms_.b.size() > 0) out.noalias() -= (2 * options_.baumgarte_alpha) * terms_.b;
   }
-  if (options_.baumgarte_beta != 0 && model_->holonomic())
-    out.noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * terms_.h;
+  // -beta^2 h on the position rows (all rows of a holonomic problem, the first of a mixed one).
+  if (options_.baumgarte_beta != 0 && model_->has_position_rows())
+    out.head(terms_.h.size()).noalias() -= (options_.baumgarte_beta * options_.baumgarte_beta) * terms_.h;
 }
 
 }  // namespace clm
@@ -156,6 +157,7 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
   const DynamicsDerivatives& d = jac_deriv_;
   double alpha = 0, beta2 = 0;
   stabilization_gains(alpha, beta2);
+  const int mh = model_->position_rows();
   const std::vector<Mat>& dR = m > 0 ? reaction_derivatives(d) : d.dA;
   for (int l = 0; l < n; ++l) {
     // d/dq_l
@@ -168,7 +170,7 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
       bottom = -d.dbias_dq.col(l);
       bottom.noalias() -= d.dA[l] * qdd_;
       if (alpha != 0) bottom.noalias() -= (2 * alpha) * (d.dA[l] * qd_);
-      if (beta2 != 0) bottom -= beta2 * terms_.A.col(l);
+      if (beta2 != 0) bottom.head(mh) -= beta2 * terms_.A.col(l).head(mh);  // d/dq (beta2 h) of the position rows
     }
     // d/dqd_l: M and A do not depend on qd.
     auto top_v = jac_rhs_.col(n + l).head(n);

@@ -85,7 +85,7 @@ class AccelerationFormulation : public Formulation {
   virtual const std::vector<Mat>& reaction_derivatives(const DynamicsDerivatives& d) { return d.dA; }
   virtual void stabilization_gains(double& alpha, double& beta2) const {
     alpha = options_.baumgarte_alpha;
-    beta2 = model_->holonomic() ? options_.baumgarte_beta * options_.baumgarte_beta : 0.0;
+    beta2 = model_->has_position_rows() ? options_.baumgarte_beta * options_.baumgarte_beta : 0.0;
   }
 
  private:

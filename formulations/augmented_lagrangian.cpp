@@ -27,7 +27,7 @@ AugmentedLagrangianFormulation::AugmentedLagrangianFormulation(std::shared_ptr<c
   // M + alpha A^T A is positive definite for any rank of A: no rank test, no SVD path.
   requires_independent_constraints_ = false;
   model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias |
-                 (model_->holonomic() ? kConstraintValue : 0u) | (model_->time_dependent() ? kConstraintRate : 0u);
+                 (model_->has_position_rows() ? kConstraintValue : 0u) | (model_->time_dependent() ? kConstraintRate : 0u);
   mbar_ = Mat::Zero(n_, n_);
   for (Vec* v : {&base_, &rhs_}) v->setZero(n_);
   for (Vec* v : {&g_, &r_, &lambda_star_, &dlambda_}) v->setZero(m_);
@@ -49,7 +49,9 @@ void AugmentedLagrangianFormulation::iterate(const Terms& t, const Vec& force, F
     if constexpr (std::is_same_v<Terms, ModelTerms>)
       if (t.b.size() > 0) g_ += damping * t.b;
   }
-  if (model_->holonomic() && options_.al_omega != 0) g_ += (options_.al_omega * options_.al_omega) * t.h;
+  // omega^2 h on the position rows (the first rows of a mixed problem; sparse terms are holonomic).
+  if (model_->has_position_rows() && options_.al_omega != 0)
+    g_.head(t.h.size()) += (options_.al_omega * options_.al_omega) * t.h;
   if (!factor(alpha))
     throw NumericalFailure("augmented_lagrangian: Cholesky of M + alpha A^T A failed (M not positive definite)");
   base_ = force;

@@ -69,7 +69,7 @@ class AugmentedLagrangianFormulation final : public AccelerationFormulation {
   void solve_sparse() override;
   void stabilization_gains(double& alpha, double& beta2) const override {
     alpha = options_.al_xi * options_.al_omega;
-    beta2 = model_->holonomic() ? options_.al_omega * options_.al_omega : 0.0;
+    beta2 = model_->has_position_rows() ? options_.al_omega * options_.al_omega : 0.0;
   }
   void size_linearized_solver() override;
   void solve_linearized() override;

@@ -28,6 +28,14 @@ CoordinateProjection::CoordinateProjection(std::shared_ptr<const Model> model, P
   zero_ = Vec::Zero(n);
   mu_.resize(m);
   dq_.resize(n);
+  position_rows_ = model_->position_rows();
+  if (partial_position_rows()) {  // mixed models are not built from bodies and joints: the dense path
+    const int mh = position_rows_;
+    llt_S_h_ = Eigen::LLT<Mat>(mh);
+    MinvAt_h_.resize(n, mh);
+    S_h_.resize(mh, mh);
+    mu_h_.resize(mh);
+  }
 }
 
 void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
@@ -42,6 +50,17 @@ void CoordinateProjection::evaluate(double t, const Vec& q, unsigned terms) {
     llt_M_.compute(terms_.M);
     if (llt_M_.info() != Eigen::Success) throw NumericalFailure("projection: mass matrix is not positive definite");
   }
+}
+
+void CoordinateProjection::factor_position_rows() {
+  if (!partial_position_rows()) return factor_constraints();
+  const auto A_h = terms_.A.topRows(position_rows_);
+  MinvAt_h_ = A_h.transpose();
+  llt_M_.solveInPlace(MinvAt_h_);
+  S_h_.noalias() = A_h * MinvAt_h_;
+  llt_S_h_.compute(S_h_);
+  if (llt_S_h_.info() != Eigen::Success || !well_conditioned(pivot_ratio(llt_S_h_.matrixLLT().diagonal().cwiseAbs2())))
+    throw NumericalFailure("projection: A_h M^-1 A_h^T of the position rows is singular (they lost rank)");
 }
 
 void CoordinateProjection::factor_constraints() {
@@ -62,7 +81,7 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
   if (mode_ == ProjectionMode::kNone || model_->m() == 0) return false;
   ++stats_.projections;
   bool changed = false;
-  const bool position = (mode_ == ProjectionMode::kPosition || mode_ == ProjectionMode::kBoth) && model_->holonomic();
+  const bool position = (mode_ == ProjectionMode::kPosition || mode_ == ProjectionMode::kBoth) && position_rows_ > 0;
   const bool velocity = mode_ == ProjectionMode::kVelocity || mode_ == ProjectionMode::kBoth;
   if (position) {
     q_ = q;
@@ -76,10 +95,16 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
         converged = true;
         break;
       }
-      factor_constraints();  // only for a step still to take (the converged check needs h alone)
-      mu_ = constraint_value();
-      solve_S(mu_);
-      correction(mu_, dq_);
+      factor_position_rows();  // only for a step still to take (the converged check needs h alone)
+      if (partial_position_rows()) {
+        mu_h_ = terms_.h;
+        llt_S_h_.solveInPlace(mu_h_);
+        dq_.noalias() = MinvAt_h_ * mu_h_;
+      } else {
+        mu_ = constraint_value();
+        solve_S(mu_);
+        correction(mu_, dq_);
+      }
       q_ -= dq_;
       ++stats_.iterations;
     }
@@ -120,12 +145,18 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
 void CoordinateProjection::project_error(double t, const Eigen::Ref<const Vec>& q, Eigen::Ref<Vec> eq,
                                          Eigen::Ref<Vec> eqd) {
   if (!projects()) return;
-  const bool position = (mode_ == ProjectionMode::kPosition || mode_ == ProjectionMode::kBoth) && model_->holonomic();
+  const bool position = (mode_ == ProjectionMode::kPosition || mode_ == ProjectionMode::kBoth) && position_rows_ > 0;
   const bool velocity = mode_ == ProjectionMode::kVelocity || mode_ == ProjectionMode::kBoth;
   q_ = q;
   evaluate(t, q_, kMassMatrix | kConstraintJacobian);
   factor_constraints();
-  if (position) {
+  if (position && partial_position_rows()) {  // the position rows' normal component only
+    factor_position_rows();
+    mu_h_.noalias() = terms_.A.topRows(position_rows_) * eq;
+    llt_S_h_.solveInPlace(mu_h_);
+    dq_.noalias() = MinvAt_h_ * mu_h_;
+    eq -= dq_;
+  } else if (position) {
     multiply_A(eq, mu_);
     solve_S(mu_);
     correction(mu_, dq_);
@@ -169,7 +200,7 @@ ProjectedSystem::ProjectedSystem(Formulation& formulation, ProjectionMode mode)
                       wants_sparse_linear_algebra(formulation.options(), formulation.model(), "projection", true)) {
   // Positions kept on h(q) = 0: the formulation may pass singular positions (core/formulation.hpp).
   f_.set_positions_projected((mode == ProjectionMode::kPosition || mode == ProjectionMode::kBoth) &&
-                             formulation.model().holonomic());
+                             formulation.model().holonomic());  // a mixed model's velocity rows are not held so
 }
 
 bool ProjectedSystem::after_step(double t, Vec& y) {
@@ -188,9 +219,9 @@ std::string projection_refusal(const Formulation& formulation, ProjectionMode mo
   if (!formulation.state_starts_with_q_qd())
     return "projection needs a formulation whose state is (q, qd, ...); " + formulation.name() +
            " integrates other coordinates (use kkt, schur, penalty, added_mass, vakonomic or fernandez_bloch)";
-  if (mode == ProjectionMode::kPosition && !formulation.model().holonomic())
-    return "projection = position needs holonomic constraints h(q) = 0, but problem " + formulation.model().name() +
-           " is nonholonomic (A(q) qd = 0 only): use projection = velocity";
+  if (mode == ProjectionMode::kPosition && !formulation.model().has_position_rows())
+    return "projection = position needs position constraints h(q) = 0, but problem " + formulation.model().name() +
+           " is nonholonomic, velocity rows only (A(q) qd + b = 0): use projection = velocity";
   return {};
 }
 

@@ -1,10 +1,12 @@
 // Coordinate projection after each accepted step ([formulation] projection = none | position | velocity |
-// both; Hairer-Lubich-Wanner, GNI IV.4 and VII.2; Eich 1993): q is moved back onto h(q) = 0 (holonomic
-// problems) and qd onto A(q) qd = 0, each in the mass-matrix metric, i.e. the correction that changes the
-// kinetic energy least:
+// both; Hairer-Lubich-Wanner, GNI IV.4 and VII.2; Eich 1993): q is moved back onto h(q) = 0 (the position rows
+// of holonomic and mixed problems) and qd onto A(q) qd = 0 (every row), each in the mass-matrix metric, i.e. the
+// correction that changes the kinetic energy least:
 //   position:  q <- q - M^-1 A^T (A M^-1 A^T)^-1 h(q), iterated (Gauss-Newton, A at the iterate, M frozen at
 //              the unprojected q) until |h|_inf <= 1e-14 max(1, |q|_inf);
 //   velocity:  qd <- qd - M^-1 A^T (A M^-1 A^T)^-1 A qd with M, A at the (projected) q: exact in one step.
+// For a mixed problem the position step's A is the position rows' A_h = dh/dq (the velocity rows hold no
+// positions), the velocity step's all rows.
 // For time-dependent problems (core/problem.hpp) both at the step's time t: h(q, t) = 0 and A qd + b(q, t) = 0
 // (A qd + b replaces A qd above).
 // It applies to every formulation whose state starts with (q, qd) (Formulation::state_starts_with_q_qd) and
@@ -55,6 +57,10 @@ class CoordinateProjection {
  private:
   void evaluate(double t, const Vec& q, unsigned terms);  // model terms at q; the LLT of M when asked
   void factor_constraints();  // M^-1 A^T and the LLT of S = A M^-1 A^T from the current terms
+  // The position step's: the same with A_h, the position rows of a mixed model, into the *_h_ buffers (a holonomic
+  // model's position rows are all its rows: factor_constraints itself).
+  void factor_position_rows();
+  bool partial_position_rows() const { return position_rows_ > 0 && position_rows_ < model_->m(); }
   // Both paths: h(q), A x into mu_, mu_ := S^-1 mu_, dq_ = M^-1 A^T mu_.
   const Vec& constraint_value() const { return sparse_ ? sterms_.h : terms_.h; }
   void multiply_A(const Eigen::Ref<const Vec>& x, Vec& y) const;
@@ -71,6 +77,10 @@ class CoordinateProjection {
   Eigen::LLT<Mat> llt_M_, llt_S_;
   Mat MinvAt_, S_;
   Vec q_, zero_, mu_, dq_;
+  int position_rows_ = 0;  // Model::position_rows
+  Eigen::LLT<Mat> llt_S_h_;  // the position rows of a mixed model: S_h = A_h M^-1 A_h^T
+  Mat MinvAt_h_, S_h_;
+  Vec mu_h_;
   ProjectionStatistics stats_;
 };
 

@@ -7,7 +7,7 @@ KktFormulation::KktFormulation(std::shared_ptr<const Model> model, FormulationOp
   force_.resize(n_);
   supports_redundant_constraints_ = true;
   stabilization_.alpha = options_.baumgarte_alpha;
-  stabilization_.beta = model_->holonomic() ? options_.baumgarte_beta : 0.0;
+  stabilization_.beta = model_->has_position_rows() ? options_.baumgarte_beta : 0.0;
 }
 
 void KktFormulation::solve_accelerations() {

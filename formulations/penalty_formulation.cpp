@@ -10,9 +10,9 @@ PenaltyFormulation::PenaltyFormulation(std::shared_ptr<const Model> model, Formu
     throw InputError("penalty: option N must be a finite number > 0 (got " + std::to_string(options_.N) + ")");
   if (!(options_.k >= 0) || !std::isfinite(options_.k))
     throw InputError("penalty: option k must be a finite number >= 0 (got " + std::to_string(options_.k) + ")");
-  if (options_.k != 0 && !model_->holonomic())
-    throw InputError("penalty: option k (position spring k/2 |h|^2) needs holonomic constraints; problem " +
-                     model_->name() + " has Pfaffian constraints, set k = 0");
+  if (options_.k != 0 && !model_->has_position_rows())
+    throw InputError("penalty: option k (position spring k/2 |h|^2) needs position constraints h(q) = 0; problem " +
+                     model_->name() + " has velocity rows only (A(q) qd + b = 0), set k = 0");
   spring_ = options_.k != 0;
   model_terms_ = kMassMatrix | kBias | kForce | kConstraintJacobian | (spring_ ? kConstraintValue : 0u) |
                  (model_->time_dependent() ? kConstraintRate : 0u);
@@ -47,7 +47,7 @@ void PenaltyFormulation::jacobian(double t, const Vec& y, Mat& J) {
     col.noalias() += deriv_.dA[l].transpose() * lambda_;
     aqd_l_.noalias() = deriv_.dA[l] * qd_;
     aqd_l_ *= N;
-    if (spring_) aqd_l_ += options_.k * terms_.A.col(l);
+    if (spring_) aqd_l_.head(terms_.h.size()) += options_.k * terms_.A.col(l).head(terms_.h.size());  // dh/dq_l
     col.noalias() -= terms_.A.transpose() * aqd_l_;
     col.noalias() -= deriv_.dM[l] * qdd_;
   }
@@ -57,11 +57,11 @@ void PenaltyFormulation::jacobian(double t, const Vec& y, Mat& J) {
 
 void PenaltyFormulation::solve_accelerations() {
   // lambda_N = -N (A qd + b) - k h; the penalty force is A^T lambda_N (b: the velocity term of a moving
-  // constraint, empty otherwise).
+  // constraint, empty otherwise; h: the position rows, the first rows of a mixed problem).
   violation_.noalias() = terms_.A * qd_;
   if (terms_.b.size() > 0) violation_ += terms_.b;
   lambda_ = -options_.N * violation_;
-  if (spring_) lambda_.noalias() -= options_.k * terms_.h;
+  if (spring_) lambda_.head(terms_.h.size()).noalias() -= options_.k * terms_.h;
   force_ = terms_.F - terms_.c;
   force_.noalias() += terms_.A.transpose() * lambda_;
   if (!llt_.compute(terms_.M)) throw NumericalFailure("penalty: Cholesky of the mass matrix M failed");

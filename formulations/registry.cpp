@@ -86,6 +86,10 @@ Registry<FormulationEntry>& formulation_registry() {
              if (m.holonomic())
                return "problem " + m.name() + " has holonomic constraints; fernandez_bloch (seed 003) is for "
                       "Pfaffian constraints";
+             if (m.mixed())
+               return "problem " + m.name() + " is mixed (" + std::to_string(m.position_rows()) +
+                      " position rows besides its velocity rows); fernandez_bloch's transversal frame (seed 003) is "
+                      "for Pfaffian constraints only";
              if (m.gyroscopic())
                return "problem " + m.name() + " has a gyroscopic term qd . a(q) in its Lagrangian, which the "
                       "restricted Lagrangian does not carry";

@@ -245,7 +245,8 @@ bool solve_saddle_point(const ModelTerms& terms, const Vec& f, const Vec& qd, do
     // The velocity constraint of a time-dependent problem is A qd + b = 0 (b empty otherwise).
     if (terms.b.size() > 0) gamma.noalias() -= (2 * stabilization.alpha) * terms.b;
   }
-  if (stabilization.beta != 0) gamma.noalias() -= (stabilization.beta * stabilization.beta) * terms.h;
+  // On the position rows: all of a holonomic problem's, the first of a mixed one's.
+  if (stabilization.beta != 0) gamma.head(terms.h.size()).noalias() -= (stabilization.beta * stabilization.beta) * terms.h;
   ws.b_.head(n) = f;
   ws.b_.tail(m) = gamma;
   ws.lu_.solve_in_place(ws.b_);

@@ -16,7 +16,7 @@ VakonomicFormulation::VakonomicFormulation(std::shared_ptr<const Model> model, F
     : Formulation(std::move(model), options), compliance_(compliance), saddle_(n_, m_) {
   const bool baumgarte = compliance_ == 0 && (options_.baumgarte_alpha != 0 || options_.baumgarte_beta != 0);
   terms_needed_ = kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintBias | kConstraintCurvature |
-                  (baumgarte && model_->holonomic() ? kConstraintValue : 0u);
+                  (baumgarte && model_->has_position_rows() ? kConstraintValue : 0u);
   terms_.C = Mat::Zero(m_, n_);
   q_.resize(n_);
   qd_.resize(n_);
@@ -26,7 +26,7 @@ VakonomicFormulation::VakonomicFormulation(std::shared_ptr<const Model> model, F
   force_.resize(n_);
   if (baumgarte) {
     stabilization_.alpha = options_.baumgarte_alpha;
-    stabilization_.beta = model_->holonomic() ? options_.baumgarte_beta : 0.0;
+    stabilization_.beta = model_->has_position_rows() ? options_.baumgarte_beta : 0.0;
   }
 }
 

@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const clm::Vec zero = clm::Vec::Zero(c->n);
     // The optional sections' tapes too (empty where the file has none): the closed form at t = 0 from the
     // initial state, the others at q0.
-    for (const clm::Tape* tape : {&c->mass, &c->potential, &c->gyroscopic, c->holonomic ? &c->constraint : &c->pfaffian,
+    // Both constraint tapes: a mixed file has position rows (constraint) and velocity rows (pfaffian, affine).
+    for (const clm::Tape* tape : {&c->mass, &c->potential, &c->gyroscopic, &c->constraint, &c->pfaffian, &c->affine,
                                   &c->velocity_basis, &c->transversal_frame, &c->point_positions, &c->closed_form,
                                   &c->body_velocity_values}) {
       if (tape->outputs() == 0) continue;

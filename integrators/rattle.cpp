@@ -8,6 +8,11 @@ std::string Rattle::refuses_formulation(const Formulation& f) const {
   if (std::string why = kkt_only_refusal(name(), f); !why.empty()) return why;
   const Model& model = f.model();
   if (std::string why = time_dependence_refusal(name(), model); !why.empty()) return why;
+  if (model.mixed())
+    return "integrator rattle: holonomic problems only; problem " + model.name() + " is mixed (" +
+           std::to_string(model.position_rows()) + " position and " + std::to_string(model.velocity_rows()) +
+           " velocity rows): use nh_rattle or dla (the position rows held at velocity level), or kkt with "
+           "projection = both";
   if (!model.holonomic())
     return "integrator rattle: holonomic problems only; problem " + model.name() +
            " has Pfaffian (nonholonomic) constraints (use dla or nh_rattle)";

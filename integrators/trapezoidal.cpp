@@ -27,8 +27,9 @@ std::string Trapezoidal::refuses_formulation(const Formulation& f) const {
            "augmented_lagrangian (for an implicit order-2 method on the ODE of " + f.name() +
            " use implicit_midpoint)";
   if (!f.model().holonomic())
-    return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0; problem " + f.model().name() +
-           " has Pfaffian constraints (use augmented_lagrangian with dopri5 or radau5)";
+    return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0 only; problem " +
+           f.model().name() + (f.model().mixed() ? " has velocity rows A(q) qd + b = 0 too" : " has Pfaffian constraints") +
+           " (use augmented_lagrangian with dopri5 or radau5)";
   return {};
 }
 

@@ -93,7 +93,8 @@ void VariationalIntegrator::residual(double h, const Vec& x, Vec& R) {
     av_.noalias() = mid_.A * v_;
     g_.noalias() -= forcing_.penalty_N * (mid_.A.transpose() * av_);
   }
-  if (forcing_.penalty_k > 0) g_.noalias() -= forcing_.penalty_k * (mid_.A.transpose() * mid_.h);  // -d/dq k/2 |h|^2
+  // -d/dq k/2 |h|^2 of the position rows (the first rows of a mixed model's A).
+  if (forcing_.penalty_k > 0) g_.noalias() -= forcing_.penalty_k * (mid_.A.topRows(mid_.h.size()).transpose() * mid_.h);
   auto R1 = R.head(n_);
   R1 = mid_.p - p0_;
   R1 -= (0.5 * h) * g_;

@@ -344,7 +344,7 @@ RunOptions read_run_attributes(const std::string& path, const std::string& run_i
     if (n.rfind("shape.", 0) == 0 && !samples) out.values.push_back({n, attribute_text(r, g.get(), n)});
   }
   // What the run measured against its reference and what it cost (issue 10 item 6); NaN shown as "-".
-  for (const char* n : {"status", "constraint_rank", "initial_source", "initial_projection_dq", "initial_projection_dqd", "steps", "rhs_evals", "jacobian_used", "cpu_time_s", "cpu_time_repeats", "cpu_time_spread", "output_cpu_time_s", "validity", "reference_source",
+  for (const char* n : {"status", "constraint_kind", "position_rows", "constraint_rank", "initial_source", "initial_projection_dq", "initial_projection_dqd", "steps", "rhs_evals", "jacobian_used", "cpu_time_s", "cpu_time_repeats", "cpu_time_spread", "output_cpu_time_s", "validity", "reference_source",
                         "reference_message", "reference_cpu_time_s", "q_error_max", "q_error_final", "qd_error_max",
                         "qd_error_final", "lambda_error_max", "lambda_error_final", "scd", "mescd"}) {
     if (H5Aexists(g.get(), n) <= 0) continue;

@@ -82,6 +82,7 @@ class Compiler {
     bool mass_reads_qd = false, rows_read_qd = false;
     bool holonomic = false, time_dependent = false, has_forces = false, has_gyroscopic = false;
     int m = 0;
+    int position_rows = 0;  // h's rows, first; A and b (when not holonomic) hold all m rows, position rows too
   };
 
   Derived derive() {
@@ -142,8 +143,10 @@ class Compiler {
     for (const auto& row : f_.velocity_rows) velocity.push_back(parse(row, "velocity row"));
     d.holonomic = f_.velocity_rows.empty();  // no rows at all: holonomic with m = 0, as the zoo writes it
     d.m = static_cast<int>(h.size() + velocity.size());
+    d.position_rows = static_cast<int>(h.size());
     if (!d.holonomic) {
-      // Position rows next to velocity rows enter as their derivatives: A = dh/dq, b = dh/dt.
+      // All rows' A and b, the position rows' A = dh/dq and b = dh/dt first, for the checks and the optional
+      // sections; the tapes of a mixed mechanism keep h itself and the velocity rows' part (compile()).
       for (std::size_t r = 0; r < h.size(); ++r) {
         for (int j = 0; j < n_; ++j) {
           const int d = g_.derivative(h[r], j);
@@ -276,6 +279,14 @@ class Compiler {
     const int T = d.T, V_eff = d.V_eff;
     c.holonomic = d.holonomic;
     c.m = d.m;
+    c.position_rows = d.position_rows;
+    if (!f_.position_names.empty() || !f_.velocity_names.empty()) {
+      const bool named = !(f_.position_names.empty() ? f_.velocity_names : f_.position_names).front().empty();
+      if (named) {
+        c.constraint_names = f_.position_names;
+        c.constraint_names.insert(c.constraint_names.end(), f_.velocity_names.begin(), f_.velocity_names.end());
+      }
+    }
     c.time_dependent = d.time_dependent;
     c.has_forces = d.has_forces;
     c.has_gyroscopic = d.has_gyroscopic;
@@ -285,10 +296,10 @@ class Compiler {
     c.gyroscopic = Tape(g_, a);
     c.force = Tape(g_, F);
     c.kinetic = Tape(g_, {T});
-    if (c.holonomic) c.constraint = Tape(g_, h);
-    else {
-      c.pfaffian = Tape(g_, A);
-      c.affine = Tape(g_, b);
+    if (c.holonomic || !h.empty()) c.constraint = Tape(g_, h);  // m = 0 is holonomic: a tape of no outputs
+    if (!c.holonomic) {  // the velocity rows: A and b after the position rows' (which the core derives from h)
+      c.pfaffian = Tape(g_, std::vector<int>(A.begin() + static_cast<std::ptrdiff_t>(h.size()) * n_, A.end()));
+      c.affine = Tape(g_, std::vector<int>(b.begin() + static_cast<std::ptrdiff_t>(h.size()), b.end()));
     }
     c.q0 = initial_values(f_.q0, "q");
     c.qd0 = f_.qd0.empty() ? Vec::Zero(n_) : initial_values(f_.qd0, "qd");
@@ -331,6 +342,7 @@ class Compiler {
     out.n = n_;
     out.m = d.m;
     out.holonomic = d.holonomic;
+    out.position_rows = d.position_rows;
     out.time_dependent = d.time_dependent;
     out.has_forces = d.has_forces;
     out.has_gyroscopic = d.has_gyroscopic;
@@ -338,10 +350,10 @@ class Compiler {
     out.potential = d.V_eff;
     out.gyroscopic = d.a;
     out.force = d.F;
-    if (d.holonomic) out.constraint = d.h;
-    else {
-      out.pfaffian = d.A;
-      out.affine = d.b;
+    out.constraint = d.h;
+    if (!d.holonomic) {
+      out.pfaffian.assign(d.A.begin() + static_cast<std::ptrdiff_t>(d.h.size()) * n_, d.A.end());
+      out.affine.assign(d.b.begin() + static_cast<std::ptrdiff_t>(d.h.size()), d.b.end());
     }
     const Optional o = optional_terms(d);
     out.velocity_basis = o.S;
@@ -445,20 +457,19 @@ class Compiler {
       evaluate(c.force, q, qd, 0.0, v);
       if (!std::isfinite(v[i])) fail_expr(text, "the force on " + f_.coordinates[i] + " is not finite at the initial state");
     }
-    if (c.holonomic) {
+    if (c.position_rows > 0) {
       evaluate(c.constraint, q, zero, 0.0, v);
       for (std::size_t r = 0; r < v.size(); ++r)
         if (!std::isfinite(v[r])) fail_expr(f_.position_rows[r], "this position row is not finite at the initial state");
-    } else if (c.m > 0) {
+    }
+    if (c.m > c.position_rows) {  // the velocity rows (after the position rows of a mixed file)
       evaluate(c.pfaffian, q, zero, 0.0, v);
       std::vector<double> bv;
       evaluate(c.affine, q, zero, 0.0, bv);
-      for (int r = 0; r < c.m; ++r) {
+      for (int r = 0; r < c.m - c.position_rows; ++r) {
         bool ok = std::isfinite(bv[r]);
         for (int j = 0; j < n_; ++j) ok = ok && std::isfinite(v[r * n_ + j]);
-        const std::size_t np = f_.position_rows.size();
-        const SourceText& row = static_cast<std::size_t>(r) < np ? f_.position_rows[r] : f_.velocity_rows[r - np];
-        if (!ok) fail_expr(row, "this constraint row is not finite at the initial state");
+        if (!ok) fail_expr(f_.velocity_rows[r], "this velocity row is not finite at the initial state");
       }
     }
     evaluate(c.mass, q, zero, 0.0, v);

@@ -163,7 +163,7 @@ std::string export_header(const MechanismFile& f) {
   h << "// " << Name << ": exported by `clmbench mechanism export` from the mechanism file\n"
     << "// " << f.path << " (sha256 " << f.sha256 << ").\n"
     << "// The terms the suite derives from the file (M = d2T/dqd2, V - T0"
-    << (s.has_gyroscopic ? ", the gyroscopic a(q)" : "") << (s.holonomic ? ", h" : ", A, b")
+    << (s.has_gyroscopic ? ", the gyroscopic a(q)" : "") << (s.holonomic ? ", h" : s.position_rows > 0 ? ", h, A, b" : ", A, b")
     << (s.has_forces ? ", the forces" : "") << ")\n"
     << "// as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold\n"
     << "// into constants are computed here). Do not edit: export again.\n"
@@ -178,11 +178,22 @@ std::string export_header(const MechanismFile& f) {
     << ";\n"
     << "  static constexpr int kDof = " << n << ";\n"
     << "  static constexpr int kConstraints = " << m << ";\n"
-    << "  static constexpr ConstraintKind kConstraintKind = ConstraintKind::" << (s.holonomic ? "kHolonomic" : "kPfaffian")
-    << ";\n";
+    << "  static constexpr ConstraintKind kConstraintKind = ConstraintKind::"
+    << (s.holonomic ? "kHolonomic" : s.position_rows > 0 ? "kMixed" : "kPfaffian") << ";\n";
+  const bool mixed = !s.holonomic && s.position_rows > 0;  // position rows first, then velocity rows
+  if (mixed) h << "  static constexpr int kPositionConstraints = " << s.position_rows << ";\n";
   h << "  static constexpr const char* kCoordinateNames[] = {";
   for (int i = 0; i < n; ++i) h << (i ? ", " : "") << quoted(f.coordinates[i]);
   h << "};\n";
+  if (!f.position_names.empty() || !f.velocity_names.empty()) {  // named rows: lambda's columns (position rows first)
+    std::vector<std::string> names = f.position_names;
+    names.insert(names.end(), f.velocity_names.begin(), f.velocity_names.end());
+    if (!names.front().empty()) {
+      h << "  static constexpr const char* kConstraintNames[] = {";
+      for (std::size_t k = 0; k < names.size(); ++k) h << (k ? ", " : "") << quoted(names[k]);
+      h << "};\n";
+    }
+  }
   if (!f.units.empty()) {
     h << "  static constexpr const char* kCoordinateUnits[] = {";
     for (int i = 0; i < n; ++i) h << (i ? ", " : "") << quoted(f.units[i]);
@@ -234,6 +245,7 @@ std::string export_header(const MechanismFile& f) {
     h << "  };\n";
   }
   h << "\n  int dof() const { return " << n << "; }\n  int constraints() const { return " << m << "; }\n";
+  if (mixed) h << "  int position_constraints() const { return " << s.position_rows << "; }\n";
   h << "  void validate() const {\n";
   for (std::size_t k = 0; k < f.parameters.size(); ++k) {
     const auto& p = f.parameters[k];
@@ -275,15 +287,18 @@ std::string export_header(const MechanismFile& f) {
   function(td ? "T potential([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in)" : "T potential([[maybe_unused]] const VecN<T, kDof>& q_in)",
            {s.potential}, nullptr, true, false);
   auto vector_target = [](std::size_t k) { return "out[" + std::to_string(k) + "]"; };
-  if (s.holonomic) {
-    function(td ? "void constraint([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, kConstraints>& out)"
-                : "void constraint([[maybe_unused]] const VecN<T, kDof>& q_in, VecN<T, kConstraints>& out)",
+  if (s.holonomic || mixed) {
+    const std::string rows = mixed ? "kPositionConstraints" : "kConstraints";
+    function(td ? "void constraint([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, " + rows + ">& out)"
+                : "void constraint([[maybe_unused]] const VecN<T, kDof>& q_in, VecN<T, " + rows + ">& out)",
              s.constraint, vector_target, false, false);
-  } else {
-    function("void pfaffian([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kConstraints, kDof>& out)", s.pfaffian,
+  }
+  if (!s.holonomic) {
+    const std::string rows = mixed ? "kConstraints - kPositionConstraints" : "kConstraints";
+    function("void pfaffian([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, " + rows + ", kDof>& out)", s.pfaffian,
              matrix_target(n), false, false);
     if (td)
-      function("void affine_term([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, kConstraints>& out)", s.affine,
+      function("void affine_term([[maybe_unused]] const VecN<T, kDof>& q_in, [[maybe_unused]] const T& t_in, VecN<T, " + rows + ">& out)", s.affine,
                vector_target, false, false);
   }
   if (s.has_gyroscopic)

@@ -139,8 +139,28 @@ class Reader {
       const toml::table* t = c.as_table();
       if (!t) fail_at(c.node(), "[constraints] must be a table with position and velocity arrays");
       check_keys(*t, "[constraints]", {"position", "velocity"});
-      f.position_rows = expression_array(*t, "position");
-      f.velocity_rows = expression_array(*t, "velocity");
+      f.position_rows = expression_rows(*t, "position", f.position_names);
+      f.velocity_rows = expression_rows(*t, "velocity", f.velocity_names);
+      // Named rows label lambda's columns: every row then needs a name, and each name is used once.
+      const bool some = std::any_of(f.position_names.begin(), f.position_names.end(), [](const auto& s) { return !s.empty(); }) ||
+                        std::any_of(f.velocity_names.begin(), f.velocity_names.end(), [](const auto& s) { return !s.empty(); });
+      if (some) {
+        for (const char* key : {"position", "velocity"}) {
+          const auto& names = std::string(key) == "position" ? f.position_names : f.velocity_names;
+          if (!names.empty() && names.front().empty())
+            fail_at((*t)[key].node(), std::string("constraints.") + key + " is a list of unnamed rows while the other kind "
+                                      "names its rows: name every row, " + key + " = { name = \"expression\", ... }, or none");
+        }
+        std::vector<std::string> all = f.position_names;
+        all.insert(all.end(), f.velocity_names.begin(), f.velocity_names.end());
+        for (std::size_t i = 0; i < all.size(); ++i)
+          for (std::size_t j = 0; j < i; ++j)
+            if (all[i] == all[j]) {
+              const bool velocity = i >= f.position_names.size();
+              const SourceText& row = velocity ? f.velocity_rows[i - f.position_names.size()] : f.position_rows[i];
+              throw_at(path_, row.line, row.column, "constraint row name '" + all[i] + "' is used twice (each row's name labels its multiplier)");
+            }
+      }
     }
     const toml::table* initial = root_["initial"].as_table();
     if (!initial) {
@@ -400,12 +420,37 @@ class Reader {
     }
     throw_at(path_, w.line, w.column, what + " must be an expression in a string");
   }
-  std::vector<SourceText> expression_array(const toml::table& t, const char* key) const {
+  // constraints.position / constraints.velocity: a list of expressions, or an inline table of named rows
+  // { name = "expression", ... } in the order written (toml++ keeps keys sorted: re-sorted by source position).
+  // `names` gets one entry per row (empty for a list).
+  std::vector<SourceText> expression_rows(const toml::table& t, const char* key, std::vector<std::string>& names) const {
+    names.clear();
     if (!t[key]) return {};
+    if (const toml::table* rows = t[key].as_table()) {
+      std::vector<std::pair<std::string, SourceText>> named;
+      for (const auto& [name_key, node] : *rows) {
+        const std::string name(name_key.str());
+        if (!valid_identifier(name))
+          fail_at(&node, "constraint row '" + echo_value(name) + "' is not a name (a letter or '_', then letters, digits, '_')");
+        named.emplace_back(name, expression_of(node, std::string(key) + " row " + name));
+      }
+      std::stable_sort(named.begin(), named.end(), [](const auto& a, const auto& b) {
+        return a.second.line != b.second.line ? a.second.line < b.second.line : a.second.column < b.second.column;
+      });
+      std::vector<SourceText> out;
+      for (auto& [name, text] : named) {
+        names.push_back(name);
+        out.push_back(std::move(text));
+      }
+      return out;
+    }
     const toml::array* arr = t[key].as_array();
-    if (!arr) fail_at(t[key].node(), std::string("constraints.") + key + " must be an array of expressions");
+    if (!arr)
+      fail_at(t[key].node(), std::string("constraints.") + key + " must be an array of expressions or a table of named rows "
+                             "{ name = \"expression\", ... }");
     std::vector<SourceText> out;
     for (const toml::node& el : *arr) out.push_back(expression_of(el, std::string(key) + " row"));
+    names.assign(out.size(), std::string());
     return out;
   }
 

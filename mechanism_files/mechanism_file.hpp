@@ -5,8 +5,8 @@
 //
 //   M(q) = d2T/dqd2,  a(q) = dT/dqd at qd = 0 (gyroscopic),  T0(q) = T at qd = 0 (enters as the potential -T0),
 //   velocity rows r(q, qd, t): A = dr/dqd (r must be linear in qd), b = r at qd = 0;
-//   position rows h(q, t): holonomic constraints (A = dh/dq derived by the core), or, next to velocity rows,
-//   Pfaffian rows A = dh/dq, b = dh/dt,
+//   position rows h(q, t): holonomic constraints (A = dh/dq derived by the core), held as positions also next
+//   to velocity rows (a mixed mechanism: the position rows first, then the velocity rows),
 //
 // then checks them at the initial state (T quadratic in qd, rows linear in qd, M symmetric positive definite,
 // everything finite). Every error is one line "FILE:LINE:COLUMN: what is wrong" (an InputError).
@@ -51,6 +51,9 @@ struct MechanismFile {
   SourceText kinetic, potential;
   std::vector<std::pair<int, SourceText>> forces;  // coordinate index -> expression
   std::vector<SourceText> position_rows, velocity_rows;
+  // The rows' names in the same order, position rows first (`position = { rod = "..." }`); empty entries for rows
+  // written as a list. All named or none: a file that names its rows names every one (checked).
+  std::vector<std::string> position_names, velocity_names;
   // Initial values: numbers, or expressions in the parameters (strings); qd empty: at rest.
   std::vector<SourceText> q0, qd0;
 
@@ -104,14 +107,16 @@ struct CompiledMechanism {
   std::vector<std::pair<std::string, double>> parameters;  // with the overrides applied
   int n = 0, m = 0;
   bool holonomic = false;        // position rows only: h(q, t) = 0
+  int position_rows = 0;         // the rows of h, first (all m when holonomic; 0 < position_rows < m: mixed)
+  std::vector<std::string> constraint_names;  // m names, position rows first; empty when the rows are unnamed
   bool time_dependent = false;   // t in V, h or b, or b(q) != 0
   bool has_forces = false;       // a [forces] section
   bool has_gyroscopic = false;   // T has a term linear in qd
   Tape mass;        // n x n outputs, row-major, at qd = 0
   Tape potential;   // 1 output: V - T0 (q, t)
-  Tape constraint;  // m outputs: h (q, t) (holonomic)
-  Tape pfaffian;    // m x n outputs, row-major: A (q) (Pfaffian)
-  Tape affine;      // m outputs: b (q, t) (Pfaffian, time-dependent)
+  Tape constraint;  // position_rows outputs: h (q, t) (holonomic, mixed)
+  Tape pfaffian;    // (m - position_rows) x n outputs, row-major: the velocity rows' A (q) (Pfaffian, mixed)
+  Tape affine;      // m - position_rows outputs: the velocity rows' b (q, t)
   Tape gyroscopic;  // n outputs: a (q)
   Tape force;       // n outputs: F (q, qd, t)
   Tape kinetic;     // 1 output: T (q, qd) (checks)
@@ -149,7 +154,9 @@ std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& 
 struct SymbolicMechanism {
   ExpressionGraph graph{0};
   int n = 0, m = 0;
+  int position_rows = 0;  // as CompiledMechanism's
   bool holonomic = false, time_dependent = false, has_forces = false, has_gyroscopic = false;
+  // constraint: the position rows h; pfaffian, affine: the velocity rows' A and b (after them)
   std::vector<int> mass, constraint, pfaffian, affine, gyroscopic, force, q0, qd0;  // qd0 empty: zero
   int potential = -1;  // V - T0
   // The optional sections (empty where the file has none), as CompiledMechanism's tapes.

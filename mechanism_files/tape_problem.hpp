@@ -2,9 +2,9 @@
 // tapes over whatever scalar the core asks for (double, ceres::Jet, Taylor2, HyperDual, ...), so AutoDiffModel,
 // every formulation, integrator, projection and analysis work on it unchanged.
 //
-// The Problem concept fixes at compile time what a problem writes (holonomic h or Pfaffian A, explicit time
-// dependence, a generalized force), so a file mechanism is one of eight instantiations, chosen at run time from
-// what the file holds (runs/mechanism_model.cpp). The gyroscopic term is always written (zero where T has no
+// The Problem concept fixes at compile time what a problem writes (holonomic h, Pfaffian A or both, explicit time
+// dependence, a generalized force), so a file mechanism is one of twelve instantiations, chosen at run time from
+// what the file holds (runs/problem_registry.cpp, runs/mechanism/). The gyroscopic term is always written (zero where T has no
 // part linear in qd) and reported by has_gyroscopic_term(), which AutoDiffModel asks for Model::gyroscopic().
 #pragma once
 
@@ -22,20 +22,23 @@
 
 namespace clm {
 
-template <bool kHolonomicRows, bool kTimeDependentTerms, bool kForces>
+template <ConstraintKind kKind, bool kTimeDependentTerms, bool kForces>
 struct TapeProblem {
+  static constexpr bool kPositionRows = kKind != ConstraintKind::kPfaffian;  // the file has position rows h
+  static constexpr bool kVelocityRows = kKind != ConstraintKind::kHolonomic;  // and velocity rows A qd + b
   static constexpr const char* kName = "mechanism_file";
   static constexpr const char* kDescription = "a mechanism file (docs/mechanism-files.md)";
   static constexpr int kDof = Eigen::Dynamic;
   static constexpr int kConstraints = Eigen::Dynamic;
-  static constexpr ConstraintKind kConstraintKind =
-      kHolonomicRows ? ConstraintKind::kHolonomic : ConstraintKind::kPfaffian;
+  static constexpr ConstraintKind kConstraintKind = kKind;
+  static constexpr int kPositionConstraints = Eigen::Dynamic;  // kMixed: position_constraints()
   static constexpr std::array<ParameterSpec<TapeProblem>, 0> kParameters{};
 
   std::shared_ptr<const CompiledMechanism> mechanism;
 
   int dof() const { return mechanism->n; }
   int constraints() const { return mechanism->m; }
+  int position_constraints() const { return mechanism->position_rows; }
   void validate() const {}
 
   // Run-time identity (AutoDiffModel reads these where a problem has them instead of kName, kParameters).
@@ -44,6 +47,7 @@ struct TapeProblem {
   std::vector<std::pair<std::string, double>> parameter_values() const { return mechanism->parameters; }
   std::vector<std::string> coordinate_names() const { return mechanism->coordinates; }
   std::vector<std::string> coordinate_units() const { return mechanism->units; }
+  std::vector<std::string> constraint_names() const { return mechanism->constraint_names; }
   bool has_gyroscopic_term() const { return mechanism->has_gyroscopic; }
 
   template <class T>
@@ -72,30 +76,30 @@ struct TapeProblem {
 
   template <class T>
   void constraint(const VecN<T, kDof>& q, VecN<T, kConstraints>& h) const
-    requires(kHolonomicRows && !kTimeDependentTerms)
+    requires(kPositionRows && !kTimeDependentTerms)
   {
     copy_outputs(mechanism->constraint, registers<T>(mechanism->constraint, q, nullptr, T(0.0)), h);
   }
   template <class T>
   void constraint(const VecN<T, kDof>& q, const T& t, VecN<T, kConstraints>& h) const
-    requires(kHolonomicRows && kTimeDependentTerms)
+    requires(kPositionRows && kTimeDependentTerms)
   {
     copy_outputs(mechanism->constraint, registers<T>(mechanism->constraint, q, nullptr, t), h);
   }
 
   template <class T>
   void pfaffian(const VecN<T, kDof>& q, MatN<T, kConstraints, kDof>& A) const
-    requires(!kHolonomicRows)
+    requires(kVelocityRows)
   {
-    const Tape& tape = mechanism->pfaffian;
+    const Tape& tape = mechanism->pfaffian;  // the velocity rows' A, after the position rows of a mixed file
     T* r = registers<T>(tape, q, nullptr, T(0.0));
-    const int n = mechanism->n, m = mechanism->m;
+    const int n = mechanism->n, m = mechanism->m - mechanism->position_rows;
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) A(i, j) = r[tape.output_register(i * n + j)];
   }
   template <class T>
   void affine_term(const VecN<T, kDof>& q, const T& t, VecN<T, kConstraints>& b) const
-    requires(!kHolonomicRows && kTimeDependentTerms)
+    requires(kVelocityRows && kTimeDependentTerms)
   {
     copy_outputs(mechanism->affine, registers<T>(mechanism->affine, q, nullptr, t), b);
   }

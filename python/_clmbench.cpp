@@ -240,7 +240,7 @@ PYBIND11_MODULE(_clmbench, m) {
       })
       .def_property_readonly("drift_position", [](py::object self) -> py::object {
         const Run& r = self.cast<const Run&>();
-        if (!r.record().holonomic) return py::none();  // Pfaffian problems record no |h|
+        if (!r.record().records_position_drift()) return py::none();  // Pfaffian problems record no |h|
         return samples(r, r.record().drift_position, 0, self);
       })
       // The error against the reference at every sample (K x 3: |q - q_ref|, |qd - qd_ref|, |lambda - lambda_ref|),

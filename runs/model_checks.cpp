@@ -60,7 +60,7 @@ struct Discrepancy {
 
 unsigned constraint_terms(const Model& model) {
   if (model.m() == 0) return 0u;
-  return kConstraintJacobian | kConstraintBias | (model.holonomic() ? kConstraintValue : 0u) |
+  return kConstraintJacobian | kConstraintBias | (model.has_position_rows() ? kConstraintValue : 0u) |
          (model.time_dependent() ? kConstraintRate : 0u);
 }
 
@@ -147,7 +147,7 @@ ConstraintResidual constraint_residual(const Model& model, double t, const Vec& 
   auto ws = model.make_workspace();
   ModelTerms terms = model.make_terms();
   model.evaluate(t, q, qd, constraint_terms(model) & ~kConstraintBias, *ws, terms);
-  if (model.holonomic()) r.position = terms.h.norm();
+  if (model.has_position_rows()) r.position = terms.h.norm();
   Vec v = terms.A * qd;
   if (terms.b.size() == v.size()) v += terms.b;
   r.velocity = v.norm();
@@ -216,7 +216,7 @@ ModelCheck check_initial_state(const Model& model) {
   if (!q0.allFinite() || !qd0.allFinite()) return judged_check(name, "q0 or qd0 not finite", kNaN, kInitialStateTolerance);
   if (model.m() == 0) return skipped_check(name, "no constraints (m = 0): every state is consistent");
   const ConstraintResidual r = constraint_residual(model, 0.0, q0, qd0);
-  std::string text = model.holonomic() ? "|h(q0)| = " + sci(r.position) + ", " : "";
+  std::string text = model.has_position_rows() ? "|h(q0)| = " + sci(r.position) + ", " : "";
   text += std::string(model.time_dependent() ? "|A(q0) qd0 + b|" : "|A(q0) qd0|") + " = " + sci(r.velocity);
   const double value = std::max(r.position, r.velocity);
   if (!(value <= kInitialStateTolerance)) text += "; runs project it onto the constraints";
@@ -306,7 +306,7 @@ ModelCheck check_perturbed_initial_states(const ProblemEntry& entry, const Model
   std::string text = std::to_string(accepted) + " sets";
   if (refused) text += " (" + std::to_string(refused) + " refused)";
   text += ": max ";
-  if (model.holonomic()) text += "|h(q0)| = " + sci(worst_h) + ", ";
+  if (model.has_position_rows()) text += "|h(q0)| = " + sci(worst_h) + ", ";
   text += std::string(model.time_dependent() ? "|A qd0 + b|" : "|A qd0|") + " = " + sci(worst_v);
   if (!held.empty()) {
     std::string names;
@@ -345,16 +345,17 @@ ModelCheck check_constraint_jacobian(const Model& model, const std::vector<Check
   const bool rate = model.time_dependent();
   const std::string name = rate ? "A, b vs FD of h" : "A vs FD of h";
   if (model.m() == 0) return skipped_check(name, "no constraints");
-  if (!model.holonomic()) return skipped_check(name, "Pfaffian constraints: A is stated, not derived from h");
+  if (!model.has_position_rows()) return skipped_check(name, "Pfaffian constraints: A is stated, not derived from h");
   FiniteDifferenceTerms fd(model);
   auto ws = model.make_workspace();
   ModelTerms terms = model.make_terms();
   Discrepancy dA, db;
   const std::vector<Vec> dirs = check_directions(model.n(), seed_of(states));
+  const int mh = model.position_rows();  // the rows derived from h (a mixed model's velocity rows are stated)
   for (const auto& s : states) {
     model.evaluate(s.t, s.q, s.qd, kConstraintJacobian | kConstraintValue | (rate ? kConstraintRate : 0u), *ws, terms);
-    const Mat A = terms.A;
-    const Vec b = terms.b;
+    const Mat A = terms.A.topRows(mh);
+    const Vec b = rate ? Vec(terms.b.head(mh)) : Vec();
     for (const Vec& d : dirs) dA.add(Vec(A * d), fd.constraint_jacobian_along(s.t, s.q, d));
     if (rate) db.add(b, fd.constraint_rate(s.t, s.q));
   }
@@ -502,7 +503,7 @@ ModelCheck check_analytic_terms(const Model& model, const Model* autodiff, const
     value = std::isnan(value) || std::isnan(x->relative()) ? kNaN : std::max(value, x->relative());
   std::string text = "max rel M " + sci(dM.relative()) + ", c " + sci(dc.relative());
   if (model.m() > 0) text += ", A " + sci(dA.relative()) + ", Adot qd " + sci(dbias.relative());
-  if (model.holonomic() && model.m() > 0) text += ", h " + sci(dh.relative());
+  if (model.has_position_rows()) text += ", h " + sci(dh.relative());
   return judged_check(name, text, value, kAnalyticTolerance);
 }
 
@@ -672,7 +673,11 @@ ModelCheckReport check_model(const std::string& problem, const ModelCheckSetting
       throw InputError(std::string(flag) + " has " + std::to_string((*values)->size()) + " numbers for the " +
                        std::to_string(n) + " coordinates of " + model->name());
   {
-    std::string kind = model->m() == 0 ? "no constraints" : model->holonomic() ? "holonomic" : "Pfaffian";
+    std::string kind = model->m() == 0 ? "no constraints"
+                       : model->holonomic() ? "holonomic"
+                       : model->mixed() ? "mixed (" + std::to_string(model->position_rows()) + " position rows, " +
+                                              std::to_string(model->velocity_rows()) + " velocity rows)"
+                                        : "Pfaffian";
     if (model->time_dependent()) kind += ", time-dependent";
     if (model->gyroscopic()) kind += ", gyroscopic";
     std::string params;

@@ -38,8 +38,9 @@ ProblemEntry find_problem(const std::string& problem) {
     e.parameters.push_back({p.name, p.value, p.description + (p.unit.empty() ? "" : " [" + p.unit + "]")});
   e.make = [file](const std::map<std::string, double>& overrides, bool use_analytic) -> std::shared_ptr<const Model> {
     auto mechanism = compile_mechanism(file, overrides);
-    return mechanism->holonomic ? make_holonomic_tape_model(std::move(mechanism), use_analytic)
-                                : make_pfaffian_tape_model(std::move(mechanism), use_analytic);
+    if (mechanism->holonomic) return make_holonomic_tape_model(std::move(mechanism), use_analytic);
+    if (mechanism->position_rows > 0) return make_mixed_tape_model(std::move(mechanism), use_analytic);
+    return make_pfaffian_tape_model(std::move(mechanism), use_analytic);
   };
   return e;
 }

@@ -233,7 +233,7 @@ void ResultsWriter::State::finish(const RunRecord& record) {
 
 void ResultsWriter::State::open_run(const RunRecord& r) {
   group = target->group(0, r.spec.run_id);
-  holonomic = r.holonomic;
+  holonomic = r.records_position_drift();  // drift_position: |h| of the position rows (holonomic and mixed problems)
   const RunTarget::Object g = group;
   const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
   const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
@@ -241,7 +241,10 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   // Units and column names travel with the data (a reader needs no table of the problem's coordinates).
   std::vector<std::string> qd_units, lambda_names;
   for (const auto& u : r.coordinate_units) qd_units.push_back(u == "-" ? "1/s" : u + "/s");
-  for (int i = 1; i <= r.m; ++i) lambda_names.push_back("lambda" + std::to_string(i));
+  // lambda's columns in the rows' order, position rows first: the rows' names where the mechanism gives them.
+  for (int i = 1; i <= r.m; ++i)
+    lambda_names.push_back(static_cast<int>(r.constraint_names.size()) == r.m ? r.constraint_names[i - 1]
+                                                                              : "lambda" + std::to_string(i));
   auto add = [&](const char* name, hsize_t cols, bool matrix,
                  std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
     datasets.push_back(std::make_unique<AppendableDataset>(*target, g, name, cols, matrix, max_rows));
@@ -253,7 +256,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   // Multipliers are generalized forces per unit of constraint (A^T lambda enters M qdd + c = F + A^T lambda).
   add("lambda", m, true, {{"columns", lambda_names}});
   add("energy", 0, false, {{"units", {"J"}}});
-  if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q)|, in the constraint's units"}}});
+  if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q, t)| of the position rows, in the constraint's units"}}});
   add("drift_velocity", 0, false, {{"description", {"|A(q) qd|, in the constraint's units per second"}}});
   balance.clear();
   if (r.energy_balance) {
@@ -356,6 +359,9 @@ RunAttributes run_attributes(const RunRecord& r) {
   // nullspace then work on the rank-r row space, docs/design.md section 1).
   add("constraint_rank", static_cast<long>(r.constraint_rank));
   add("holonomic", static_cast<long>(r.holonomic));
+  // The constraint kind (core/problem.hpp): lambda's first position_rows columns are the position rows'.
+  add("position_rows", static_cast<long>(r.position_rows));
+  add("constraint_kind", std::string(r.m == 0 ? "none" : r.position_rows == r.m ? "holonomic" : r.position_rows == 0 ? "pfaffian" : "mixed"));
   add("steps", r.stats.steps);
   add("rejected_steps", r.stats.rejected_steps);
   add("rhs_evals", r.stats.rhs_evals);
@@ -450,7 +456,7 @@ void ResultsWriter::write_run(const RunRecord& r) {
     obs.qd = Eigen::Map<const Vec>(&r.qd[k * n], r.n);
     obs.lambda = Eigen::Map<const Vec>(r.lambda.data() + k * m, r.m);
     obs.energy = r.energy[k];
-    obs.drift_position = r.holonomic ? r.drift_position[k] : 0.0;
+    obs.drift_position = r.records_position_drift() ? r.drift_position[k] : 0.0;
     obs.drift_velocity = r.drift_velocity[k];
     obs.extras.resize(r.extras.size());
     for (size_t j = 0; j < r.extras.size(); ++j) obs.extras[j] = r.extras[j][k];

@@ -40,12 +40,14 @@ std::string tolerance_unread(const RunSpec& s, const Model& m, const Integrator&
   return integrator.reads_tolerances(s.integrator_settings()) ? std::string() : adaptive_only(s, m, integrator);
 }
 
-// The option acts on holonomic constraints h(q) = 0 only.
+// The option acts on position constraints h(q) = 0 only (the rows of holonomic problems, the position rows of mixed
+// ones).
 NoEffect holonomic_and(NoEffect first) {
   return [first](const RunSpec& s, const Model& m, const Integrator& i) -> std::string {
     const std::string why = first(s, m, i);
     if (!why.empty()) return why;
-    return m.holonomic() ? std::string() : "problem " + s.problem + " has no position constraints h(q) = 0";
+    return m.has_position_rows() ? std::string()
+                                 : "problem " + s.problem + " has no position constraints h(q) = 0 (velocity rows only)";
   };
 }
 
@@ -167,11 +169,11 @@ const std::vector<Option<RunSpec>>& run_options() {
     r.back().no_effect = read_by({"kkt", "schur", "servo"});
     r.push_back(o::number<RunSpec>("formulation", "baumgarte_beta",
                                    [](auto& s) -> auto& { return s.options.baumgarte_beta; }, any_number(), "1/s",
-                                   "Baumgarte position gain (kkt, schur, servo; holonomic): -beta^2 h", "baumgarte-beta",
+                                   "Baumgarte position gain (kkt, schur, servo; the position rows h of holonomic and mixed problems): -beta^2 h", "baumgarte-beta",
                                    "formulation.baumgarte_beta"));
     r.back().no_effect = holonomic_and(read_by({"kkt", "schur", "servo"}));
     r.push_back(o::number<RunSpec>("formulation", "k", [](auto& s) -> auto& { return s.options.k; }, non_negative(), "",
-                                   "penalty position spring k/2 |h|^2 (holonomic problems)", "k", "formulation.k"));
+                                   "penalty position spring k/2 |h|^2 (the position rows h of holonomic and mixed problems)", "k", "formulation.k"));
     r.back().no_effect = holonomic_and(read_by({"penalty"}));
     r.push_back(o::choice<RunSpec>("formulation", "added_mass_form",
                                    [](auto& s) -> auto& { return s.options.added_mass_form; },
@@ -211,8 +213,9 @@ const std::vector<Option<RunSpec>>& run_options() {
     };
     r.push_back(o::choice<RunSpec>("formulation", "projection", [](auto& s) -> auto& { return s.options.projection; },
                                    {"none", "position", "velocity", "both"},
-                                   "after every accepted step project q onto h(q) = 0 (position, holonomic problems) "
-                                   "and/or qd onto A(q) qd = 0 (velocity), in the mass-matrix metric; formulations "
+                                   "after every accepted step project q onto h(q) = 0 (position: the position rows of holonomic and "
+                                   "mixed problems) and/or qd onto A(q) qd = 0 (velocity: every row), in the mass-matrix "
+                                   "metric; formulations "
                                    "with state (q, qd): kkt, schur, penalty, added_mass, vakonomic, fernandez_bloch",
                                    "projection", "formulation.projection"));
     r.push_back(o::number<RunSpec>("formulation", "repartition_threshold",
@@ -243,7 +246,7 @@ const std::vector<Option<RunSpec>>& run_options() {
     r.push_back(o::number<RunSpec>("formulation", "al_omega", [](auto& s) -> auto& { return s.options.al_omega; },
                                    non_negative(), "1/s",
                                    "augmented_lagrangian: natural frequency of the constraint stabilization "
-                                   "(2 xi omega A qd + omega^2 h; the ODE form, not ALI3-P)",
+                                   "(2 xi omega A qd + omega^2 h, h on the position rows; the ODE form, not ALI3-P)",
                                    "al-omega", "formulation.al_omega"));
     r.back().no_effect = read_by({"augmented_lagrangian"});
     r.push_back(o::count<RunSpec>("formulation", "al_iterations",

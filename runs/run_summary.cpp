@@ -22,7 +22,7 @@ void update_max(double& m, double x) { m = std::isnan(x) ? x : std::max(m, x); }
 
 RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0,
                                              bool vakonomic_on_nonholonomic, const AccuracySettings& accuracy)
-    : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()),
+    : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()), position_rows_(model.has_position_rows()),
       point_(model.reference_point()) {
   if (point_) {
     point_run_.resize(point_->size());
@@ -119,7 +119,7 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
     t0_ = t;
   }
   ++samples_;
-  if (holonomic_) {
+  if (position_rows_) {
     update_max(max_dp_, obs.drift_position);
     last_dp_ = obs.drift_position;
   }
@@ -202,8 +202,8 @@ RunSummary RunSummaryAccumulator::finish() const {
   const bool any = samples_ > 0;
   // Without constraints (m = 0: charged_particle, a spring pendulum file) there is no drift to measure: "-", not 0.
   const bool constrained = model_.m() > 0;
-  s.max_drift_position = holonomic_ && constrained && any ? max_dp_ : kNaN;
-  s.final_drift_position = holonomic_ && constrained && any ? last_dp_ : kNaN;
+  s.max_drift_position = position_rows_ && constrained && any ? max_dp_ : kNaN;
+  s.final_drift_position = position_rows_ && constrained && any ? last_dp_ : kNaN;
   s.max_drift_velocity = constrained && any ? max_dv_ : kNaN;
   s.final_drift_velocity = constrained && any ? last_dv_ : kNaN;
   s.max_rel_energy_error = any ? max_rel_energy_ : kNaN;

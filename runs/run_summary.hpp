@@ -110,7 +110,8 @@ class RunSummaryAccumulator {
   Vec q0_, qd0_, q_ref_, qd_ref_, q_next_, qd_next_, lambda_ref_, lambda_at_ref_;
   Vec run_q_, run_qd_, run_lambda_;  // views of the reference run's sample k (copied: Vec, not Map)
   double t_ref_ = 0;  // the time q_ref_, qd_ref_ belong to
-  bool holonomic_;
+  bool holonomic_;      // every row a position row: the drift's growth is that of |h|, else of |A qd + b|
+  bool position_rows_;  // |h| of the position rows recorded (holonomic and mixed problems)
   long samples_ = 0;
   double max_dp_ = 0, last_dp_ = 0, max_dv_ = 0, last_dv_ = 0;
   double energy0_ = 0, max_rel_energy_ = 0;

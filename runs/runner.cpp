@@ -46,6 +46,22 @@ void make_ready(PreparedRun& run) {
   run.formulation->initial_state(run.q0, run.qd0, run.y0);
 }
 
+// The position rows a start violates, with their residuals, as "position row 2 (hitch) h = 2.400e-01, " (empty
+// when it violates none, or the model has none): what --strict-initial names.
+std::string position_rows_off(const Model& model, const Vec& q) {
+  if (model.position_rows() == 0) return {};
+  auto ws = model.make_workspace();
+  ModelTerms terms = model.make_terms();
+  model.evaluate(0.0, q, Vec::Zero(model.n()), kConstraintValue, *ws, terms);
+  const std::vector<std::string> names = model.constraint_names();
+  std::string out;
+  for (int r = 0; r < model.position_rows(); ++r)
+    if (!(std::abs(terms.h[r]) <= kStrictInitialTolerance))
+      out += "position row " + std::to_string(r + 1) + (names.empty() ? "" : " (" + names[r] + ")") + " h = " +
+             short_number(terms.h[r]) + ", ";
+  return out;
+}
+
 }  // namespace
 
 bool follows_servo_motion(const RunSpec& spec) {
@@ -81,10 +97,11 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
         run.qd0[shape.coordinates[j]] = qda[j];
       }
     }
+    const std::string rows_off = position_rows_off(model, run.q0);  // before the projection moves q0
     run.projection = project_onto_constraints(model, run.q0, run.qd0, 1e-13, 50, 0.0, shape.coordinates);
     if (spec.strict_initial && (run.projection.position_distance > kStrictInitialTolerance ||
                                 run.projection.velocity_distance > kStrictInitialTolerance)) {
-      throw InputError(label + ": given initial data are off the constraints (|dq| = " +
+      throw InputError(label + ": given initial data are off the constraints (" + rows_off + "|dq| = " +
                        short_number(run.projection.position_distance) + ", |dqd| = " +
                        short_number(run.projection.velocity_distance) + " > 1e-12) and strict_initial is set");
     }
@@ -96,9 +113,10 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     // mechanism file's initial numbers, a formula that assumed a parameter value): checked like given data
     // (issue 24 item 1), and projected only when it is off, so that a consistent default start keeps its bits.
     Vec q = run.q0, qd = run.qd0;
+    const std::string rows_off = position_rows_off(model, q);
     const ProjectionReport p = project_onto_constraints(model, q, qd, 1e-13, 50, 0.0, {});
     if (p.position_distance > kStrictInitialTolerance || p.velocity_distance > kStrictInitialTolerance) {
-      const std::string off = "|dq| = " + short_number(p.position_distance) + ", |dqd| = " +
+      const std::string off = rows_off + "|dq| = " + short_number(p.position_distance) + ", |dqd| = " +
                               short_number(p.velocity_distance);
       if (spec.strict_initial)
         throw InputError(label + ": the default initial data of problem " + model.name() +
@@ -127,7 +145,7 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   // The samples' size, estimated before anything runs (output_every = 0 samples every step: unknown).
   if (spec.output_every > 0 && spec.max_output_gb > 0) {
     const double samples = sample_bound(spec);
-    const double columns = 3 + 2.0 * model.n() + model.m() + (model.holonomic() ? 1 : 0) +
+    const double columns = 3 + 2.0 * model.n() + model.m() + (model.holonomic() || model.has_position_rows() ? 1 : 0) +
                            static_cast<double>(run.formulation->extra_names().size());
     const double gb = samples * columns * sizeof(double) / 1e9;
     if (gb > spec.max_output_gb) {
@@ -236,6 +254,8 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
   r.m = model.m();
   r.constraint_rank = run.constraint_rank;
   r.holonomic = model.holonomic();
+  r.position_rows = model.position_rows();
+  r.constraint_names = model.constraint_names();
   r.coordinate_names = model.coordinate_names();
   r.coordinate_units = model.coordinate_units();
   r.parameters = model.parameters();
@@ -330,7 +350,7 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
       r.qd.insert(r.qd.end(), obs.qd.data(), obs.qd.data() + r.n);
       r.lambda.insert(r.lambda.end(), obs.lambda.data(), obs.lambda.data() + r.m);
       r.energy.push_back(obs.energy);
-      if (r.holonomic) r.drift_position.push_back(obs.drift_position);
+      if (r.records_position_drift()) r.drift_position.push_back(obs.drift_position);
       r.drift_velocity.push_back(obs.drift_velocity);
       for (size_t j = 0; j < r.extras.size(); ++j) r.extras[j].push_back(obs.extras[j]);
       if (balance) {

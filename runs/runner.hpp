@@ -31,7 +31,13 @@ struct RunRecord {
   // numerical_rank of A(q0) (core/formulation.hpp): m unless the constraints are redundant (bricard: m - 1).
   int constraint_rank = 0;
   std::vector<std::string> coordinate_names, coordinate_units;  // of q (Model::coordinate_names)
-  bool holonomic = false;
+  bool holonomic = false;  // every row a position row (the HDF5 attribute `holonomic`)
+  // The position rows h(q, t) = 0 (Model::position_rows): m for holonomic problems, 0 for Pfaffian ones, between for
+  // mixed ones. drift_position (|h|) is recorded when there are any.
+  int position_rows = 0;
+  // drift_position is a column of holonomic problems (m = 0 included, as it always was) and of mixed ones.
+  bool records_position_drift() const { return holonomic || position_rows > 0; }
+  std::vector<std::string> constraint_names;  // Model::constraint_names (empty: unnamed rows)
   std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
   Vec q0, qd0;                    // the consistent initial data the run started from
   std::string initial_source;     // "default" | "given" | "default, projected" (off for these parameters)

@@ -42,6 +42,7 @@ class TamperedModel final : public Model {
   int n() const override { return inner_->n(); }
   int m() const override { return inner_->m(); }
   bool holonomic() const override { return inner_->holonomic(); }
+  int position_rows() const override { return inner_->position_rows(); }
   bool uses_analytic_terms() const override { return analytic_; }
   std::vector<std::pair<std::string, double>> parameters() const override { return inner_->parameters(); }
   std::unique_ptr<ModelWorkspace> make_workspace() const override { return inner_->make_workspace(); }

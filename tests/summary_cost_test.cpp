@@ -20,6 +20,7 @@ class CountingModel final : public Model {
   int n() const override { return m_->n(); }
   int m() const override { return m_->m(); }
   bool holonomic() const override { return m_->holonomic(); }
+  int position_rows() const override { return m_->position_rows(); }
   std::vector<std::pair<std::string, double>> parameters() const override { return m_->parameters(); }
   std::unique_ptr<ModelWorkspace> make_workspace() const override { return m_->make_workspace(); }
   void evaluate(double t, const Vec& q, const Vec& qd, unsigned what, ModelWorkspace& ws, ModelTerms& out) const override {

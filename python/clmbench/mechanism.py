@@ -86,6 +86,9 @@ class Mechanism:
         """sympy expressions in plain symbols (coordinates and velocities given as lists of symbols) or in
         dynamicsymbols and their time derivatives, printed into the mechanism-file language.
 
+        position_constraints: rows h(q, t) = 0, velocity_constraints: rows A(q) qd + b = 0 (both: a mixed mechanism,
+        the position rows held as positions, first in lambda's order); each a list, or a dict {name: row} to name
+        the rows (then name both kinds).
         forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers (q0 defaults
         to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
         first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities])."""
@@ -164,8 +167,12 @@ class Mechanism:
         if forces:
             d["forces"] = {names[c]: text(f) for c, f in forces.items()}
         if position_constraints or velocity_constraints:
-            d["constraints"] = {"position": [text(h) for h in position_constraints],
-                                "velocity": [text(r) for r in velocity_constraints]}
+            # A list of rows, or a dict {name: row} (named rows: lambda's columns carry the names; name both kinds).
+            def rows(given):
+                if isinstance(given, dict):
+                    return {str(k): text(r) for k, r in given.items()}
+                return [text(r) for r in given]
+            d["constraints"] = {"position": rows(position_constraints), "velocity": rows(velocity_constraints)}
         initial = {"q": [float(x) for x in (q0 if q0 is not None else [0.0] * len(coordinates))]}
         if qd0 is not None:
             initial["qd"] = [float(x) for x in qd0]

@@ -1,6 +1,6 @@
 // The Models of mechanism files (mechanism_files/tape_problem.hpp): one AutoDiffModel per instantiation of
-// TapeProblem, with every capability the Problem supports, as the registry builds zoo problems. The eight
-// instantiations are compiled in two translation units (holonomic, Pfaffian) of four each.
+// TapeProblem, with every capability the Problem supports, as the registry builds zoo problems. The twelve
+// instantiations are compiled in three translation units (holonomic, Pfaffian, mixed) of four each.
 #pragma once
 
 #include <memory>
@@ -16,5 +16,7 @@ std::shared_ptr<const Model> make_holonomic_tape_model(std::shared_ptr<const Com
                                                        bool use_analytic = true);
 std::shared_ptr<const Model> make_pfaffian_tape_model(std::shared_ptr<const CompiledMechanism> mechanism,
                                                       bool use_analytic = true);
+std::shared_ptr<const Model> make_mixed_tape_model(std::shared_ptr<const CompiledMechanism> mechanism,
+                                                   bool use_analytic = true);
 
 }  // namespace clm

@@ -1,0 +1,313 @@
+// Mixed constraints (core/problem.hpp, kMixed; docs/design.md section 1, "Mixed constraints"): position rows h(q) = 0
+// held as positions beside velocity rows A(q) qd = 0. The cart towing a bob on a rod (tests/data/mechanisms/
+// cart_pendulum.toml: the rod a position row, the blade a velocity row) against its twin in reduced coordinates
+// (cart_pendulum_reduced.toml: the rod eliminated, a Pfaffian mechanism): one motion under kkt, schur, nullspace and
+// radau5; the terms against their closed forms; the initial positions projected onto h = 0 (or refused under
+// strict_initial, naming the row); drift_position recorded and held by projection; Baumgarte and the penalty spring
+// on the position rows; the commands' and formulations' words for the kind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "clmbench_process.hpp"
+#include "input_error_of.hpp"
+#include "recorded_run.hpp"
+#include "core/consistency.hpp"
+#include "core/problem_registry.hpp"
+#include "runs/runner.hpp"
+
+using namespace clm;
+
+namespace {
+
+const std::string kData = std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/";
+const std::string kMixed = kData + "cart_pendulum.toml";
+const std::string kReduced = kData + "cart_pendulum_reduced.toml";
+constexpr double kL = 0.8, kB = 0.25;  // the files' rod length and blade offset
+
+// The reduced state (x, y, theta, phi) and its velocities mapped to the mixed coordinates (x, y, theta, xp, yp).
+void to_mixed(const Vec& qr, const Vec& qdr, Vec& q, Vec& qd) {
+  q.resize(5);
+  qd.resize(5);
+  q << qr[0], qr[1], qr[2], qr[0] + kL * std::cos(qr[3]), qr[1] + kL * std::sin(qr[3]);
+  qd << qdr[0], qdr[1], qdr[2], qdr[0] - kL * std::sin(qr[3]) * qdr[3], qdr[1] + kL * std::cos(qr[3]) * qdr[3];
+}
+
+TEST(MixedConstraints, TheFileIsMixedWithNamedRowsAndExactTerms) {
+  auto model = make_model(kMixed, {});
+  EXPECT_EQ(model->n(), 5);
+  EXPECT_EQ(model->m(), 2);
+  EXPECT_EQ(model->position_rows(), 1);
+  EXPECT_EQ(model->velocity_rows(), 1);
+  EXPECT_TRUE(model->mixed());
+  EXPECT_FALSE(model->holonomic());
+  EXPECT_EQ(model->constraint_names(), (std::vector<std::string>{"rod", "blade"}));
+  // At an arbitrary state: h, A = [dh/dq; blade], the bias [qd^T h_qq qd; d/dt(A) qd].
+  Vec q(5), qd(5);
+  q << 0.3, -0.7, 1.1, 0.9, 0.2;
+  qd << 0.4, -1.3, 0.6, 2.1, -0.5;
+  auto ws = model->make_workspace();
+  ModelTerms t = model->make_terms();
+  model->evaluate(0.0, q, qd, kConstraintJacobian | kConstraintBias | kConstraintValue, *ws, t);
+  ASSERT_EQ(t.h.size(), 1);
+  const double dx = q[3] - q[0], dy = q[4] - q[1], s = std::sin(q[2]), c = std::cos(q[2]);
+  EXPECT_NEAR(t.h[0], (dx * dx + dy * dy - kL * kL) / 2, 1e-15);
+  Mat A(2, 5);
+  A << -dx, -dy, 0, dx, dy, -s, c, -kB, 0, 0;
+  EXPECT_LT((t.A - A).norm(), 1e-15) << t.A;
+  const double dvx = qd[3] - qd[0], dvy = qd[4] - qd[1];
+  EXPECT_NEAR(t.Adot_qd[0], dvx * dvx + dvy * dvy, 1e-14);
+  EXPECT_NEAR(t.Adot_qd[1], -c * qd[2] * qd[0] - s * qd[2] * qd[1], 1e-14);
+}
+
+// The reduced mechanism's run, mapped to the mixed coordinates, is the reference of every mixed run.
+struct Twin {
+  testing::RecordedRun reduced;
+  Vec q0, qd0;  // the mixed file's start, equal to the reduced start mapped
+};
+
+const Twin& twin() {
+  static const Twin t = [] {
+    Twin out;
+    auto reduced = make_model(kReduced, {});
+    Vec qr, qdr;
+    reduced->default_initial(qr, qdr);
+    testing::RunSettings rs;
+    rs.t_end = 5;
+    rs.output_every = 0.05;
+    out.reduced = testing::record_run(reduced, "kkt", qr, qdr, rs);
+    to_mixed(qr, qdr, out.q0, out.qd0);
+    return out;
+  }();
+  return t;
+}
+
+// max over the samples of |q - q_ref|_inf (q_ref the reduced run mapped) and of |lambda_blade - lambda_ref|.
+std::pair<double, double> distance_from_twin(const testing::RecordedRun& run) {
+  const auto& ref = twin().reduced;
+  EXPECT_EQ(run.t.size(), ref.t.size());
+  double dq = 0, dl = 0;
+  for (size_t k = 0; k < std::min(run.t.size(), ref.t.size()); ++k) {
+    Vec q, qd;
+    to_mixed(ref.obs[k].q, ref.obs[k].qd, q, qd);
+    dq = std::max(dq, Vec(run.obs[k].q - q).lpNorm<Eigen::Infinity>());
+    dl = std::max(dl, std::abs(run.obs[k].lambda[1] - ref.obs[k].lambda[0]));
+  }
+  return {dq, dl};
+}
+
+TEST(MixedConstraints, OneMotionWithItsTwinInReducedCoordinates) {
+  auto model = make_model(kMixed, {});
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  EXPECT_LT((q0 - twin().q0).norm(), 1e-15);  // the two files start in one state
+  EXPECT_LT((qd0 - twin().qd0).norm(), 1e-15);
+  struct Case {
+    const char* formulation;
+    const char* integrator;
+    double q_tol, lambda_tol;
+  };
+  // dopri5 and radau5 at rtol 1e-12 on both sides: the differences are the two runs' own errors.
+  for (const Case& c : {Case{"kkt", "dopri5", 5e-11, 5e-10}, Case{"schur", "dopri5", 5e-11, 5e-10},
+                        Case{"nullspace", "dopri5", 5e-11, 5e-10}, Case{"kkt", "radau5", 5e-10, 5e-9}}) {
+    testing::RunSettings rs;
+    rs.t_end = 5;
+    rs.output_every = 0.05;
+    rs.integrator = c.integrator;
+    const auto run = testing::record_run(model, c.formulation, q0, qd0, rs);
+    ASSERT_EQ(run.result.status, "ok") << c.formulation << " " << c.integrator;
+    const auto [dq, dl] = distance_from_twin(run);
+    std::printf("%s + %s: |q - q_twin| %.2e, |lambda_blade - lambda_twin| %.2e\n", c.formulation, c.integrator, dq, dl);
+    EXPECT_LT(dq, c.q_tol) << c.formulation << " " << c.integrator;
+    EXPECT_LT(dl, c.lambda_tol) << c.formulation << " " << c.integrator;
+  }
+}
+
+TEST(MixedConstraints, InitialPositionsAreProjectedOntoThePositionRows) {
+  auto model = make_model(kMixed, {});
+  Vec q, qd;
+  model->default_initial(q, qd);
+  q[3] += 0.24;  // the bob 0.24 m off its rod
+  const ProjectionReport r = project_onto_constraints(*model, q, qd);
+  EXPECT_GT(r.position_distance, 0.05);
+  auto ws = model->make_workspace();
+  ModelTerms t = model->make_terms();
+  model->evaluate(0.0, q, qd, kConstraintJacobian | kConstraintValue, *ws, t);
+  EXPECT_LT(std::abs(t.h[0]), 1e-13);
+  EXPECT_LT((t.A * qd).norm(), 1e-13);
+
+  // A run started there projects it, or refuses under strict_initial naming the row and its residual.
+  RunSpec spec;
+  spec.run_id = "off";
+  spec.problem = kMixed;
+  spec.formulation = "kkt";
+  spec.integrator = "dopri5";
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  q0[3] += 0.24;
+  spec.q0 = std::vector<double>(q0.data(), q0.data() + q0.size());
+  std::ostringstream log;
+  const PreparedRun prepared = prepare_run(spec, log);
+  EXPECT_GT(prepared.projection.position_distance, 0.05);
+  spec.strict_initial = true;
+  const std::string error = testing::error_of([&] { prepare_run(spec, log); });
+  EXPECT_NE(error.find("position row 1 (rod) h = "), std::string::npos) << error;
+  EXPECT_NE(error.find("strict_initial"), std::string::npos) << error;
+}
+
+// max over the samples of |h| (drift_position) and of |A qd| (drift_velocity).
+std::pair<double, double> max_drift(const testing::RecordedRun& run) {
+  double p = 0, v = 0;
+  for (const auto& o : run.obs) {
+    p = std::max(p, o.drift_position);
+    v = std::max(v, o.drift_velocity);
+  }
+  return {p, v};
+}
+
+TEST(MixedConstraints, PositionDriftIsRecordedAndHeldByProjection) {
+  auto model = make_model(kMixed, {});
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  testing::RunSettings rs;
+  rs.t_end = 200;
+  rs.output_every = 0.5;
+  rs.rtol = 1e-7;
+  rs.atol = 1e-9;
+  const auto free = testing::record_run(model, "kkt", q0, qd0, rs);
+  ASSERT_EQ(free.result.status, "ok");
+  const auto [free_p, free_v] = max_drift(free);
+  rs.options.projection = "both";
+  const auto held = testing::record_run(model, "kkt", q0, qd0, rs);
+  ASSERT_EQ(held.result.status, "ok");
+  const auto [held_p, held_v] = max_drift(held);
+  std::printf("kkt + dopri5 rtol 1e-7, 200 s: max |h| %.2e free, %.2e projected; max |A qd| %.2e, %.2e\n", free_p,
+              held_p, free_v, held_v);
+  EXPECT_GT(free_p, 1e-9);  // h drifts without projection (the index-1 form holds h only through its second derivative)
+  EXPECT_LT(held_p, 1e-12);
+  EXPECT_LT(held_v, 1e-12);
+  // projection = position alone holds h too (it was refused as "nonholonomic" when the rod was a velocity row).
+  rs.options.projection = "position";
+  const auto position = testing::record_run(model, "kkt", q0, qd0, rs);
+  EXPECT_LT(max_drift(position).first, 1e-12);
+}
+
+TEST(MixedConstraints, BaumgarteAndThePenaltySpringActOnThePositionRows) {
+  auto model = make_model(kMixed, {});
+  Vec q0, qd0;
+  model->default_initial(q0, qd0);
+  testing::RunSettings rs;
+  rs.t_end = 50;
+  rs.output_every = 0.5;
+  rs.rtol = 1e-7;
+  rs.atol = 1e-9;
+  const double free = max_drift(testing::record_run(model, "kkt", q0, qd0, rs)).first;
+  rs.options.baumgarte_alpha = 5;
+  rs.options.baumgarte_beta = 5;
+  const double stabilized = max_drift(testing::record_run(model, "kkt", q0, qd0, rs)).first;
+  std::printf("max |h| over 50 s: %.2e free, %.2e with Baumgarte alpha = beta = 5\n", free, stabilized);
+  EXPECT_LT(stabilized, 0.1 * free);
+  // penalty's k: the spring k/2 |h|^2 on the rod (refused as "Pfaffian" before).
+  rs.options = FormulationOptions{};
+  rs.options.N = 1e3;
+  rs.options.k = 1e3;
+  rs.t_end = 2;
+  const auto penalty = testing::record_run(model, "penalty", q0, qd0, rs);
+  EXPECT_EQ(penalty.result.status, "ok");
+  EXPECT_LT(max_drift(penalty).first, 1e-2);
+}
+
+TEST(MixedConstraints, MethodsSayWhatTheyDoWithAMixedModel) {
+  auto model = make_model(kMixed, {});
+  auto formulation = formulation_registry().get("kkt").make(model, FormulationOptions{});
+  const std::string rattle = integrator_registry().get("rattle").make()->refuses_formulation(*formulation);
+  EXPECT_NE(rattle.find("is mixed (1 position and 1 velocity rows)"), std::string::npos) << rattle;
+  const auto& fb = formulation_registry().get("fernandez_bloch");
+  ASSERT_TRUE(fb.refuses);
+  EXPECT_NE(fb.refuses(*model).find("is mixed"), std::string::npos) << fb.refuses(*model);
+  EXPECT_EQ(projection_refusal(*formulation, ProjectionMode::kPosition), "");
+}
+
+// The unit-quaternion pattern (mechanisms/heavy_top_quaternion.toml: the norm a position row, a regularizing term
+// in T) against its twin in ZXZ Euler angles (mechanisms/heavy_top_euler.toml): e(t) = q_z(phi) q_x(theta) q_z(psi).
+TEST(UnitQuaternion, TheHeavyTopMovesAsItsEulerAngleTwin) {
+  const std::string dir = std::string(CLMBENCH_SOURCE_DIR) + "/mechanisms/";
+  auto quaternion = make_model(dir + "heavy_top_quaternion.toml", {});
+  auto euler = make_model(dir + "heavy_top_euler.toml", {});
+  EXPECT_EQ(quaternion->position_rows(), 1);
+  EXPECT_TRUE(quaternion->holonomic());
+  Vec e0, ed0, a0, ad0;
+  quaternion->default_initial(e0, ed0);
+  euler->default_initial(a0, ad0);
+  testing::RunSettings rs;
+  rs.t_end = 5;
+  rs.output_every = 0.05;
+  const auto qrun = testing::record_run(quaternion, "kkt", e0, ed0, rs);
+  const auto erun = testing::record_run(euler, "kkt", a0, ad0, rs);
+  ASSERT_EQ(qrun.result.status, "ok");
+  ASSERT_EQ(erun.result.status, "ok");
+  ASSERT_EQ(qrun.t.size(), erun.t.size());
+  auto product = [](const Eigen::Vector4d& a, const Eigen::Vector4d& b) {
+    Eigen::Vector4d c;
+    c[0] = a[0] * b[0] - a.tail<3>().dot(b.tail<3>());
+    c.tail<3>() = a[0] * b.tail<3>() + b[0] * a.tail<3>() + a.tail<3>().cross(b.tail<3>());
+    return c;
+  };
+  double worst = 0, min_theta = 10, max_theta = 0;
+  for (size_t k = 0; k < qrun.t.size(); ++k) {
+    const Vec& a = erun.obs[k].q;
+    const Eigen::Vector4d qz1(std::cos(a[0] / 2), 0, 0, std::sin(a[0] / 2)), qx(std::cos(a[1] / 2), std::sin(a[1] / 2), 0, 0),
+        qz2(std::cos(a[2] / 2), 0, 0, std::sin(a[2] / 2));
+    const Eigen::Vector4d e = product(product(qz1, qx), qz2);
+    worst = std::max(worst, (qrun.obs[k].q - Vec(e)).lpNorm<Eigen::Infinity>());
+    min_theta = std::min(min_theta, a[1]);
+    max_theta = std::max(max_theta, a[1]);
+  }
+  std::printf("heavy top, 5 s: |e - e(euler)| %.2e; theta in [%.3f, %.3f]\n", worst, min_theta, max_theta);
+  EXPECT_GT(min_theta, 0.1);  // away from the Euler chart's singularity
+  EXPECT_LT(worst, 1e-9);
+  // The energy is the Euler twin's (the regularizing term is zero on the motion).
+  EXPECT_NEAR(qrun.obs.back().energy, erun.obs.back().energy, 1e-9);
+}
+
+// The zoo's rolling_disk with the row it eliminates stated (tests/data/mechanisms/rolling_disk_height.toml: the
+// centre's height z a coordinate, z - R = 0 a position row, gravity on it): the zoo's motion, h = 0 to round-off,
+// and the contact row's multiplier the weight M g.
+TEST(MixedConstraints, TheRollingDiskWithItsHeightAsARowIsTheZoos) {
+  auto mixed = make_model(kData + "rolling_disk_height.toml", {});
+  auto zoo = make_model("rolling_disk", {{"M", 1.0}, {"R", 0.5}, {"I", 0.125}, {"J", 0.0625}});
+  EXPECT_EQ(mixed->position_rows(), 1);
+  EXPECT_EQ(mixed->constraint_names(), (std::vector<std::string>{"contact", "roll_x", "roll_y"}));
+  Vec q0, qd0;
+  mixed->default_initial(q0, qd0);
+  Vec zq0(4), zqd0(4);
+  zq0 << q0[0], q0[1], q0[3], q0[4];
+  zqd0 << qd0[0], qd0[1], qd0[3], qd0[4];
+  testing::RunSettings rs;
+  rs.t_end = 5;
+  rs.output_every = 0.05;
+  for (const char* formulation : {"kkt", "schur", "nullspace"}) {
+    const auto run = testing::record_run(mixed, formulation, q0, qd0, rs);
+    const auto ref = testing::record_run(zoo, formulation, zq0, zqd0, rs);
+    ASSERT_EQ(run.result.status, "ok") << formulation;
+    ASSERT_EQ(run.t.size(), ref.t.size());
+    double dq = 0, dz = 0, dl = 0, weight = 0;
+    for (size_t k = 0; k < run.t.size(); ++k) {
+      const Vec& q = run.obs[k].q;
+      Vec reduced(4);
+      reduced << q[0], q[1], q[3], q[4];
+      dq = std::max(dq, (reduced - ref.obs[k].q).lpNorm<Eigen::Infinity>());
+      dz = std::max(dz, std::abs(q[2] - 0.5));
+      dl = std::max(dl, (run.obs[k].lambda.tail(2) - ref.obs[k].lambda).lpNorm<Eigen::Infinity>());
+      weight = std::max(weight, std::abs(run.obs[k].lambda[0] - 9.81));
+    }
+    std::printf("rolling disk with its height, %s: |q - q_zoo| %.2e, |z - R| %.2e, |lambda - lambda_zoo| %.2e, "
+                "|lambda_contact - M g| %.2e\n", formulation, dq, dz, dl, weight);
+    EXPECT_LT(dq, 1e-10) << formulation;
+    EXPECT_LT(dz, 1e-12) << formulation;
+    EXPECT_LT(dl, 1e-9) << formulation;
+    EXPECT_LT(weight, 1e-9) << formulation;
+  }
+}
