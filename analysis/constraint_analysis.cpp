@@ -109,9 +109,10 @@ static std::string constraint_kind(const ConstraintAnalysis& a) {
   if (a.m == 0) return a.time_dependent ? "no constraints; V(q, t)" : "no constraints";
   if (a.holonomic) return a.time_dependent ? "holonomic h(q, t) = 0, analysed at t = 0" : "holonomic h(q) = 0";
   if (a.position_rows > 0)
-    return "mixed: " + std::to_string(a.position_rows) + " position rows h(q" + (a.time_dependent ? ", t" : "") +
-           ") = 0 (rank " + std::to_string(a.position_rank) + "), " + std::to_string(a.m - a.position_rows) +
-           " velocity rows A(q) qd" + (a.time_dependent ? " + b" : "") + " = 0; the brackets are of ker [dh/dq; A]" +
+    return "mixed: " + std::to_string(a.position_rows) + (a.position_rows == 1 ? " position row" : " position rows") +
+           " h(q" + (a.time_dependent ? ", t" : "") + ") = 0 (rank " + std::to_string(a.position_rank) + "), " +
+           std::to_string(a.m - a.position_rows) + (a.m - a.position_rows == 1 ? " velocity row" : " velocity rows") +
+           " A(q) qd" + (a.time_dependent ? " + b" : "") + " = 0; the brackets are of ker [dh/dq; A]" +
            (a.time_dependent ? ", analysed at t = 0" : "");
   return a.time_dependent ? "Pfaffian A(q) qd + b = 0: the brackets are of ker A, analysed at t = 0"
                           : "Pfaffian A(q) qd = 0";

@@ -115,11 +115,12 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
   std::string coords;
   for (int i = 0; i < c.n; ++i) coords += (i ? ", " : "") + c.coordinates[i] + (c.units[i].empty() ? "" : " [" + c.units[i] + "]");
   line("coordinates", "n = " + std::to_string(c.n) + ": " + coords);
+  auto rows = [](int k, const char* kind) { return std::to_string(k) + " " + kind + (k == 1 ? " row" : " rows"); };
   std::string kind = c.m == 0        ? "no constraints"
                      : c.holonomic   ? "holonomic h(q, t) = 0"
                      : c.position_rows > 0
-                         ? "mixed: " + std::to_string(c.position_rows) + " position rows h(q, t) = 0, then " +
-                               std::to_string(c.m - c.position_rows) + " velocity rows A(q) qd + b = 0"
+                         ? "mixed: " + rows(c.position_rows, "position") + " h(q, t) = 0, then " +
+                               rows(c.m - c.position_rows, "velocity") + " A(q) qd + b = 0"
                          : "Pfaffian A(q) qd + b = 0";
   if (c.time_dependent) kind += ", time-dependent";
   if (c.has_forces) kind += ", generalized forces (no exact Jacobian)";
