@@ -36,8 +36,10 @@ struct IdaIntegrator::Sundials : SundialsCallbackState {
   std::unique_ptr<ModelWorkspace> ws;
   ModelTerms terms;
   int n = 0, m = 0;
-  bool holonomic = false;
-  int size = 0;                // 2n + 2m (holonomic) or 2n + m
+  // The rows GGL holds at position level: every row of a holonomic problem, the position rows of a mixed one
+  // (Model::position_rows), none of a Pfaffian one; mu has one entry per such row.
+  int mh = 0;
+  int size = 0;                // 2n + m + mh
   bool initializing = false;   // IDACalcIC is running: the constraint rows are differentiated once
   Vec q, v;                    // the Model's Vec arguments
   Vec r_base, r_work, y_work, yp_work;  // Jacobian by differences
@@ -65,7 +67,7 @@ struct IdaIntegrator::Sundials : SundialsCallbackState {
     q = Eigen::Map<const Vec>(y, n);
     v = Eigen::Map<const Vec>(y + n, n);
     unsigned what = kMassMatrix | kBias | kForce | kConstraintJacobian;
-    if (holonomic && !initializing) what |= kConstraintValue;
+    if (mh > 0 && !initializing) what |= kConstraintValue;
     if (initializing) what |= kConstraintBias;
     model->evaluate(t, q, v, what, *ws, terms);
     const Eigen::Map<const Vec> qd(yd, n), vd(yd + n, n), lambda(y + 2 * n, m);
@@ -80,12 +82,13 @@ struct IdaIntegrator::Sundials : SundialsCallbackState {
     } else {
       r_g.noalias() = terms.A * v;
     }
-    if (holonomic) {
-      const Eigen::Map<const Vec> mu(y + 2 * n + m, m);
-      Eigen::Map<Vec> r_h(r + 2 * n + m, m);
-      r_q.noalias() += terms.A.transpose() * mu;
+    if (mh > 0) {
+      const Eigen::Map<const Vec> mu(y + 2 * n + m, mh);
+      Eigen::Map<Vec> r_h(r + 2 * n + m, mh);
+      const auto A_h = terms.A.topRows(mh);  // the position rows' dh/dq (all of A for a holonomic problem)
+      r_q.noalias() += A_h.transpose() * mu;
       if (initializing) {
-        r_h.noalias() = terms.A * qd;  // d/dt h(q) = A q'
+        r_h.noalias() = A_h * qd;  // d/dt h(q) = A_h q'
       } else {
         r_h = terms.h;
       }
@@ -199,9 +202,9 @@ void IdaIntegrator::do_initialize(const IntegratorSettings& settings) {
   s.terms = s.model->make_terms();
   s.n = s.model->n();
   s.m = s.model->m();
-  s.holonomic = s.model->holonomic() && s.m > 0;
+  s.mh = s.model->position_rows();
   const int n = s.n, m = s.m;
-  const int N = s.size = 2 * n + (s.holonomic ? 2 : 1) * m;
+  const int N = s.size = 2 * n + m + s.mh;
   s.q.resize(n);
   s.v.resize(n);
   for (Vec* w : {&s.r_base, &s.r_work, &s.y_work, &s.yp_work, &s.dky_data, &s.ewt_data}) w->resize(N);

@@ -4,6 +4,9 @@
 //   holonomic  Y = (q, v, lambda, mu):  q' = v - A(q)^T mu,  M(q) v' + c(q, v) = F + A(q)^T lambda,
 //                                       0 = h(q),  0 = A(q) v;
 //   Pfaffian   Y = (q, v, lambda):      q' = v,  M(q) v' + c(q, v) = F + A(q)^T lambda,  0 = A(q) v,
+//   mixed      Y = (q, v, lambda, mu):  the holonomic form with mu and h for the position rows only
+//                                       (q' = v - A_h(q)^T mu, 0 = h(q), A_h = dh/dq the first rows of A),
+//                                       0 = A(q) v for every row (core/problem.hpp, kMixed),
 // with M, c, F, A, h from the Model (autodiff) and the suite's sign convention, so lambda is the multiplier
 // every formulation writes. The extra multiplier mu of GGL keeps q on h(q) = 0 as well as v on A v = 0; it
 // is zero on exact solutions. Both constraint rows are solved by every Newton iteration, so the
@@ -55,7 +58,8 @@ class IdaIntegrator final : public Integrator {
   std::string refuses_formulation(const Formulation& f) const override;
   bool integrates_constrained_system() const override { return true; }
   std::string accepts() const override {
-    return "formulation kkt without Baumgarte gains; holonomic (GGL index 2) and Pfaffian (index 2) problems";
+    return "formulation kkt without Baumgarte gains; holonomic (GGL index 2), Pfaffian (index 2) and mixed (GGL on "
+           "the position rows) problems";
   }
   const Vec* step_multipliers() const override { return &lambda_; }
   // lambda(t) from IDA's interpolant on the last step (lambda at the step end for t there).
