@@ -96,15 +96,7 @@ bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> 
         break;
       }
       factor_position_rows();  // only for a step still to take (the converged check needs h alone)
-      if (partial_position_rows()) {
-        mu_h_ = terms_.h;
-        llt_S_h_.solveInPlace(mu_h_);
-        dq_.noalias() = MinvAt_h_ * mu_h_;
-      } else {
-        mu_ = constraint_value();
-        solve_S(mu_);
-        correction(mu_, dq_);
-      }
+      position_correction(nullptr);
       q_ -= dq_;
       ++stats_.iterations;
     }
@@ -149,17 +141,12 @@ void CoordinateProjection::project_error(double t, const Eigen::Ref<const Vec>& 
   const bool velocity = mode_ == ProjectionMode::kVelocity || mode_ == ProjectionMode::kBoth;
   q_ = q;
   evaluate(t, q_, kMassMatrix | kConstraintJacobian);
-  factor_constraints();
-  if (position && partial_position_rows()) {  // the position rows' normal component only
-    factor_position_rows();
-    mu_h_.noalias() = terms_.A.topRows(position_rows_) * eq;
-    llt_S_h_.solveInPlace(mu_h_);
-    dq_.noalias() = MinvAt_h_ * mu_h_;
-    eq -= dq_;
-  } else if (position) {
-    multiply_A(eq, mu_);
-    solve_S(mu_);
-    correction(mu_, dq_);
+  // All rows for the velocity block; the position rows' own factors only where they are not all the rows.
+  if (velocity || (position && !partial_position_rows())) factor_constraints();
+  if (position) {  // the normal component of the position rows only
+    if (partial_position_rows()) factor_position_rows();
+    const Eigen::Ref<const Vec> e(eq);
+    position_correction(&e);
     eq -= dq_;
   }
   if (velocity) {
@@ -167,6 +154,20 @@ void CoordinateProjection::project_error(double t, const Eigen::Ref<const Vec>& 
     solve_S(mu_);
     correction(mu_, dq_);
     eqd -= dq_;
+  }
+}
+
+void CoordinateProjection::position_correction(const Eigen::Ref<const Vec>* x) {
+  if (partial_position_rows()) {
+    if (x) mu_h_.noalias() = terms_.A.topRows(position_rows_) * *x;
+    else mu_h_ = terms_.h;
+    llt_S_h_.solveInPlace(mu_h_);
+    dq_.noalias() = MinvAt_h_ * mu_h_;
+  } else {
+    if (x) multiply_A(*x, mu_);
+    else mu_ = constraint_value();
+    solve_S(mu_);
+    correction(mu_, dq_);
   }
 }
 
@@ -219,7 +220,7 @@ std::string projection_refusal(const Formulation& formulation, ProjectionMode mo
   if (!formulation.state_starts_with_q_qd())
     return "projection needs a formulation whose state is (q, qd, ...); " + formulation.name() +
            " integrates other coordinates (use kkt, schur, penalty, added_mass, vakonomic or fernandez_bloch)";
-  if (mode == ProjectionMode::kPosition && !formulation.model().has_position_rows())
+  if (mode == ProjectionMode::kPosition && !formulation.model().holonomic() && !formulation.model().has_position_rows())
     return "projection = position needs position constraints h(q) = 0, but problem " + formulation.model().name() +
            " is nonholonomic, velocity rows only (A(q) qd + b = 0): use projection = velocity";
   return {};

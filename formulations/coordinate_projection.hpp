@@ -61,6 +61,9 @@ class CoordinateProjection {
   // model's position rows are all its rows: factor_constraints itself).
   void factor_position_rows();
   bool partial_position_rows() const { return position_rows_ > 0 && position_rows_ < model_->m(); }
+  // dq_ = M^-1 A_h^T S_h^-1 r after factor_position_rows(), with r = A_h x (x given: an error's normal part) or
+  // r = h(q) (x null: the Gauss-Newton step); A_h is all of A for a holonomic model.
+  void position_correction(const Eigen::Ref<const Vec>* x);
   // Both paths: h(q), A x into mu_, mu_ := S^-1 mu_, dq_ = M^-1 A^T mu_.
   const Vec& constraint_value() const { return sparse_ ? sterms_.h : terms_.h; }
   void multiply_A(const Eigen::Ref<const Vec>& x, Vec& y) const;
