@@ -10,7 +10,8 @@ PenaltyFormulation::PenaltyFormulation(std::shared_ptr<const Model> model, Formu
     throw InputError("penalty: option N must be a finite number > 0 (got " + std::to_string(options_.N) + ")");
   if (!(options_.k >= 0) || !std::isfinite(options_.k))
     throw InputError("penalty: option k must be a finite number >= 0 (got " + std::to_string(options_.k) + ")");
-  if (options_.k != 0 && !model_->has_position_rows())
+  // Refused for velocity rows alone (a holonomic problem without rows, m = 0, takes it as it always did).
+  if (options_.k != 0 && !model_->holonomic() && !model_->has_position_rows())
     throw InputError("penalty: option k (position spring k/2 |h|^2) needs position constraints h(q) = 0; problem " +
                      model_->name() + " has velocity rows only (A(q) qd + b = 0), set k = 0");
   spring_ = options_.k != 0;

@@ -33,7 +33,7 @@ double max_abs(const Vec& v) { return v.size() ? v.lpNorm<Eigen::Infinity>() : 0
 std::string MidpointDiscreteMechanics::refuses_formulation(const Formulation& f) const {
   if (std::string why = kkt_only_refusal(name(), f); !why.empty()) return why;
   if (std::string why = time_dependence_refusal(name(), f.model()); !why.empty()) return why;
-  if (f.options().baumgarte_alpha != 0 || (f.model().has_position_rows() && f.options().baumgarte_beta != 0))
+  if (f.options().baumgarte_alpha != 0 || ((f.model().holonomic() || f.model().has_position_rows()) && f.options().baumgarte_beta != 0))
     return "integrator " + name() + " keeps the constraints itself; Baumgarte stabilization (formulation."
            "baumgarte_alpha/beta) does not apply to it (set both to 0)";
   return {};

@@ -46,7 +46,7 @@ NoEffect holonomic_and(NoEffect first) {
   return [first](const RunSpec& s, const Model& m, const Integrator& i) -> std::string {
     const std::string why = first(s, m, i);
     if (!why.empty()) return why;
-    return m.has_position_rows() ? std::string()
+    return m.holonomic() || m.has_position_rows() ? std::string()
                                  : "problem " + s.problem + " has no position constraints h(q) = 0 (velocity rows only)";
   };
 }
