@@ -5,7 +5,6 @@
 // A file with an error gives that error in one line (FILE:LINE:COLUMN) and exit 1, like every command.
 #include <unistd.h>
 
-#include <cmath>
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <sstream>
 
 #include "app/command.hpp"
+#include "core/position_rows_off.hpp"
 #include "app/problem_analysis.hpp"
 #include "core/problem_registry.hpp"
 #include "core/value_parsing.hpp"
@@ -156,16 +156,10 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
     line("initial residual", residual + (consistent ? " (consistent)" : " (runs project the initial state onto the constraints)"));
     // A start off the position rows is a mistake in the file (a velocity is commonly given roughly and projected;
     // a position that violates h is not the configuration the file means): named row by row, and the check fails.
-    if (c.position_rows > 0 && !(r.position <= kInitialStateTolerance)) {
-      ModelTerms th = model->make_terms();
-      model->evaluate(0.0, q, qd, kConstraintValue, *ws, th);
-      const std::vector<std::string> names = model->constraint_names();
-      for (int k = 0; k < c.position_rows; ++k)
-        if (!(std::abs(th.h[k]) <= kInitialStateTolerance))
-          problems.push_back("q0 is off position row " + std::to_string(k + 1) +
-                             (names.empty() ? "" : " (" + names[k] + ")") + ": h = " + fmt(th.h[k]) +
-                             " (give a q0 on h(q) = 0; runs would move it by Gauss-Newton)");
-    }
+    if (!(r.position <= kInitialStateTolerance))
+      for (const PositionRowOff& off : position_rows_off(*model, q, 0.0, kInitialStateTolerance))
+        problems.push_back("q0 is off " + off.label() + ": h = " + fmt(off.h) +
+                           " (give a q0 on h(q) = 0; runs would move it by Gauss-Newton)");
     const ConstraintAnalysis a = analyze_problem(path, overrides, q);
     line("integrability", a.verdict);
   }

@@ -280,13 +280,7 @@ class Compiler {
     c.holonomic = d.holonomic;
     c.m = d.m;
     c.position_rows = d.position_rows;
-    if (!f_.position_names.empty() || !f_.velocity_names.empty()) {
-      const bool named = !(f_.position_names.empty() ? f_.velocity_names : f_.position_names).front().empty();
-      if (named) {
-        c.constraint_names = f_.position_names;
-        c.constraint_names.insert(c.constraint_names.end(), f_.velocity_names.begin(), f_.velocity_names.end());
-      }
-    }
+    c.constraint_names = f_.constraint_names();
     c.time_dependent = d.time_dependent;
     c.has_forces = d.has_forces;
     c.has_gyroscopic = d.has_gyroscopic;

@@ -185,14 +185,10 @@ std::string export_header(const MechanismFile& f) {
   h << "  static constexpr const char* kCoordinateNames[] = {";
   for (int i = 0; i < n; ++i) h << (i ? ", " : "") << quoted(f.coordinates[i]);
   h << "};\n";
-  if (!f.position_names.empty() || !f.velocity_names.empty()) {  // named rows: lambda's columns (position rows first)
-    std::vector<std::string> names = f.position_names;
-    names.insert(names.end(), f.velocity_names.begin(), f.velocity_names.end());
-    if (!names.front().empty()) {
-      h << "  static constexpr const char* kConstraintNames[] = {";
-      for (std::size_t k = 0; k < names.size(); ++k) h << (k ? ", " : "") << quoted(names[k]);
-      h << "};\n";
-    }
+  if (const std::vector<std::string> names = f.constraint_names(); !names.empty()) {  // lambda's columns
+    h << "  static constexpr const char* kConstraintNames[] = {";
+    for (std::size_t k = 0; k < names.size(); ++k) h << (k ? ", " : "") << quoted(names[k]);
+    h << "};\n";
   }
   if (!f.units.empty()) {
     h << "  static constexpr const char* kCoordinateUnits[] = {";

@@ -142,17 +142,15 @@ class Reader {
       f.position_rows = expression_rows(*t, "position", f.position_names);
       f.velocity_rows = expression_rows(*t, "velocity", f.velocity_names);
       // Named rows label lambda's columns: every row then needs a name, and each name is used once.
-      const bool some = std::any_of(f.position_names.begin(), f.position_names.end(), [](const auto& s) { return !s.empty(); }) ||
-                        std::any_of(f.velocity_names.begin(), f.velocity_names.end(), [](const auto& s) { return !s.empty(); });
-      if (some) {
-        for (const char* key : {"position", "velocity"}) {
-          const auto& names = std::string(key) == "position" ? f.position_names : f.velocity_names;
-          if (!names.empty() && names.front().empty())
+      // A list gives empty names, a table none empty: a list beside a table is the mix refused here.
+      const bool position_named = !f.position_names.empty() && !f.position_names.front().empty();
+      const bool velocity_named = !f.velocity_names.empty() && !f.velocity_names.front().empty();
+      if (position_named || velocity_named) {
+        for (const auto& [key, names] : {std::pair{"position", &f.position_names}, std::pair{"velocity", &f.velocity_names}})
+          if (!names->empty() && names->front().empty())
             fail_at((*t)[key].node(), std::string("constraints.") + key + " is a list of unnamed rows while the other kind "
                                       "names its rows: name every row, " + key + " = { name = \"expression\", ... }, or none");
-        }
-        std::vector<std::string> all = f.position_names;
-        all.insert(all.end(), f.velocity_names.begin(), f.velocity_names.end());
+        const std::vector<std::string> all = f.constraint_names();
         for (std::size_t i = 0; i < all.size(); ++i)
           for (std::size_t j = 0; j < i; ++j)
             if (all[i] == all[j]) {

@@ -54,6 +54,14 @@ struct MechanismFile {
   // The rows' names in the same order, position rows first (`position = { rod = "..." }`); empty entries for rows
   // written as a list. All named or none: a file that names its rows names every one (checked).
   std::vector<std::string> position_names, velocity_names;
+  // Every row's name, position rows first; empty when the rows are unnamed (lambda's columns, the exported
+  // kConstraintNames).
+  std::vector<std::string> constraint_names() const {
+    std::vector<std::string> all = position_names;
+    all.insert(all.end(), velocity_names.begin(), velocity_names.end());
+    if (!all.empty() && all.front().empty()) all.clear();
+    return all;
+  }
   // Initial values: numbers, or expressions in the parameters (strings); qd empty: at rest.
   std::vector<SourceText> q0, qd0;
 

@@ -79,7 +79,7 @@ struct ResultsWriter::State : RunObserver {
   // work_moving_constraints, work_explicit_time, work_generalized_forces, energy_balance_residual (time-dependent
   // problems only, RunRecord::energy_balance).
   std::vector<std::unique_ptr<AppendableDataset>> balance;
-  bool holonomic = false;
+  bool position_drift = false;  // a drift_position column (RunRecord::records_position_drift)
   bool actuated = false;  // actuator_force and actuator_power follow drift_velocity in `datasets`
   bool has_points = false;  // points follows them
   bool has_body_velocities = false;  // body_velocities follows points
@@ -169,7 +169,7 @@ void ResultsWriter::State::sample(double t, const Observation& obs, const Sample
   full = datasets[3]->push(obs.lambda.data()) || full;
   full = datasets[4]->push(&obs.energy) || full;
   size_t next = 5;
-  if (holonomic) full = datasets[next++]->push(&obs.drift_position) || full;
+  if (position_drift) full = datasets[next++]->push(&obs.drift_position) || full;
   full = datasets[next++]->push(&obs.drift_velocity) || full;
   if (actuated) {
     full = datasets[next++]->push(obs.actuator_force.data()) || full;
@@ -233,7 +233,7 @@ void ResultsWriter::State::finish(const RunRecord& record) {
 
 void ResultsWriter::State::open_run(const RunRecord& r) {
   group = target->group(0, r.spec.run_id);
-  holonomic = r.records_position_drift();  // drift_position: |h| of the position rows (holonomic and mixed problems)
+  position_drift = r.records_position_drift();  // |h| of the position rows (holonomic and mixed problems)
   const RunTarget::Object g = group;
   const hsize_t n = static_cast<hsize_t>(r.n), m = static_cast<hsize_t>(r.m);
   const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
@@ -256,7 +256,7 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   // Multipliers are generalized forces per unit of constraint (A^T lambda enters M qdd + c = F + A^T lambda).
   add("lambda", m, true, {{"columns", lambda_names}});
   add("energy", 0, false, {{"units", {"J"}}});
-  if (holonomic) add("drift_position", 0, false, {{"description", {"|h(q, t)| of the position rows, in the constraint's units"}}});
+  if (position_drift) add("drift_position", 0, false, {{"description", {"|h(q, t)| of the position rows, in the constraint's units"}}});
   add("drift_velocity", 0, false, {{"description", {"|A(q) qd|, in the constraint's units per second"}}});
   balance.clear();
   if (r.energy_balance) {

@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "core/energy_balance.hpp"
+#include "core/position_rows_off.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
 #include "runs/reference_cache.hpp"
@@ -48,17 +49,10 @@ void make_ready(PreparedRun& run) {
 
 // The position rows a start violates, with their residuals, as "position row 2 (hitch) h = 2.400e-01, " (empty
 // when it violates none, or the model has none): what --strict-initial names.
-std::string position_rows_off(const Model& model, const Vec& q) {
-  if (model.position_rows() == 0) return {};
-  auto ws = model.make_workspace();
-  ModelTerms terms = model.make_terms();
-  model.evaluate(0.0, q, Vec::Zero(model.n()), kConstraintValue, *ws, terms);
-  const std::vector<std::string> names = model.constraint_names();
+std::string position_rows_off_text(const Model& model, const Vec& q) {
   std::string out;
-  for (int r = 0; r < model.position_rows(); ++r)
-    if (!(std::abs(terms.h[r]) <= kStrictInitialTolerance))
-      out += "position row " + std::to_string(r + 1) + (names.empty() ? "" : " (" + names[r] + ")") + " h = " +
-             short_number(terms.h[r]) + ", ";
+  for (const PositionRowOff& r : position_rows_off(model, q, 0.0, kStrictInitialTolerance))
+    out += r.label() + " h = " + short_number(r.h) + ", ";
   return out;
 }
 
@@ -97,7 +91,7 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
         run.qd0[shape.coordinates[j]] = qda[j];
       }
     }
-    const std::string rows_off = position_rows_off(model, run.q0);  // before the projection moves q0
+    const std::string rows_off = position_rows_off_text(model, run.q0);  // before the projection moves q0
     run.projection = project_onto_constraints(model, run.q0, run.qd0, 1e-13, 50, 0.0, shape.coordinates);
     if (spec.strict_initial && (run.projection.position_distance > kStrictInitialTolerance ||
                                 run.projection.velocity_distance > kStrictInitialTolerance)) {
@@ -113,7 +107,7 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     // mechanism file's initial numbers, a formula that assumed a parameter value): checked like given data
     // (issue 24 item 1), and projected only when it is off, so that a consistent default start keeps its bits.
     Vec q = run.q0, qd = run.qd0;
-    const std::string rows_off = position_rows_off(model, q);
+    const std::string rows_off = position_rows_off_text(model, q);
     const ProjectionReport p = project_onto_constraints(model, q, qd, 1e-13, 50, 0.0, {});
     if (p.position_distance > kStrictInitialTolerance || p.velocity_distance > kStrictInitialTolerance) {
       const std::string off = rows_off + "|dq| = " + short_number(p.position_distance) + ", |dqd| = " +
