@@ -301,6 +301,38 @@ def test_sweep_kozlov_and_analyze_are_the_commands(tmp_path):
         clmbench.sweep(tmp_path / "none.ini")
 
 
+def test_a_mixed_mechanism_from_sympy_with_named_rows_runs_as_its_file(tmp_path):
+    """Position rows beside velocity rows (a mixed mechanism), named by dicts: the same motion as the mechanism
+    file it reproduces (tests/data/mechanisms/cart_pendulum.toml), lambda's columns named by the rows, the rod's
+    |h| recorded as drift_position."""
+    import sympy as sp
+
+    m, I, b, mp, L, k, g, alpha = sp.symbols("m I b mp L k g alpha")
+    params = {m: 2.0, I: 0.3, b: 0.25, mp: 0.7, L: 0.8, k: 1.5, g: 9.81, alpha: 0.4}
+    x, y, th, xp, yp = q = sp.symbols("x y theta xp yp")
+    xd, yd, thd, xpd, ypd = qd = sp.symbols("xd yd thetad xpd ypd")
+    mech = clmbench.Mechanism.from_sympy(
+        "cart_pendulum", q, qd,
+        T=m / 2 * (xd**2 + yd**2) + I / 2 * thd**2 + mp / 2 * (xpd**2 + ypd**2),
+        V=k / 2 * (x**2 + y**2) + mp * g * sp.sin(alpha) * xp,
+        position_constraints={"rod": ((xp - x)**2 + (yp - y)**2 - L**2) / 2},
+        velocity_constraints={"blade": -sp.sin(th) * xd + sp.cos(th) * yd - b * thd}, parameters=params)
+    assert 'rod = "' in mech.text and 'blade = "' in mech.text
+    fd = clmbench.run(problem=os.path.join(SOURCE, "tests", "data", "mechanisms", "cart_pendulum.toml"),
+                      formulation="kkt", integrator="dopri5", t_end=2, rtol=1e-11, progress="never")
+    q0, qd0 = fd.q[0].tolist(), fd.qd[0].tolist()
+    r = clmbench.run(problem=mech, formulation="kkt", integrator="dopri5", t_end=2, rtol=1e-11, progress="never",
+                     q0=q0, qd0=qd0)
+    # Measured: 4.7e-15 (sympy's printing orders the operations differently from the file's text); max |h| 2.6e-12.
+    assert np.max(np.abs(r.q - fd.q)) < 5e-14
+    assert r.drift_position is not None and np.max(r.drift_position) < 1e-11
+    r.save(tmp_path / "mixed.h5")
+    with h5py.File(tmp_path / "mixed.h5") as f:
+        g_ = f["runs"][list(f["runs"])[0]]
+        assert [c.decode() if isinstance(c, bytes) else c for c in g_["lambda"].attrs["columns"]] == ["rod", "blade"]
+        assert g_.attrs["constraint_kind"] in ("mixed", b"mixed")
+
+
 def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
     """sympy.physics.mechanics' own rolling disc: written here as energies and rolling rows in (yaw, lean, spin,
     contact point), run by the suite (kkt + dopri5), against sympy's KanesMethod equations of the same disc
