@@ -165,4 +165,18 @@ TEST(Projection, NoAllocationPerProjectedStep) {
   const auto counts = clm::testing::allocations_of_runs(sys, "rk4", y0, s, 0.01, 0.05, 0.5);
   EXPECT_EQ(counts[0], counts[1]);
   EXPECT_GT(sys.statistics().projections, 500);
+  // A mixed model (a mechanism file: the rod a position row, the blade a velocity row): the position rows' own
+  // factors (S_h = A_h M^-1 A_h^T) are sized with the system too.
+  auto mixed = make_model(std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/cart_pendulum.toml");
+  ASSERT_TRUE(mixed->mixed());
+  mixed->default_initial(q0, qd0);
+  auto fm = formulation_registry().get("kkt").make(mixed, {});
+  fm->initial_state(q0, qd0, y0);
+  ProjectedSystem msys(*fm, ProjectionMode::kBoth);
+  // Once to warm the tapes' per-thread scratch (grown to the largest tape on first use), then measured.
+  clm::testing::allocations_of_runs(msys, "rk4", y0, s, 0.01, 0.05, 0.05);
+  const auto mixed_counts = clm::testing::allocations_of_runs(msys, "rk4", y0, s, 0.01, 0.05, 0.5);
+  EXPECT_EQ(mixed_counts[0], mixed_counts[1]);
+  EXPECT_GT(msys.statistics().projections, 500);
+  EXPECT_GT(msys.statistics().iterations, 0);  // the position step ran
 }
