@@ -478,7 +478,7 @@ def plot_drift(runs, stem, name):
                 mark_end(ax, r, r["t"], y, st)
         return Panel(title, f"{ylabel} [{unit or 'per problem, see legend'}]", draw) if chosen else None
 
-    panels = [panel("drift_position", False, f"position-level drift (holonomic runs; floor {FLOOR:g})",
+    panels = [panel("drift_position", False, f"position-level drift (runs with position rows: holonomic, mixed; floor {FLOOR:g})",
                     "|h(q)|"),
               panel("drift_velocity", True, f"velocity-level drift (floor {FLOOR:g})", "|A(q) qd + b|")]
     panels = [p for p in panels if p]
