@@ -14,7 +14,7 @@
 // a row has a nonzero first derivative there at a generic point (analytic h), so the support covers the
 // Hessians'.
 //
-// Reached through Model::capability<ConstraintHessian>() (null when the problem is not holonomic or was not
+// Reached through Model::capability<ConstraintHessian>() (null when the problem has no position rows or was not
 // registered with its capabilities); attached by runs/problem_capabilities.hpp.
 #pragma once
 
@@ -53,9 +53,11 @@ template <Problem P>
 class ProblemConstraintHessian final : public ConstraintHessian {
  public:
   static constexpr int N = P::kDof;
-  static constexpr int C = P::kConstraints;
+  // The position rows: all of a holonomic problem's, the first of a mixed one's (the weights mu are then the
+  // first entries of a vector over all rows).
+  static constexpr int C = kPositionRowsOf<P>;
 
-  explicit ProblemConstraintHessian(const P& p) : p_(p), n_(p_.dof()), m_(p_.constraints()) {}
+  explicit ProblemConstraintHessian(const P& p) : p_(p), n_(p_.dof()), m_(rows_of(p_)) {}
 
   struct Buffers : Workspace {
     VecN<HyperDual, N> qh;
@@ -166,6 +168,10 @@ class ProblemConstraintHessian final : public ConstraintHessian {
   }
 
  private:
+  static int rows_of(const P& p) {
+    if constexpr (P::kConstraintKind == ConstraintKind::kMixed) return p.position_constraints();
+    else return p.constraints();
+  }
   void constraint(const VecN<HyperDual, N>& q, double t, VecN<HyperDual, C>& h) const {
     if constexpr (HasTimeDependentConstraint<P>) {
       p_.template constraint<HyperDual>(q, HyperDual(t), h);
@@ -179,10 +185,10 @@ class ProblemConstraintHessian final : public ConstraintHessian {
   int n_, m_;
 };
 
-// Attaches ProblemConstraintHessian<P> to holonomic problems (Pfaffian ones have no h to differentiate).
+// Attaches ProblemConstraintHessian<P> to holonomic and mixed problems (Pfaffian ones have no h to differentiate).
 template <Problem P>
 void add_constraint_hessian(Model& model, const P& p) {
-  if constexpr (P::kConstraintKind == ConstraintKind::kHolonomic)
+  if constexpr (P::kConstraintKind != ConstraintKind::kPfaffian)
     model.add_capability<ConstraintHessian>(std::make_shared<ProblemConstraintHessian<P>>(p));
 }
 

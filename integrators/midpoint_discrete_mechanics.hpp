@@ -53,7 +53,8 @@ class MidpointDiscreteMechanics : public Integrator {
   std::string refuses_formulation(const Formulation& f) const override;
   bool integrates_constrained_system() const override { return true; }
   std::string accepts() const override {
-    return "formulation kkt without Baumgarte gains; Pfaffian and holonomic problems";
+    return "formulation kkt without Baumgarte gains; Pfaffian, holonomic and mixed problems (every row in the "
+           "nonholonomic discrete form: position rows held at velocity level)";
   }
   const Vec* step_multipliers() const override { return &lambda_out_; }
   void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }

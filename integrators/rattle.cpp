@@ -8,14 +8,9 @@ std::string Rattle::refuses_formulation(const Formulation& f) const {
   if (std::string why = kkt_only_refusal(name(), f); !why.empty()) return why;
   const Model& model = f.model();
   if (std::string why = time_dependence_refusal(name(), model); !why.empty()) return why;
-  if (model.mixed())
-    return "integrator rattle: holonomic problems only; problem " + model.name() + " is mixed (" +
-           std::to_string(model.position_rows()) + " position and " + std::to_string(model.velocity_rows()) +
-           " velocity rows): use nh_rattle or dla (the position rows held at velocity level), or kkt with "
-           "projection = both";
-  if (!model.holonomic())
-    return "integrator rattle: holonomic problems only; problem " + model.name() +
-           " has Pfaffian (nonholonomic) constraints (use dla or nh_rattle)";
+  if (!model.holonomic() && !model.mixed())
+    return "integrator rattle: holonomic and mixed problems only (it needs position rows to hold at position "
+           "level); problem " + model.name() + " has Pfaffian (nonholonomic) constraints only (use dla or nh_rattle)";
   if (f.options().baumgarte_alpha != 0 || f.options().baumgarte_beta != 0)
     return "integrator rattle keeps h(q) = 0 and A(q) qd = 0 itself; Baumgarte stabilization does not apply "
            "(set baumgarte_alpha = baumgarte_beta = 0)";

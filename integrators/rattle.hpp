@@ -11,7 +11,10 @@
 //
 // rattle integrates the constrained system itself, so it runs with formulation kkt (which names that
 // system, integrators/mechanical_system.hpp) and refuses other formulations, coordinate projection,
-// Baumgarte gains (it keeps the constraints itself) and Pfaffian problems (those need dla or nh_rattle).
+// Baumgarte gains (it keeps the constraints itself) and purely Pfaffian problems (those need dla or nh_rattle).
+// A mixed model's position rows are held as above, h(q1) = 0; its velocity rows by the midpoint discrete
+// constraint A_v(q_m) (q1 - q0)/h = 0 [MP-2006] with the impulse A_v(q0)^T nu, and A_v(q1) qd1 = 0 at the end
+// (order 2 against the reduced twin, measured in tests/mixed_constraints_test.cpp).
 // The state is kkt's y = (q, qd). The multipliers written as lambda are the discrete ones, in the suite's
 // convention M qdd + c = F + A^T lambda: lambda_start = 2 nu / h and lambda_end = 2 mu / h are each only
 // O(h) from lambda(t) and lambda(t + h) (measured on the pendulum: errors halve with h), but their mean is the
@@ -30,7 +33,7 @@ class Rattle final : public VariationalIntegrator {
   std::string name() const override { return "rattle"; }
   std::string refuses_formulation(const Formulation& f) const override;
   bool integrates_constrained_system() const override { return true; }
-  std::string accepts() const override { return "formulation kkt; holonomic problems"; }
+  std::string accepts() const override { return "formulation kkt; holonomic and mixed problems"; }
   const Vec* step_multipliers() const override { return &lambda_; }
 
  private:

@@ -43,7 +43,7 @@ Registry<IntegratorEntry>& integrator_registry() {
            "order 2, symplectic; penalty, or problems without constraints; Newton",
            [] { return std::make_unique<Verlet>(); }});
     r.add({"rattle", "RATTLE, constrained variational integrator (midpoint discrete Lagrangian), fixed step, order 2; "
-           "kkt on holonomic problems, keeps h = 0 and A qd = 0; Newton",
+           "kkt on holonomic and mixed problems, keeps h = 0 (the position rows) and A qd = 0; Newton",
            [] { return std::make_unique<Rattle>(); }});
     r.add({"trapezoidal", "trapezoidal rule as the index-3 augmented Lagrangian scheme with velocity and acceleration "
            "projections (ALI3-P, Cuadrado-Cardenal-Bayo 1997), fixed step, order 2; formulation augmented_lagrangian on "

@@ -26,10 +26,9 @@ std::string Trapezoidal::refuses_formulation(const Formulation& f) const {
     return "integrator trapezoidal is the index-3 augmented Lagrangian scheme ALI3-P and runs with formulation "
            "augmented_lagrangian (for an implicit order-2 method on the ODE of " + f.name() +
            " use implicit_midpoint)";
-  if (!f.model().holonomic())
-    return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0 only; problem " +
-           f.model().name() + (f.model().mixed() ? " has velocity rows A(q) qd + b = 0 too" : " has Pfaffian constraints") +
-           " (use augmented_lagrangian with dopri5 or radau5)";
+  if (!f.model().holonomic() && !f.model().mixed())
+    return "integrator trapezoidal (ALI3-P, index 3) needs position constraints h(q) = 0; problem " + f.model().name() +
+           " has Pfaffian constraints only (use augmented_lagrangian with dopri5 or radau5)";
   return {};
 }
 
@@ -42,6 +41,7 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   model_ = &f->model();
   n_ = model_->n();
   m_ = model_->m();
+  mh_ = model_->mixed() ? model_->position_rows() : m_;
   alpha_ = f->options().al_alpha;
   if (!(alpha_ > 0) || !std::isfinite(alpha_))
     throw InputError("integrator trapezoidal: formulation.al_alpha must be a finite number > 0");
@@ -61,6 +61,9 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   ws_ = model_->make_workspace();
   terms_ = model_->make_terms();
   sparse_ = wants_sparse_linear_algebra(f->options(), *model_, "integrator trapezoidal (ALI3-P)", true);
+  if (sparse_ && mh_ < m_)
+    throw InputError("integrator trapezoidal: the sparse path is for holonomic problems built from bodies and joints; "
+                     "problem " + model_->name() + " is mixed (set formulation.linear_algebra = dense)");
   sparse_tangent_.reset();
   hessian_slot_.clear();
   if (sparse_) {
@@ -75,7 +78,7 @@ void Trapezoidal::do_initialize(const IntegratorSettings& s) {
   dt_ = h_ = s.dt;
   newton_tol_ = newton_tolerance(rtol_);
   for (Vec* v : {&q0_, &qd0_, &qdd0_, &qdh_, &qddh_, &q1_, &qd1_, &qdd1_, &dq_, &res_, &sc_, &tmp_}) v->setZero(n_);
-  for (Vec* v : {&lambda_star_, &lambda_star_prev_, &lambda_, &lambda_eff_}) v->setZero(m_);
+  for (Vec* v : {&lambda_star_, &lambda_star_prev_, &lambda_, &lambda_eff_, &g_}) v->setZero(m_);
   // The dense path's matrices (n x n) only when it is taken.
   const int dense_n = sparse_ ? 0 : n_;
   T_.setZero(dense_n, dense_n);
@@ -115,10 +118,10 @@ bool Trapezoidal::solve(double h) {
   for (int k = 0; k < kMaxNewtonIterations; ++k) {
     qd1_ = (2.0 / h) * q1_ + qdh_;
     qdd1_ = (4.0 / (h * h)) * q1_ + qddh_;
-    evaluate(t_ + h, kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintValue);
+    evaluate(t_ + h, kMassMatrix | kBias | kForce | kConstraintJacobian | kConstraintValue | velocity_row_rate());
     ++stats_.rhs_evals;
     ++stats_.newton_iterations;
-    const Vec& hq = constraint_value();
+    const Vec& hq = constraint_residual(h);
     // lambda* += alpha h(q) after each update of q (none before the first iteration: lambda* is the last step's).
     if (k > 0) lambda_star_.noalias() += alpha_ * hq;
     // The constraint residual at this iterate: converged only when it is at the tolerance of q too. The
@@ -145,8 +148,13 @@ bool Trapezoidal::solve(double h) {
     // Converged when both the increment and the constraint residual are within the tolerance.
     if (k >= 1 && dn <= newton_tol_ && hn <= h_tol_) {
       // The last update of q gets its multiplier update too: lambda* + alpha h(q_{n+1}) is the force at q_{n+1}.
-      evaluate(t_ + h, kConstraintValue);
-      lambda_star_.noalias() += alpha_ * constraint_value();
+      if (mh_ < m_) {  // the velocity rows at the last q's trapezoidal velocity
+        qd1_ = (2.0 / h) * q1_ + qdh_;
+        evaluate(t_ + h, kConstraintValue | kConstraintJacobian | velocity_row_rate());
+      } else {
+        evaluate(t_ + h, kConstraintValue);
+      }
+      lambda_star_.noalias() += alpha_ * constraint_residual(h);
       return true;
     }
   }
@@ -207,6 +215,23 @@ bool Trapezoidal::do_step(double h) {
   lambda_ = -lambda_star_;
   h_ = recovered_step(h_, dt_);  // recover from a halving
   return true;
+}
+
+unsigned Trapezoidal::velocity_row_rate() const {
+  return mh_ < m_ && model_->time_dependent() ? kConstraintRate : 0u;
+}
+
+const Vec& Trapezoidal::constraint_residual(double h) {
+  if (mh_ == m_) return constraint_value();
+  // Position rows h(q); velocity rows (h/2)(A_v qd + b_v) at the trapezoidal qd: their penalty alpha h/2 (A_v qd +
+  // b_v) adds (h^2/4) alpha A_v^T A_v to the tangent through dqd/dq = 2/h, the position rows' alpha A_h^T A_h
+  // weight, so one tangent and one pair of projections serve both kinds of rows.
+  const int mv = m_ - mh_;
+  g_.head(mh_) = terms_.h;
+  g_.tail(mv).noalias() = terms_.A.bottomRows(mv) * qd1_;
+  if (terms_.b.size() == m_) g_.tail(mv) += terms_.b.tail(mv);
+  g_.tail(mv) *= 0.5 * h;
+  return g_;
 }
 
 void Trapezoidal::evaluate(double t, unsigned what) {

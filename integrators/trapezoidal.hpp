@@ -45,7 +45,15 @@
 // With any other formulation the method refuses to run (one line): an implicit trapezoidal rule on another
 // formulation's ODE would duplicate implicit_midpoint (same order, A-stable, Newton on a difference
 // Jacobian), and the suite wants this method for what it is, the index-3 reference scheme. With
-// augmented_lagrangian on Pfaffian problems it refuses as well (index 3 needs h(q)).
+// augmented_lagrangian on purely Pfaffian problems it refuses as well (index 3 needs h(q)).
+//
+// Mixed problems (docs/design.md section 1, "Mixed constraints"): the position rows as above; the velocity rows
+// A_v qd + b_v = 0 get the velocity-level penalty alpha h/2 (A_v qd + b_v) with their multipliers updated
+// alongside, lambda*_v += alpha h/2 (A_v qd + b_v), as the index-3 ALs of nonholonomic systems do at velocity
+// level. Through dqd_{n+1}/dq_{n+1} = 2/h that penalty's tangent is (h^2/4) alpha A_v^T A_v, the position rows'
+// weight: the tangent M + (h^2/4) alpha A^T A and the projections are unchanged, with A, b and Adot qd of all rows.
+// The convergence test takes (h/2) |A_v qd + b_v| beside |h(q)| (both in units of q). G (al_tangent = full) is
+// the position rows' geometric stiffness; the velocity rows' d(A_v^T lambda_v)/dq is left out of the tangent.
 #pragma once
 
 #include "core/formulation.hpp"
@@ -66,7 +74,8 @@ class Trapezoidal final : public Integrator {
   std::string refuses_formulation(const Formulation& f) const override;
   bool integrates_constrained_system() const override { return true; }
   std::string accepts() const override {
-    return "formulation augmented_lagrangian; holonomic problems (moving constraints h(q, t) included)";
+    return "formulation augmented_lagrangian; holonomic and mixed problems (moving constraints included; a mixed "
+           "model's velocity rows penalized at velocity level)";
   }
   const Vec* step_multipliers() const override { return &lambda_; }
   void interpolate(double t, Vec& y) const override { prev_.interpolate(t_, y_, f_, t, y); }
@@ -88,6 +97,11 @@ class Trapezoidal final : public Integrator {
   bool factor(double h, double beta, bool with_geometric_stiffness);
   void solve_in_place(Vec& x);
   const Vec& constraint_value() const { return sparse_ ? sterms_.h : terms_.h; }
+  // The rows' residual in units of q, at the last evaluation (q1_, qd1_): h(q) for a holonomic problem; for a
+  // mixed one h(q) of the position rows and (h/2)(A_v qd + b_v) of the velocity rows (into g_). kConstraintRate
+  // for the velocity rows of a moving mixed model, else 0.
+  const Vec& constraint_residual(double h);
+  unsigned velocity_row_rate() const;
   // y = M x; y -= s A^T v.
   void mass_times(const Vec& x, Vec& y) const;
   void subtract_At_times(double s, const Vec& v, Vec& y) const;
@@ -96,6 +110,8 @@ class Trapezoidal final : public Integrator {
   std::unique_ptr<ModelWorkspace> ws_;
   ModelTerms terms_;
   int n_ = 0, m_ = 0;
+  int mh_ = 0;  // position rows (m_ for holonomic problems; a mixed model's velocity rows follow them)
+  Vec g_;       // constraint_residual of a mixed model
   double alpha_ = 0, rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0, h_tol_ = 0;
   Vec q0_, qd0_, qdd0_, qdh_, qddh_, q1_, qd1_, qdd1_, dq_, res_, sc_, tmp_;
   Vec lambda_star_, lambda_star_prev_, lambda_, lambda_eff_;

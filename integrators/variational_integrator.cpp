@@ -27,9 +27,12 @@ void VariationalIntegrator::bind(const Formulation& f, const Forcing& forcing, c
     throw InputError(name() + ": needs a state (q, qd) of size 2n = " + std::to_string(2 * n_) + "; formulation " +
                      f.name() + " has " + std::to_string(y_.size()));
   mc_ = forcing_.constrain ? model_->m() : 0;
+  // The rows held at position level (h(q1) = 0): all of a holonomic model's, the first position_rows() of a
+  // mixed one; its velocity rows get the midpoint discrete constraint A(q_m) (q1 - q0)/h = 0 instead.
+  mh_ = forcing_.constrain ? (model_->mixed() ? model_->position_rows() : mc_) : 0;
   const bool penalty = forcing_.penalty_N > 0 || forcing_.penalty_k > 0;
   const bool spring = forcing_.penalty_k > 0;
-  mid_terms_ = kMomentum | kLagrangianGradient | kForce | (penalty ? kConstraintJacobian : 0u) |
+  mid_terms_ = kMomentum | kLagrangianGradient | kForce | ((penalty || mc_ > mh_) ? kConstraintJacobian : 0u) |
                (spring ? kConstraintValue : 0u);
   point_terms_ = kMomentum | ((forcing_.constrain || penalty) ? kConstraintJacobian : 0u);
   ws_ = model_->make_workspace();
@@ -100,9 +103,14 @@ void VariationalIntegrator::residual(double h, const Vec& x, Vec& R) {
   R1 -= (0.5 * h) * g_;
   if (mc_ > 0) {
     R1.noalias() -= A0_.transpose() * x.tail(mc_);
-    v_ = x.head(n_);  // h(q1) at q1 (v_ reused as the point)
-    model_->evaluate(t0_ + h, v_, zero_, kConstraintValue, *ws_, point_);
-    R.tail(mc_) = point_.h / h;
+    // The velocity rows of a mixed model at the midpoint, A_v(q_m) v = 0 (v_ is still (q1 - q0)/h): the
+    // discrete nonholonomic constraint of [MP-2006], consistent to O(h^2) and symmetric like the rest.
+    if (mc_ > mh_) R.segment(n_ + mh_, mc_ - mh_).noalias() = mid_.A.bottomRows(mc_ - mh_) * v_;
+    if (mh_ > 0) {
+      v_ = x.head(n_);  // h(q1) at q1 (v_ reused as the point)
+      model_->evaluate(t0_ + h, v_, zero_, kConstraintValue, *ws_, point_);
+      R.segment(n_, mh_) = point_.h / h;
+    }
   }
 }
 

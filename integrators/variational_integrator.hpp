@@ -106,6 +106,7 @@ class VariationalIntegrator : public Integrator, public ReportsNewtonFailure {
   Forcing forcing_;
   unsigned mid_terms_ = 0, point_terms_ = 0;
   int n_ = 0, mc_ = 0;  // coordinates; constraint rows the method enforces (m for rattle, 0 for verlet)
+  int mh_ = 0;          // of those, the rows held at position level, h(q1) = 0 (the first mh_)
   double rtol_ = 0, atol_ = 0, dt_ = 0, newton_tol_ = 0;
 
   double t0_ = 0;        // start of the step being attempted

@@ -209,6 +209,8 @@ PYBIND11_MODULE(_clmbench, m) {
       .def_property_readonly("message", [](const Run& r) { return r.record().message; })
       .def_property_readonly("coordinate_names", [](const Run& r) { return r.record().coordinate_names; })
       .def_property_readonly("coordinate_units", [](const Run& r) { return r.record().coordinate_units; })
+      // lam's columns: the constraint rows' names (position rows first) or lambda1 .. lambdam.
+      .def_property_readonly("lambda_columns", [](const Run& r) { return r.record().lambda_columns(); })
       .def_property_readonly("params", [](const Run& r) {
         py::dict d;
         for (const auto& [name, value] : r.record().parameters) d[py::str(name)] = value;

@@ -239,12 +239,9 @@ void ResultsWriter::State::open_run(const RunRecord& r) {
   const hsize_t max_rows = static_cast<hsize_t>(std::min(sample_bound(r.spec), 1e15));
   datasets.clear();
   // Units and column names travel with the data (a reader needs no table of the problem's coordinates).
-  std::vector<std::string> qd_units, lambda_names;
+  std::vector<std::string> qd_units;
   for (const auto& u : r.coordinate_units) qd_units.push_back(u == "-" ? "1/s" : u + "/s");
-  // lambda's columns in the rows' order, position rows first: the rows' names where the mechanism gives them.
-  for (int i = 1; i <= r.m; ++i)
-    lambda_names.push_back(static_cast<int>(r.constraint_names.size()) == r.m ? r.constraint_names[i - 1]
-                                                                              : "lambda" + std::to_string(i));
+  const std::vector<std::string> lambda_names = r.lambda_columns();
   auto add = [&](const char* name, hsize_t cols, bool matrix,
                  std::vector<std::pair<std::string, std::vector<std::string>>> labels) {
     datasets.push_back(std::make_unique<AppendableDataset>(*target, g, name, cols, matrix, max_rows));

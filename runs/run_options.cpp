@@ -149,7 +149,8 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "minimum, cpu_time_spread the relative spread (max - min) / min; 0 = timed once",
                                    "timing-budget", "timing_budget"));
     r.push_back(o::boolean<RunSpec>("run", "strict_initial", [](auto& s) -> auto& { return s.strict_initial; },
-                                    "refuse given q0/qd0 that are off the constraints by more than 1e-12",
+                                    "refuse given q0/qd0 that are off the constraints by more than 1e-12 (one line naming the rows off and "
+                                    "their residuals; otherwise q0 is moved onto the position rows h = 0, qd0 onto every row)",
                                     "strict-initial", "strict_initial"));
     // [initial]: given initial data (the attribute records the consistent data the run started from).
     r.push_back(o::number_list<RunSpec>("initial", "q0", [](auto& s) -> auto& { return s.q0; },

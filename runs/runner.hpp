@@ -38,6 +38,14 @@ struct RunRecord {
   // drift_position is a column of holonomic problems (m = 0 included, as it always was) and of mixed ones.
   bool records_position_drift() const { return holonomic || position_rows > 0; }
   std::vector<std::string> constraint_names;  // Model::constraint_names (empty: unnamed rows)
+  // lambda's column names in the rows' order, position rows first: the rows' names where the problem gives them,
+  // else lambda1 .. lambdam (HDF5 /lambda's `columns`, Python's Run.lambda_columns, the plots' labels).
+  std::vector<std::string> lambda_columns() const {
+    if (static_cast<int>(constraint_names.size()) == m) return constraint_names;
+    std::vector<std::string> out;
+    for (int i = 1; i <= m; ++i) out.push_back("lambda" + std::to_string(i));
+    return out;
+  }
   std::vector<std::pair<std::string, double>> parameters;  // as resolved by the model
   Vec q0, qd0;                    // the consistent initial data the run started from
   std::string initial_source;     // "default" | "given" | "default, projected" (off for these parameters)

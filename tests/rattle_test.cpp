@@ -223,7 +223,7 @@ TEST(Rattle, DenseOutputInsideSteps) {
 TEST(Rattle, RefusalsAreOneLine) {
   clm::testing::ScratchDir dir("rattle_refusal");
   auto r = dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator rattle --out x.h5");
-  clm::testing::expect_one_line_error(r, 1, {"rattle", "holonomic problems only", "chaplygin_sleigh"});
+  clm::testing::expect_one_line_error(r, 1, {"rattle", "holonomic and mixed problems only", "chaplygin_sleigh", "Pfaffian (nonholonomic) constraints only"});
   r = dir.run("run --problem pendulum_cartesian --formulation schur --integrator rattle --out x.h5");
   clm::testing::expect_one_line_error(r, 1, {"rattle", "formulation kkt", "schur"});
   r = dir.run("run --problem four_bar --formulation kkt --integrator rattle --projection both --out x.h5");

@@ -22,7 +22,7 @@ def _value(v):
 
 class LoadedRun:
     """One /runs/<id> group read whole: t, q, qd, lam, energy, drift_position (None for Pfaffian problems),
-    drift_velocity, drift, points (point_columns), body_velocities (body_velocity_columns), error_vs_reference, summary (its /summary row, NaN figures as None), attrs, and the names a Run has."""
+    drift_velocity, drift, lam (lambda_columns), points (point_columns), body_velocities (body_velocity_columns), error_vs_reference, summary (its /summary row, NaN figures as None), attrs, and the names a Run has."""
 
     def __init__(self, run_id, group, summary):
         self.run_id = run_id
@@ -44,6 +44,7 @@ class LoadedRun:
         self.error_vs_reference = data("error_vs_reference")
         self.coordinate_names = [_text(x) for x in group["q"].attrs.get("columns", [])] if "q" in group else []
         self.coordinate_units = [_text(x) for x in group["q"].attrs.get("units", [])] if "q" in group else []
+        self.lambda_columns = [_text(x) for x in group["lambda"].attrs.get("columns", [])] if "lambda" in group else []
         self.summary = summary
 
     @property

@@ -331,6 +331,9 @@ def test_a_mixed_mechanism_from_sympy_with_named_rows_runs_as_its_file(tmp_path)
         g_ = f["runs"][list(f["runs"])[0]]
         assert [c.decode() if isinstance(c, bytes) else c for c in g_["lambda"].attrs["columns"]] == ["rod", "blade"]
         assert g_.attrs["constraint_kind"] in ("mixed", b"mixed")
+    assert r.lambda_columns == ["rod", "blade"]
+    assert clmbench.load(tmp_path / "mixed.h5")[r.run_id].lambda_columns == ["rod", "blade"]
+    assert fd.lambda_columns == ["rod", "blade"]
 
 
 def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
