@@ -76,8 +76,11 @@ std::string format_catalog(const std::string& what) {
     if (what.empty()) out << "\n";
     const auto entries = formulation_registry().all();
     const size_t w = name_width(entries);
-    out << "formulations:\n";
-    for (const auto* e : entries) out << "  " << pad(e->name, w) << "  " << e->description << "\n";
+    out << "formulations:  (what it does with a mixed model's position and velocity rows)\n";
+    for (const auto* e : entries) {
+      out << "  " << pad(e->name, w) << "  " << e->description << "\n";
+      if (!e->mixed_rows.empty()) out << "  " << pad("", w) << "  mixed: " << e->mixed_rows << "\n";
+    }
   }
   if (what.empty() || what == "integrators") {
     if (what.empty()) out << "\n";

@@ -192,6 +192,7 @@ class AutoDiffModel final : public Model {
   int position_rows() const override { return mh_; }
   bool gyroscopic() const override { return gyroscopic_present(); }
   bool time_dependent() const override { return kTimeDependent; }
+  bool has_generalized_force() const override { return HasGeneralizedForce<P>; }
   bool has_singular_positions() const override { return HasSingularPositions<P>; }
   const std::vector<int>& actuated_coordinates() const override { return actuated_; }
   std::vector<std::pair<std::string, double>> parameters() const override {

@@ -230,6 +230,9 @@ struct FormulationEntry {
   // The formulation prescribes the problem's actuated coordinates from FormulationOptions::shape (a run's
   // [shape] section); a [shape] given to a formulation without it is refused in one line (runs/run_config.cpp).
   bool uses_shape = false;
+  // What it does with a mixed model's rows (position rows h = 0 beside velocity rows; docs/design.md section 1,
+  // "Mixed constraints"), one line for `clmbench list formulations`.
+  std::string mixed_rows;
 };
 
 Registry<FormulationEntry>& formulation_registry();

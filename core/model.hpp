@@ -141,6 +141,10 @@ class Model {
   // A(q) qd + b(q, t) = 0, V(q, t); core/problem.hpp): ModelTerms::b is then sized m, the energy is not
   // conserved, and methods that have not been extended to it refuse the problem.
   virtual bool time_dependent() const { return false; }
+  // True when the problem states generalized forces F(t, q, qd) (a zoo header's generalized_force, a mechanism
+  // file's [forces]): their work, t-dependent or dissipative, enters the energy balance a run records
+  // (core/energy_balance.hpp) in place of a conservation figure.
+  virtual bool has_generalized_force() const { return false; }
   // True when the problem declares singular positions on its motion (core/problem.hpp, kSingularPositions).
   virtual bool has_singular_positions() const { return false; }
   // Indices into q of the actuated (shape) coordinates, ascending (core/problem.hpp, kActuatedCoordinates);

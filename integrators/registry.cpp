@@ -34,7 +34,9 @@ Registry<IntegratorEntry>& integrator_registry() {
            "fixed step, order 2",
            [] { return std::make_unique<DiscreteLagrangeDalembert>(); }});
     r.add({"nh_rattle", "nonholonomic RATTLE (Ferraro-Iglesias-Martin de Diego; A(q) qd = 0 at every step), fixed "
-           "step, order 2",
+           "step, order 2; caveat: a two-step method in disguise whose parasitic mode (lambda alternating in sign) "
+           "grows on contracting systems (the Chaplygin sleigh, a towed trailer) whatever dt: watch "
+           "lambda_consistency, or use dla",
            [] { return std::make_unique<NonholonomicRattle>(); }});
     r.add({"ida", "SUNDIALS IDA on the constrained system as a DAE (GGL stabilized index 2, multipliers algebraic; "
            "IDACalcIC), variable-order BDF 1-5, adaptive; formulation kkt only",

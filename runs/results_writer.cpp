@@ -38,13 +38,14 @@ const std::vector<std::pair<std::string, std::string>>& summary_descriptions() {
              {"scd", "digits: -log10 max_i |(y_i - r_i) / r_i| at t_end over y = (q, qd), r_i != 0 (Bari test set)"},
              {"mescd", "digits: -log10 max_i |y_i - r_i| / (atol/rtol + |r_i|) at t_end over y = (q, qd)"},
              {"energy_error_growth", "exponent p of max_{s<=t} |E(s) - E0| / |E0| ~ t^p over the last two decades of t "
-                                     "(0 bounded, 1/2 random walk, 1 linear drift; NaN for runs under two decades)"},
+                                     "(0 bounded, 1/2 random walk, 1 linear drift; NaN for runs under two decades); of |E - E0 - W| / |E0| "
+                                     "where the problem does not conserve E (max_rel_energy_error NaN)"},
              {"drift_growth", "exponent p of max_{s<=t} drift(s) ~ t^p (|h| holonomic, |A qd| otherwise), as energy_error_growth"},
              {"reference_point_error_max", "max over samples of the distance of the benchmark's reference point (IFToMM P1, "
                                            "P3, B0: coordinates of q) from the reference's; NaN without one"},
              {"max_energy_balance_residual", "max over samples of |E - E0 - W| / max over samples of max(|E|, |W|), W the "
                                              "work of the moving constraints, dV/dt and the forces; NaN for problems "
-                                             "without explicit time dependence"}};
+                                             "without explicit time dependence or generalized forces"}};
   return descriptions;
 }
 
@@ -395,6 +396,7 @@ RunAttributes run_attributes(const RunRecord& r) {
   add("drift_growth", r.summary.drift_growth);
   add("reference_point_error_max", r.summary.reference_point_error_max);
   add("max_energy_balance_residual", r.summary.max_energy_balance_residual);
+  add("max_rel_energy_error", r.summary.max_rel_energy_error);  // NaN where the problem does not conserve E
   if (s.sweep_index >= 0) {
     add("sweep_index", s.sweep_index);
     add("sweep_point", s.sweep_point);

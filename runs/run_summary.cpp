@@ -24,6 +24,7 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
                                              bool vakonomic_on_nonholonomic, const AccuracySettings& accuracy)
     : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()), position_rows_(model.has_position_rows()),
       point_(model.reference_point()) {
+  vakonomic_on_nonholonomic_ = vakonomic_on_nonholonomic;
   if (point_) {
     point_run_.resize(point_->size());
     point_ref_.resize(point_->size());
@@ -112,6 +113,13 @@ void RunSummaryAccumulator::compare(double t, const Observation& obs, const Vec&
   mescd_last_ = acc.mescd();
 }
 
+void RunSummaryAccumulator::use_ideal_multipliers(IdealMultipliers ideal) {
+  if (vakonomic_on_nonholonomic_ || lambda_reference_ || model_.m() == 0) return;
+  ideal_ = std::move(ideal);
+  ideal_consistency_ = static_cast<bool>(ideal_);
+  ideal_lambda_ = Vec::Zero(model_.m());
+}
+
 void RunSummaryAccumulator::add(double t, const Observation& obs) {
   latest_ = SampleErrors{};  // compare() fills it when this sample is compared
   if (samples_ == 0) {
@@ -132,6 +140,8 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
   drift_growth_.add(t - t0_, holonomic_ ? obs.drift_position : obs.drift_velocity);
   if (!std::isnan(obs.energy_balance_residual)) {
     balance_recorded_ = true;
+    forces_worked_ = forces_worked_ || obs.work_forces != 0;
+    balance_growth_.add(t - t0_, std::abs(obs.energy_balance_residual) / scale);
     update_max(max_balance_residual_, std::abs(obs.energy_balance_residual));
     update_max(balance_scale_, std::abs(obs.energy));
     update_max(balance_scale_,
@@ -188,12 +198,18 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
       if (obs.lambda.size() == published_lambda_.size()) published_lambda_ = obs.lambda;
     }
   }
-  if (lambda_reference_) {
-    // Normalized by the largest reference multiplier: lambda may pass through zero along the motion.
-    // A formulation without multipliers of the right size contributes nothing to the error (it is NaN).
-    model_.closed_form_multiplier(obs.q, obs.qd, lambda_ref_);
-    if (obs.lambda.size() == lambda_ref_.size()) lambda_err_ = std::max(lambda_err_, (obs.lambda - lambda_ref_).norm());
-    lambda_scale_ = std::max(lambda_scale_, lambda_ref_.norm());
+  // Normalized by the largest reference multiplier: lambda may pass through zero along the motion. A run whose
+  // multipliers are NaN (substituted has none) gets no figure, never 0.
+  if (lambda_reference_ || ideal_consistency_) {
+    Vec& star = lambda_reference_ ? lambda_ref_ : ideal_lambda_;
+    const bool known = lambda_reference_ ? model_.closed_form_multiplier(obs.q, obs.qd, star)
+                                         : ideal_(t, obs.q, obs.qd, star);
+    if (obs.lambda.size() != star.size() || !obs.lambda.allFinite()) {
+      lambda_missing_ = lambda_missing_ || (obs.lambda.size() == star.size() && obs.lambda.hasNaN());
+    } else if (known) {
+      lambda_err_ = std::max(lambda_err_, (obs.lambda - star).norm());
+      lambda_scale_ = std::max(lambda_scale_, star.norm());
+    }
   }
 }
 
@@ -206,15 +222,18 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.final_drift_position = position_rows_ && constrained && any ? last_dp_ : kNaN;
   s.max_drift_velocity = constrained && any ? max_dv_ : kNaN;
   s.final_drift_velocity = constrained && any ? last_dv_ : kNaN;
-  s.max_rel_energy_error = any ? max_rel_energy_ : kNaN;
+  // E changes by the problem's statement: its energy error is the balance's residual, not |E - E0|.
+  const bool conserving = !(balance_recorded_ && (model_.time_dependent() || forces_worked_));
+  s.max_rel_energy_error = any && conserving ? max_rel_energy_ : kNaN;
   s.q_error_vs_reference = any && q_reference_ ? q_err_ : kNaN;
-  s.lambda_consistency =
-      any && lambda_reference_ ? lambda_err_ / std::max(lambda_scale_, std::numeric_limits<double>::min()) : kNaN;
+  s.lambda_consistency = any && (lambda_reference_ || ideal_consistency_) && !lambda_missing_
+                             ? lambda_err_ / std::max(lambda_scale_, std::numeric_limits<double>::min())
+                             : kNaN;
   s.error_vs_reference = s.q_error_vs_reference;
   s.reference = std::isnan(s.q_error_vs_reference) ? kReferenceNone : kReferenceQ;
   s.reference_note = note_;
   s.published_withheld = withheld_;
-  s.energy_error_growth = energy_growth_.exponent();
+  s.energy_error_growth = conserving ? energy_growth_.exponent() : balance_growth_.exponent();
   s.drift_growth = drift_growth_.exponent();
   s.max_energy_balance_residual =
       balance_recorded_ ? max_balance_residual_ / std::max(balance_scale_, std::numeric_limits<double>::epsilon())

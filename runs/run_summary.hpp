@@ -3,6 +3,7 @@
 // when one is given, is the caller's and is read, not copied).
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -18,15 +19,21 @@ namespace clm {
 struct RunSummary {
   double final_drift_position = 0, max_drift_position = 0;  // NaN for Pfaffian problems
   double final_drift_velocity = 0, max_drift_velocity = 0;
-  double max_rel_energy_error = 0;  // max_k |E_k - E_0| / max(|E_0|, eps)
+  // max_k |E_k - E_0| / max(|E_0|, eps): the energy error of a run whose problem conserves energy. NaN ("-") where
+  // the problem's own statement changes E (a time-dependent problem; generalized forces that did work): its
+  // figure is max_energy_balance_residual.
+  double max_rel_energy_error = 0;
   double q_error_vs_reference = 0;  // max_k |q_k - q_ref(t_k)| (Model::closed_form); NaN when none
   // The headline column, a distance from the true motion: the q error where the problem has a closed-form
   // motion, NaN ("-") otherwise. Never a multiplier residual: that can be 0 for a run that is badly wrong.
   double error_vs_reference = 0;
   std::string reference = "none";  // "q" | "none": what error_vs_reference compares
-  // Multiplier consistency (not an error against the true motion): max_k |lambda_k - lambda_cf(q_k, qd_k)| /
-  // max_k |lambda_cf|, the closed-form multiplier evaluated at the computed state; kkt satisfies it by
-  // construction, penalty's estimate -N A qd does not. NaN where the problem has no closed-form multiplier.
+  // Multiplier consistency (not an error against the true motion): max_k |lambda_k - lambda*(t_k, q_k, qd_k)| /
+  // max_k |lambda*|, lambda* the problem's own multipliers at the computed state: its closed-form multiplier
+  // where it has one, else the KKT solve of its M, c, F, A at (t, q, qd) (minimum-norm for redundant rows). kkt
+  // satisfies it by construction; penalty's estimate -N A qd is O(1/N) from it after its initial layer, rattle's discrete multipliers
+  // O(h^2), a parasitic mode (nh_rattle's alternating lambda) far. NaN where the run has no multipliers
+  // (substituted) or follows other equations (vakonomic, servo, a prescribed shape), and for m = 0.
   double lambda_consistency = 0;
 
   // Errors against the run's reference (work-precision, issue 10 item 6): the closed form where the problem
@@ -64,7 +71,7 @@ struct RunSummary {
   // the largest energy figure of the balance, max_k max(|E_k|, |W_c,k| + |W_t,k| + |W_f,k|) (never below
   // machine epsilon): the residual's rounding and truncation parts scale with the energies it subtracts, and
   // E_0 alone (max_rel_energy_error's scale) can be near zero while the table pumps energy in. NaN ("-") for
-  // problems without explicit time dependence, whose runs record no balance.
+  // problems without explicit time dependence or generalized forces, whose runs record no balance.
   double max_energy_balance_residual = kNaN;
 };
 
@@ -93,6 +100,11 @@ class RunSummaryAccumulator {
   // problem's (nonholonomic) closed forms are not its reference.
   RunSummaryAccumulator(const Model& model, const Vec& q0, const Vec& qd0, bool vakonomic_on_nonholonomic,
                         const AccuracySettings& accuracy = {});
+  // The problem's multipliers at (t, q, qd) for lambda_consistency where it has no closed-form multiplier: the
+  // runner's KKT solve; false where it cannot be had there (a singular KKT matrix). Ignored where the run follows
+  // other equations (vakonomic_on_nonholonomic) or the problem has a closed-form multiplier or no rows.
+  using IdealMultipliers = std::function<bool(double t, const Vec& q, const Vec& qd, Vec& lambda)>;
+  void use_ideal_multipliers(IdealMultipliers ideal);
   // No heap allocation after the first sample (fixed-size problems).
   void add(double t, const Observation& obs);
   RunSummary finish() const;
@@ -117,9 +129,18 @@ class RunSummaryAccumulator {
   double energy0_ = 0, max_rel_energy_ = 0;
   double t0_ = 0;
   GrowthEnvelope energy_growth_, drift_growth_;
-  bool balance_recorded_ = false;  // a sample carried the energy balance (time-dependent problems)
+  bool balance_recorded_ = false;  // a sample carried the energy balance (time-dependent and forced problems)
+  // The generalized forces did work (W_f != 0 at a sample): with time dependence, what makes E not conserved by
+  // the problem's statement (forces identically zero, fx = 0 on pendulum_polar, leave it conserved).
+  bool forces_worked_ = false;
+  GrowthEnvelope balance_growth_;  // |E - E0 - W| / max(|E0|, eps): energy_error_growth of a non-conserving run
   double max_balance_residual_ = 0, balance_scale_ = 0;
   bool q_reference_ = false, lambda_reference_ = false;
+  bool vakonomic_on_nonholonomic_ = false;
+  IdealMultipliers ideal_;        // lambda* where the problem has no closed-form multiplier (lambda_consistency)
+  bool ideal_consistency_ = false;  // lambda_consistency from ideal_ (else from the closed form, or none)
+  bool lambda_missing_ = false;   // a sample's multipliers were NaN (substituted): no consistency figure
+  Vec ideal_lambda_;
   double q_err_ = 0, lambda_err_ = 0, lambda_scale_ = 0;
 
   // Errors against the reference of the work-precision figures.

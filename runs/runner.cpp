@@ -273,9 +273,10 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
     r.body_velocity_units = body_velocities->column_units();
     r.body_velocity_descriptions = body_velocities->descriptions;
   }
-  // A time-dependent problem's energy is not conserved: the run records its balance instead (nothing is made,
-  // and nothing costs, for the others).
-  r.energy_balance = model.time_dependent();
+  // The energy of a time-dependent or forced problem is not conserved: the run records its balance instead, the
+  // work of the explicit time dependence, of every generalized force (t-dependent, dissipative or not) and of the
+  // constraints (nothing is made, and nothing costs, for the others).
+  r.energy_balance = model.time_dependent() || model.has_generalized_force();
 
   const SimulationSettings sim = run.spec.simulation_settings();
   const IntegratorSettings settings = run.spec.integrator_settings();
@@ -291,6 +292,27 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
                                                                run.spec.t_end),
                                 accuracy);
   r.records_reference_error = summary.compares_every_sample();
+  // lambda_consistency of every model: the problem's own multipliers at each sample's state, by a kkt solve of its
+  // equations (the closed-form multiplier where the problem has one; none for formulations that prescribe a
+  // shape, whose actuator forces are outside A^T lambda). Its cost counts as output.
+  std::unique_ptr<Formulation> ideal_kkt;
+  Observation ideal_obs;
+  Vec ideal_y(2 * model.n());
+  if (model.m() > 0 && !formulation_registry().get(run.spec.formulation).uses_shape) {
+    ideal_kkt = formulation_registry().get("kkt").make(run.model, FormulationOptions{});
+    ideal_kkt->initial_state(r.q0, r.qd0, ideal_y);
+    summary.use_ideal_multipliers([&](double t, const Vec& q, const Vec& qd, Vec& lambda) {
+      ideal_y.head(q.size()) = q;
+      ideal_y.tail(qd.size()) = qd;
+      try {
+        ideal_kkt->observe(t, ideal_y, ideal_obs);
+      } catch (const NumericalFailure&) {
+        return false;  // a singular KKT matrix at this state: no figure from it
+      }
+      lambda = ideal_obs.lambda;
+      return lambda.allFinite();
+    });
+  }
   ValidityMonitor validity(run.spec.formulation, r.extra_names, run.spec.options.N);
   if (observer) observer->begin(r);
   double output_cpu = 0;  // thread CPU time spent in record_sample

@@ -75,7 +75,7 @@ struct RunRecord {
   std::string reference_message;
   double reference_cpu_time_s = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> t, energy, drift_position, drift_velocity;
-  // The energy balance (core/energy_balance.hpp), recorded for time-dependent problems only (energy_balance):
+  // The energy balance (core/energy_balance.hpp), recorded for time-dependent and forced problems (energy_balance):
   // the work since t0 of the constraint forces, of dV/dt and of the generalized forces, and E - E0 - W, per sample.
   bool energy_balance = false;
   std::vector<double> work_constraints, work_explicit_time, work_forces, energy_balance_residual;

@@ -27,6 +27,7 @@ class ForcedModel final : public Model {
   int n() const override { return inner_->n(); }
   int m() const override { return inner_->m(); }
   bool holonomic() const override { return inner_->holonomic(); }
+  bool has_generalized_force() const override { return true; }
   int position_rows() const override { return inner_->position_rows(); }
   std::vector<std::pair<std::string, double>> parameters() const override { return inner_->parameters(); }
   std::unique_ptr<ModelWorkspace> make_workspace() const override { return inner_->make_workspace(); }

@@ -249,6 +249,11 @@ def load_run(g, run_id):
         "balance": {x: np.asarray(g[x][()], dtype=float) for x in BALANCE_DATASETS}
         if all(x in g for x in BALANCE_DATASETS) else None,
     }
+    # Whether the problem's statement conserves E (the run's max_rel_energy_error is a number): forces that are
+    # identically zero (fx = 0) record a balance but keep the energy error. Files without the attribute: the
+    # balance's presence decides, as it did.
+    run["conserves_energy"] = (run["balance"] is None if "max_rel_energy_error" not in a
+                               else bool(np.isfinite(float(a["max_rel_energy_error"]))))
     run["points"] = recorded_points(g, k)
     run["body_velocities"] = recorded_body_velocities(g, k)
     run["error_series"] = "error_vs_reference" in g  # drawn by plot_error_vs_reference
@@ -491,10 +496,10 @@ def plot_energy(runs, stem, name):
     runs = [r for r in plottable(runs, "energy") if np.isfinite(r["energy"][0])]
     if not runs:
         return []
-    # A time-dependent problem's energy is not conserved: its runs show the balance E - E0 = W instead of an
-    # "error" (docs/design.md section 1, energy balance).
-    conserving = [r for r in runs if r["balance"] is None]
-    balanced = [r for r in runs if r["balance"] is not None]
+    # The energy of a time-dependent or forced problem is not conserved: its runs show the balance E - E0 = W
+    # instead of an "error" (docs/design.md section 1, energy balance).
+    conserving = [r for r in runs if r["conserves_energy"]]
+    balanced = [r for r in runs if not r["conserves_energy"] and r["balance"] is not None]
     unit = runs[0]["energy_unit"]
     panels = []
 
