@@ -47,7 +47,9 @@ class ReducedEquation {
     basis_ = model.capability<VelocityBasis>();
     if (!basis_)
       throw InputError("analyze --equilibrium: problem " + model.name() +
-                       " has no reduced velocities (no velocity_basis S(q) for [seed-000, eq. 2.17-2.18])");
+                       " has no reduced velocities (no velocity_basis S(q) for [seed-000, eq. 2.17-2.18]): a "
+                       "mechanism file states one in a [velocity_basis] section (docs/mechanism-files.md), a zoo "
+                       "header by velocity_basis()");
     k_ = n_ - m_;
     basis_ws_ = basis_->make_workspace();
     ws_ = model.make_workspace();

@@ -13,7 +13,8 @@ std::string SubstitutedFormulation::refuses(const Model& model) {
            " has a gyroscopic term qd . a(q) in its Lagrangian, which the substituted Lagrangian does not carry";
   const auto* sub = model.capability<SubstitutionCapability>();
   if (!sub || sub->eliminated_velocities().empty())
-    return "substituted: problem " + model.name() + " declares no eliminated velocities";
+    return "substituted: problem " + model.name() +
+           " declares no eliminated velocities (a zoo header's kEliminated; a mechanism file cannot state them)";
   return {};
 }
 

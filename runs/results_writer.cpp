@@ -27,7 +27,9 @@ const std::vector<std::pair<std::string, std::string>>& summary_descriptions() {
                                   "are repeated, without recording); cpu_time_s is their minimum"},
              {"cpu_time_spread", "relative spread (max - min) / min of the repeated CPU timings; NaN when timed once"},
              {"validity", "empty, or why the run left its formulation's validity conditions (fernandez_bloch's theorem, "
-                          "the substituted chart, Kozlov's limits): the run then follows other equations"},
+                          "the substituted chart, Kozlov's limits): the run then follows other equations; or which of "
+                          "its own checks failed (energy, multipliers, step-to-step alternation; limit 1e-2 each, "
+                          "runs/own_checks.hpp)"},
              {"reference_source", "closed_form | reference_run | published | none: what the *_error_* columns, scd and mescd compare with"},
              {"q_error_max", "max over samples of the Euclidean norm |q - q_ref| (units of q: m, rad, ...)"},
              {"q_error_final", "|q - q_ref| at t_end (NaN when the run stopped before)"},

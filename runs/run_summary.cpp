@@ -25,6 +25,9 @@ RunSummaryAccumulator::RunSummaryAccumulator(const Model& model, const Vec& q0, 
     : model_(model), accuracy_(accuracy), q0_(q0), qd0_(qd0), holonomic_(model.holonomic()), position_rows_(model.has_position_rows()),
       point_(model.reference_point()) {
   vakonomic_on_nonholonomic_ = vakonomic_on_nonholonomic;
+  ws_ = model.make_workspace();
+  terms_ = model.make_terms();
+  m_qd_ = Vec::Zero(model.n());
   if (point_) {
     point_run_.resize(point_->size());
     point_ref_.resize(point_->size());
@@ -136,6 +139,12 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
   // Relative to E0, but never dividing by less than machine epsilon (a system at rest has E0 = 0).
   const double scale = std::max(std::abs(energy0_), std::numeric_limits<double>::epsilon());
   max_rel_energy_ = std::max(max_rel_energy_, std::abs(obs.energy - energy0_) / scale);
+  update_max(max_energy_change_, std::abs(obs.energy - energy0_));
+  if (obs.q.size() == model_.n() && obs.qd.size() == model_.n() && obs.q.allFinite() && obs.qd.allFinite()) {
+    model_.evaluate(t, obs.q, obs.qd, kMassMatrix, *ws_, terms_);
+    m_qd_.noalias() = terms_.M * obs.qd;
+    update_max(max_kinetic_, 0.5 * obs.qd.dot(m_qd_));
+  }
   energy_growth_.add(t - t0_, std::abs(obs.energy - energy0_) / scale);
   drift_growth_.add(t - t0_, holonomic_ ? obs.drift_position : obs.drift_velocity);
   if (!std::isnan(obs.energy_balance_residual)) {
@@ -234,10 +243,14 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.reference_note = note_;
   s.published_withheld = withheld_;
   s.energy_error_growth = conserving ? energy_growth_.exponent() : balance_growth_.exponent();
+  if (any && conserving)
+    s.energy_check = max_energy_change_ /
+                     std::max({std::abs(energy0_), max_kinetic_, std::numeric_limits<double>::min()});
   s.drift_growth = drift_growth_.exponent();
   s.max_energy_balance_residual =
       balance_recorded_ ? max_balance_residual_ / std::max(balance_scale_, std::numeric_limits<double>::epsilon())
                         : kNaN;
+  if (!conserving) s.energy_check = s.max_energy_balance_residual;
   // A published reference that no sample reached (the run stopped before its time): no figures, not zeros.
   if (any && source_ == ReferenceSource::kPublished && !published_compared_) {
     s.reference_note = "the run did not reach the published reference's time t = " + format_number(published_->t);

@@ -12,6 +12,7 @@
 #include "core/position_rows_off.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "runs/own_checks.hpp"
 #include "runs/reference_cache.hpp"
 #include "runs/run_options.hpp"
 #include "runs/thread_cpu_time.hpp"
@@ -169,8 +170,16 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
                      spec.options.projection + " does not apply to it (use projection = none)");
   if (spec.jacobian == "autodiff" && run.integrator->uses_jacobian(spec.integrator_settings()) &&
       !run.formulation->has_jacobian()) {
+    // Say why, where the reason is the problem's: the exact dynamics derivatives are derived for problems without
+    // generalized forces and explicit time dependence only (core/autodiff_model.hpp).
+    const Model& m = *run.model;
+    const std::string why =
+        m.has_generalized_force() ? " (the problem states generalized forces, a file's [forces] section or a header's "
+                                    "generalized_force, for which the exact Jacobian is not derived)"
+        : m.time_dependent()     ? " (the problem depends on t explicitly, for which the exact Jacobian is not derived)"
+                                 : "";
     throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +
-                     spec.problem + " provides no Jacobian of its own (use finite_difference)");
+                     spec.problem + " provides no Jacobian of its own" + why + " (use finite_difference)");
   }
   if (warn_unused) {
     const RunSpec defaults;
@@ -318,6 +327,7 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
   double output_cpu = 0;  // thread CPU time spent in record_sample
   std::optional<EnergyBalance> balance;
   if (r.energy_balance) balance.emplace(f, *run.integrator);
+  MultiplierAlternation alternation;
   double energy0 = 0;
   auto record_sample = [&](double t, const Vec& y) {
     // Timed apart from the integration: observation, summary and writing are not the method's work.
@@ -420,11 +430,14 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
     OdeSystem& system = projected ? static_cast<OdeSystem&>(*projected) : static_cast<OdeSystem&>(f);
     // The balance's quadrature runs on every accepted step, on the integrator's interpolant of that step;
     // its CPU time counts as output (not the method's work), like the samples'.
+    // The alternation check reads the method's own multipliers after every accepted step (runs/own_checks.hpp).
     StepCallback on_step;
-    if (balance) {
+    const bool own_multipliers = run.integrator->step_multipliers() != nullptr && r.m > 0;
+    if (balance || own_multipliers) {
       on_step = [&](double t0, double t1) {
         const double start = thread_cpu_seconds();
-        balance->step(t0, t1);
+        if (balance) balance->step(t0, t1);
+        if (own_multipliers) alternation.add(*run.integrator->step_multipliers());
         output_cpu += thread_cpu_seconds() - start;
       };
     }
@@ -457,6 +470,11 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
   if (progress) progress->finish(final_fraction, std::to_string(final_steps) + " steps, " + r.status);
   r.summary = summary.finish();
   r.validity = validity.finish(r.status == "ok");
+  // "ok" is a claim: a run that finished but fails its own checks says which and by how much, in validity.
+  if (r.status == "ok") {
+    if (const std::string own = own_check_failures(r.summary, run.spec.formulation, alternation.ratio()); !own.empty())
+      r.validity = r.validity.empty() ? own : r.validity + "; " + own;
+  }
   if (!r.validity.empty()) r.warnings.push_back(r.validity);
   if (r.summary.reference_source == "reference_run" && reference) {
     r.reference_message = reference->description;

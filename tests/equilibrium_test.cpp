@@ -143,6 +143,7 @@ TEST(Equilibrium, RefusalsNameTheReason) {
     analyze_equilibrium(*make_model("pendulum_polar", {}, false), (Vec(2) << 1, 0.1).finished(), Vec::Zero(2));
   });
   EXPECT_NE(none.find("has no reduced velocities"), std::string::npos) << none;
+  EXPECT_NE(none.find("a mechanism file states one in a [velocity_basis] section"), std::string::npos) << none;
   const std::string size = error_of([&] { analyze_equilibrium(*sleigh, Vec::Zero(2), Vec::Zero(3)); });
   EXPECT_NE(size.find("need 3 numbers"), std::string::npos) << size;
 }

@@ -137,6 +137,60 @@ TEST(RunJudgement, NhRattlesParasiticModeShowsInTheMultiplierConsistency) {
   // Measured 1.6e3 (lambda(40) = -1080 where lambda* ~ 1e-8) and 5.7e-7.
   EXPECT_GT(r.summary.lambda_consistency, 1e2);
   EXPECT_LT(dla.summary.lambda_consistency, 5e-6);
+  // The run is not a plain "ok": its validity names the failed checks (energy, multipliers, the alternation seen
+  // at every step); dla's passes them all.
+  std::printf("nh_rattle: %s\ndla: '%s'\n", r.validity.c_str(), dla.validity.c_str());
+  EXPECT_EQ(r.status, "ok");
+  EXPECT_NE(r.validity.find("own checks failed: energy error"), std::string::npos) << r.validity;
+  EXPECT_NE(r.validity.find("multipliers 1.59e+03 from the problem's own"), std::string::npos) << r.validity;
+  EXPECT_NE(r.validity.find("lambda alternates step to step"), std::string::npos) << r.validity;
+  EXPECT_EQ(dla.validity, "");
+  // A stable nh_rattle case (the same sleigh over 5 s at dt 1e-2, before the mode has grown) passes.
+  RunSpec stable = s;
+  stable.t_end = 5;
+  stable.dt = 1e-2;
+  stable.output_every = 0.05;
+  const RunRecord early = run_spec(stable);
+  EXPECT_EQ(early.validity, "") << early.validity;
+}
+
+
+// The refusal of the exact Jacobian names the problem's forces as the reason (issue 39, smaller messages).
+TEST(RunJudgement, TheExactJacobianRefusalNamesTheForces) {
+  RunSpec s = spec_for(kData + "driven_damped_pendulum.toml", "kkt", "radau5", 1);
+  s.jacobian = "autodiff";
+  std::ostringstream log;
+  std::string error;
+  try {
+    prepare_run(s, log);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("the problem states generalized forces, a file's [forces] section"), std::string::npos)
+      << error;
+}
+
+
+// The energy check judges against the energy in motion: the Cartesian pendulum released from rest level with its
+// pivot starts at E0 = 0 (|E - E0| / |E0| would be |E - E0| / eps) and passes; explicit Euler's energy gain fails it.
+TEST(RunJudgement, TheEnergyCheckScalesByTheEnergyInMotion) {
+  RunSpec released = spec_for("pendulum_cartesian", "kkt", "dopri5", 2);
+  released.q0 = {1.0, 0.0};
+  released.qd0 = {0.0, 0.0};
+  const RunRecord level = run_spec(released);
+  std::printf("pendulum released level: E0 %.2e, max_rel_energy_error %.2e, energy_check %.2e, validity '%s'\n",
+              level.energy.front(), level.summary.max_rel_energy_error, level.summary.energy_check,
+              level.validity.c_str());
+  EXPECT_EQ(level.energy.front(), 0.0);
+  EXPECT_LT(level.summary.energy_check, 1e-10);
+  EXPECT_EQ(level.validity, "");
+  RunSpec euler = spec_for("pendulum_cartesian", "kkt", "euler", 5);
+  euler.dt = 1e-2;
+  const RunRecord gain = run_spec(euler);
+  std::printf("pendulum_cartesian + euler dt 1e-2: energy_check %.3g, validity '%s'\n", gain.summary.energy_check,
+              gain.validity.c_str());
+  EXPECT_GT(gain.summary.energy_check, 1e-2);
+  EXPECT_NE(gain.validity.find("own checks failed: energy error"), std::string::npos) << gain.validity;
 }
 
 }  // namespace

@@ -132,7 +132,8 @@ TEST(Substituted, EqualsKktForPendulumPolar) {
 // The refusal: problems that declare no eliminated velocities.
 TEST(Substituted, RefusesProblemsWithoutElimination) {
   const auto& entry = formulation_registry().get("substituted");
-  EXPECT_EQ(entry.refuses(*make_model("four_bar")), "substituted: problem four_bar declares no eliminated velocities");
+  EXPECT_EQ(entry.refuses(*make_model("four_bar")), "substituted: problem four_bar declares no eliminated velocities (a "
+                                                      "zoo header's kEliminated; a mechanism file cannot state them)");
   for (const char* name : {"chaplygin_sleigh", "rolling_disk", "skate_incline", "pendulum_polar"})
     EXPECT_EQ(entry.refuses(*make_model(name)), "") << name;
 }

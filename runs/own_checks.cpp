@@ -1,0 +1,54 @@
+#include "runs/own_checks.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace clm {
+
+void MultiplierAlternation::add(const Vec& lambda) {
+  if (lambda.size() == 0 || !lambda.allFinite()) return;
+  if (steps_ == 0) {
+    prev_ = lambda;
+    prev2_ = lambda;
+  }
+  if (steps_ >= 2)
+    max_amplitude_ = std::max(max_amplitude_, 0.25 * (lambda - 2.0 * prev_ + prev2_).lpNorm<Eigen::Infinity>());
+  max_lambda_ = std::max(max_lambda_, lambda.lpNorm<Eigen::Infinity>());
+  prev2_ = prev_;
+  prev_ = lambda;
+  ++steps_;
+}
+
+double MultiplierAlternation::ratio() const {
+  if (steps_ < 3) return std::nan("");
+  return max_amplitude_ / std::max(max_lambda_, 1e-300);
+}
+
+namespace {
+
+std::string figure(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+}  // namespace
+
+std::string own_check_failures(const RunSummary& s, const std::string& formulation, double alternation_ratio) {
+  if (formulation == "penalty" || formulation == "added_mass") return {};
+  std::string out;
+  auto fail = [&](const std::string& what) { out += (out.empty() ? "" : "; ") + what; };
+  if (std::isfinite(s.energy_check) && s.energy_check > kOwnCheckEnergy)
+    fail(std::isfinite(s.max_rel_energy_error)
+             ? "energy error " + figure(s.energy_check) + " of the energy in motion (limit " + figure(kOwnCheckEnergy) + ")"
+             : "energy balance residual " + figure(s.energy_check) + " (limit " + figure(kOwnCheckEnergy) + ")");
+  if (std::isfinite(s.lambda_consistency) && s.lambda_consistency > kOwnCheckMultipliers)
+    fail("multipliers " + figure(s.lambda_consistency) + " from the problem's own at the computed states (limit " +
+         figure(kOwnCheckMultipliers) + ")");
+  if (std::isfinite(alternation_ratio) && alternation_ratio > kOwnCheckAlternation)
+    fail("lambda alternates step to step, amplitude " + figure(alternation_ratio) +
+         " of max |lambda| (a parasitic mode; limit " + figure(kOwnCheckAlternation) + ")");
+  return out.empty() ? out : "own checks failed: " + out;
+}
+
+}  // namespace clm

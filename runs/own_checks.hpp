@@ -1,0 +1,50 @@
+// A run's own checks (issue 39; docs/design.md section 5, "What ok means"): what the suite measures about a run
+// without any reference, and the one line that says which check failed and by how much. A run that finished
+// "ok" and fails one is flagged in its `validity` (the same column as a formulation's validity conditions: the
+// report never counts it as the cheapest for an error target; `run`, `info` and the plots show it).
+//
+// The checks and their thresholds (all relative, all 1e-2: they catch a run that is not a solution of its
+// equations at the 1 % level, whatever tolerance it asked for; finer accuracy is what the error columns measure):
+//   energy       RunSummary::energy_check: the energy error against the energy in motion for a problem that
+//                conserves E, the balance residual |E - E0 - W| otherwise. A symplectic or tolerance-controlled run
+//                of a smooth problem keeps it at the level of its state error, so 1 % means the motion itself is
+//                off by about as much (nh_rattle on the sleigh: 0.9998; explicit Euler's energy gain).
+//   multipliers  RunSummary::lambda_consistency: the run's lambda against the problem's own at the computed states.
+//                O(h^2) for rattle, round-off for kkt; nh_rattle's parasitic mode on the sleigh 1.6e3.
+//   alternation  the step-to-step alternation of the integrator's own multipliers (rattle, dla, nh_rattle, ida,
+//                trapezoidal; from every step, not only the samples): max_k |lambda_k - 2 lambda_{k-1} +
+//                lambda_{k-2}| / 4 against max_k |lambda_k|. A smooth lambda gives O(h^2 |lambda''|); a parasitic
+//                mode (lambda alternating in sign, nh_rattle's two-step character) gives its own amplitude.
+// Not judged: penalty and added_mass (their energy and multipliers are those of a finite-N approximation whose gap
+// ValidityMonitor judges), and figures that are NaN ("-": the check does not apply).
+#pragma once
+
+#include <string>
+
+#include "core/formulation.hpp"
+#include "runs/run_summary.hpp"
+
+namespace clm {
+
+inline constexpr double kOwnCheckEnergy = 1e-2;
+inline constexpr double kOwnCheckMultipliers = 1e-2;
+inline constexpr double kOwnCheckAlternation = 1e-2;
+
+// The step-to-step alternation of a method's own multipliers, fed after every accepted step. No heap allocation
+// after the first step.
+class MultiplierAlternation {
+ public:
+  void add(const Vec& lambda);
+  // max_k |second difference|_inf / 4 over max_k |lambda_k|_inf; NaN before three steps or without multipliers.
+  double ratio() const;
+
+ private:
+  Vec prev_, prev2_;
+  long steps_ = 0;
+  double max_amplitude_ = 0, max_lambda_ = 0;
+};
+
+// "" when every applicable check holds, else one line naming each failed check, its figure and its threshold.
+std::string own_check_failures(const RunSummary& s, const std::string& formulation, double alternation_ratio);
+
+}  // namespace clm
