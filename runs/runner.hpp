@@ -53,6 +53,9 @@ struct RunRecord {
   // Empty when the run stayed within its formulation's validity conditions (or it computes none), else one line
   // naming the failed condition (runs/validity_monitor.hpp, issue 24 item 2); also one of `warnings`.
   std::string validity;
+  // penalty and added_mass: that their figures are a limit approximation of the constrained motion, whose gap the
+  // run does not estimate (HDF5 attribute limit_approximation; empty for the other formulations).
+  std::string limit_approximation;
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;
   // The Jacobian the integrator solved with (Integrator::jacobian_used): none, exact, finite_difference,

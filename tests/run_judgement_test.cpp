@@ -193,4 +193,18 @@ TEST(RunJudgement, TheEnergyCheckScalesByTheEnergyInMotion) {
   EXPECT_NE(gain.validity.find("own checks failed: energy error"), std::string::npos) << gain.validity;
 }
 
+
+// penalty and added_mass say that their figures are a limit approximation (issue 39: added_mass at N = 1e4 ran 1.03 m
+// from the reference with no word).
+TEST(RunJudgement, LimitFormulationsSayTheyAreALimitApproximation) {
+  RunSpec s = spec_for("chaplygin_sleigh", "added_mass", "radau5", 1);
+  s.options.N = 1e4;
+  s.rtol = 1e-8;
+  const RunRecord r = run_spec(s);
+  EXPECT_EQ(r.limit_approximation.rfind("added_mass at N = 10000 is a limit approximation of the vakonomic motion", 0),
+            0u) << r.limit_approximation;
+  const RunRecord kkt = run_spec(spec_for("chaplygin_sleigh", "kkt", "dopri5", 1));
+  EXPECT_EQ(kkt.limit_approximation, "");
+}
+
 }  // namespace
