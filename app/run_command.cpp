@@ -206,6 +206,8 @@ int run(const CommandInvocation& call) {
       call.err << "clmbench: warning: run " << record.spec.run_id << ": " << record.warnings[i] << "\n";
     call.out << "run " << record.spec.run_id << ": " << record.status;
     if (!record.message.empty()) call.out << " (" << record.message << ")";
+    // "ok" is a claim the run's validity can withdraw (runs/own_checks.hpp): never a plain "ok" then.
+    if (record.status == "ok" && !record.validity.empty()) call.out << " but flagged (the warning above)";
     call.out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
              << format_number(record.wall_time_s) << " s\n";
     print_published_comparison(call.out, *prepared_run.model, record);

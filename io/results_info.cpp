@@ -303,8 +303,9 @@ std::string format_results_table(const ResultsInfo& info) {
   for (const auto& r : info.rows)
     if (!r.validity.empty() && ++count <= 5) outside += (outside.empty() ? "" : ", ") + r.run_id;
   if (count)
-    out << "# " << count << " run" << (count == 1 ? "" : "s") << " outside the formulation's validity conditions: "
-        << outside << (count > 5 ? ", ..." : "") << " (clmbench info FILE --run ID says which condition)\n";
+    out << "# " << count << " run" << (count == 1 ? "" : "s")
+        << " flagged (outside the formulation's validity conditions, or failing the run's own checks): " << outside
+        << (count > 5 ? ", ..." : "") << " (clmbench info FILE --run ID says which)\n";
   return out.str();
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clmbench_process.hpp"
 #include "runs/runner.hpp"
 
 using namespace clm;
@@ -205,6 +206,22 @@ TEST(RunJudgement, LimitFormulationsSayTheyAreALimitApproximation) {
             0u) << r.limit_approximation;
   const RunRecord kkt = run_spec(spec_for("chaplygin_sleigh", "kkt", "dopri5", 1));
   EXPECT_EQ(kkt.limit_approximation, "");
+}
+
+
+// What a user sees: the run line is not a plain "ok", the warning names the checks, info counts the run as flagged.
+TEST(RunJudgement, TheCommandSaysAFlaggedRunIsNotAPlainOk) {
+  clm::testing::ScratchDir dir("judged_cli");
+  const auto r = dir.run("run --problem chaplygin_sleigh --formulation kkt --integrator nh_rattle --dt 2e-3 --t-end 40 "
+                         "--out nh.h5 --timing-budget 0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("run chaplygin_sleigh_kkt_nh_rattle: ok but flagged (the warning above), 4001 samples"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("warning: run chaplygin_sleigh_kkt_nh_rattle: own checks failed: energy error"),
+            std::string::npos) << r.err;
+  const auto info = dir.run("info nh.h5");
+  EXPECT_NE(info.out.find("# 1 run flagged (outside the formulation's validity conditions, or failing the run's own "
+                          "checks): chaplygin_sleigh_kkt_nh_rattle"), std::string::npos) << info.out;
 }
 
 }  // namespace

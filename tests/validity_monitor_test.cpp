@@ -91,7 +91,8 @@ TEST(ValidityMonitor, TheCommandLineSaysItOnceAndInfoNamesTheRun) {
   EXPECT_EQ(lines[0].rfind("clmbench: warning: run chaplygin_sleigh_fernandez_bloch_dopri5: fernandez_bloch outside its "
                            "theorem", 0), 0u) << lines[0];
   const auto info = dir.run("info fb.h5");
-  EXPECT_NE(info.out.find("# 1 run outside the formulation's validity conditions: chaplygin_sleigh_fernandez_bloch_dopri5"),
+  EXPECT_NE(info.out.find("# 1 run flagged (outside the formulation's validity conditions, or failing the run's own checks): "
+                           "chaplygin_sleigh_fernandez_bloch_dopri5"),
             std::string::npos) << info.out;
   const auto one = dir.run("info fb.h5 --run chaplygin_sleigh_fernandez_bloch_dopri5");
   EXPECT_NE(one.out.find("validity = fernandez_bloch outside its theorem"), std::string::npos) << one.out;
