@@ -3,7 +3,7 @@
 // "ok" and fails one is flagged in its `validity` (the same column as a formulation's validity conditions: the
 // report never counts it as the cheapest for an error target; `run`, `info` and the plots show it).
 //
-// The checks and their thresholds (all relative, all 1e-2: they catch a run that is not a solution of its
+// The checks and their thresholds (all relative, 1e-2 but the alternation's 1e-1: they catch a run that is not a solution of its
 // equations at the 1 % level, whatever tolerance it asked for; finer accuracy is what the error columns measure):
 //   energy       RunSummary::energy_check: the energy error against the energy in motion for a problem that
 //                conserves E, the balance residual |E - E0 - W| otherwise. A symplectic or tolerance-controlled run
@@ -13,8 +13,10 @@
 //                O(h^2) for rattle, round-off for kkt; nh_rattle's parasitic mode on the sleigh 1.6e3.
 //   alternation  the step-to-step alternation of the integrator's own multipliers (rattle, dla, nh_rattle, ida,
 //                trapezoidal; from every step, not only the samples): max_k |lambda_k - 2 lambda_{k-1} +
-//                lambda_{k-2}| / 4 against max_k |lambda_k|. A smooth lambda gives O(h^2 |lambda''|); a parasitic
-//                mode (lambda alternating in sign, nh_rattle's two-step character) gives its own amplitude.
+//                lambda_{k-2}| / 4 against max_k |lambda_k|, counted at steps where the increments reverse. A smooth
+//                lambda gives O(h^2 |lambda''|) (and no reversals but at its extrema); a parasitic mode (lambda
+//                alternating in sign, nh_rattle's two-step character) gives its own amplitude.
+// Not judged on multipliers: vakonomic (its lambda solves other equations, even on holonomic rows).
 // Not judged: penalty and added_mass (their energy and multipliers are those of a finite-N approximation whose gap
 // ValidityMonitor judges), and figures that are NaN ("-": the check does not apply).
 #pragma once
@@ -28,7 +30,11 @@ namespace clm {
 
 inline constexpr double kOwnCheckEnergy = 1e-2;
 inline constexpr double kOwnCheckMultipliers = 1e-2;
-inline constexpr double kOwnCheckAlternation = 1e-2;
+// Ten times the others: the algebraic multipliers of ida and rattle's Newton-solved impulses carry step-to-step
+// noise of 1-4 % at loose tolerances (four_bar under ida at rtol 1e-4: 2.6 %; closed_chain(16) under rattle at dt
+// 7.8e-4: 1.5 %) that the multiplier check already weighs; a parasitic mode grows to the multipliers' own size
+// (nh_rattle on the sleigh: 1.0).
+inline constexpr double kOwnCheckAlternation = 1e-1;
 
 // The step-to-step alternation of a method's own multipliers, fed after every accepted step. No heap allocation
 // after the first step.

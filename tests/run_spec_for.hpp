@@ -1,5 +1,5 @@
 // A run for the tests of what a run records (validity, error series, timings, points, messages): a RunSpec of
-// a problem at its default parameters, timed once (run.timing_budget = 0: these tests measure results, not CPU
+// a problem (zoo name or mechanism file) at its default parameters, timed once (run.timing_budget = 0: these tests measure results, not CPU
 // time; tests/timing_repeats_test.cpp sets its own), and the run prepared and executed.
 #pragma once
 
@@ -18,7 +18,9 @@ inline RunSpec spec_for(const std::string& problem, const std::string& formulati
   s.formulation = formulation;
   s.integrator = integrator;
   s.timing_budget = 0;
-  for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
+  // A zoo problem's defaults stated; a mechanism file (a path) brings its own.
+  if (problem_registry().contains(problem))
+    for (const auto& p : problem_registry().get(problem).parameters) s.params[p.name] = p.default_value;
   return s;
 }
 
