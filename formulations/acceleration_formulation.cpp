@@ -16,6 +16,7 @@ AccelerationFormulation::AccelerationFormulation(std::shared_ptr<const Model> mo
 
 void AccelerationFormulation::initial_state(const Vec& q, const Vec& qd, Vec& y) {
   minimum_norm_.reset();
+  singular_evaluations_ = 0;
   if (requires_independent_constraints_) {
     if (!supports_redundant_constraints_) {
       require_full_rank(q);
@@ -55,13 +56,16 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
       sparse_force_ = sparse_terms_.F - sparse_terms_.c;
       sparse_constraint_acceleration_rhs(sparse_gamma_);
       solve_sparse();
+      if (singular_position_solve_applies() && last_pivot_ratio() < kSingularPositionScreen)
+        solve_at_singular_position();
     } catch (const NumericalFailure&) {
       const SparseModelTerms& st = sparse_terms_;
       if (!st.M.coeffs().allFinite() || !st.c.allFinite() || !st.F.allFinite() || !st.A.coeffs().allFinite() ||
           !st.Adot_qd.allFinite() || !q_.allFinite() || !qd_.allFinite())
         throw NumericalFailure(name() + ": non-finite model terms (M, c, F, A or Adot qd overflowed; parameters or "
                                         "state out of range?)");
-      throw;
+      if (!singular_position_solve_applies()) throw;
+      solve_at_singular_position();
     }
     dy.head(n_) = qd_;
     dy.tail(n_) = qdd_;
@@ -75,6 +79,8 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
       minimum_norm_->solve(terms_, minimum_norm_force_, minimum_norm_gamma_, name(), qdd_, lambda_);
     } else {
       solve_accelerations();
+      if (singular_position_solve_applies() && last_pivot_ratio() < kSingularPositionScreen)
+        solve_at_singular_position();
     }
   } catch (const NumericalFailure&) {
     // A "singular" matrix built from overflowed terms (g = 1e300, a state gone to infinity) is not a
@@ -83,10 +89,60 @@ void AccelerationFormulation::rhs(double t, const Vec& y, Vec& dy) {
         !terms_.Adot_qd.allFinite() || !q_.allFinite() || !qd_.allFinite())
       throw NumericalFailure(name() + ": non-finite model terms (M, c, F, A or Adot qd overflowed; parameters or "
                                       "state out of range?)");
-    throw;
+    if (!singular_position_solve_applies()) throw;
+    solve_at_singular_position();
   }
   dy.head(n_) = qd_;
   dy.tail(n_) = qdd_;
+}
+
+void AccelerationFormulation::solve_at_singular_position() {
+  // lambda = (S + delta I)^-1 (gamma - A M^-1 f), qdd = M^-1 (f + A^T lambda), S = A M^-1 A^T,
+  // delta = kSingularPositionRegularization max_i S_ii (see the header).
+  if (singular_free_.size() != n_) {
+    singular_free_ = Vec::Zero(n_);
+    singular_gamma_ = Vec::Zero(m_);
+    if (sparse_) {
+      singular_sparse_ = std::make_unique<SparseSchurSolver>(sparse_terms_, model_->sparse_block_size());
+    } else {
+      singular_llt_M_ = Eigen::LLT<Mat>(n_);
+      singular_llt_S_ = Eigen::LLT<Mat>(m_);
+      singular_Y_ = Mat::Zero(n_, m_);
+      singular_S_ = Mat::Zero(m_, m_);
+    }
+  }
+  bool factored = false;
+  if (sparse_) {
+    // sparse_force_ and sparse_gamma_ are the regular solve's right-hand sides at this evaluation.
+    factored = singular_sparse_->solve_regularized(sparse_terms_, sparse_force_, sparse_gamma_,
+                                                   kSingularPositionRegularization, qdd_, lambda_);
+  } else {
+    singular_llt_M_.compute(terms_.M);
+    if (singular_llt_M_.info() == Eigen::Success) {
+      singular_Y_ = terms_.A.transpose();
+      singular_llt_M_.solveInPlace(singular_Y_);
+      singular_S_.noalias() = terms_.A * singular_Y_;
+      const double delta = kSingularPositionRegularization * singular_S_.diagonal().cwiseAbs().maxCoeff();
+      singular_S_.diagonal().array() += delta;
+      singular_llt_S_.compute(singular_S_);
+      factored = singular_llt_S_.info() == Eigen::Success &&
+                 well_conditioned(pivot_ratio(singular_llt_S_.matrixLLT().diagonal().cwiseAbs2()));
+    }
+    if (factored) {
+      singular_free_ = terms_.F - terms_.c;
+      singular_llt_M_.solveInPlace(singular_free_);
+      constraint_acceleration_rhs(singular_gamma_);
+      lambda_ = singular_gamma_;
+      lambda_.noalias() -= terms_.A * singular_free_;
+      singular_llt_S_.solveInPlace(lambda_);
+      qdd_ = singular_free_;
+      qdd_.noalias() += singular_Y_ * lambda_;
+    }
+  }
+  if (!factored)
+    throw NumericalFailure(name() + ": singular saddle-point matrix at a singular position, even regularized (M not "
+                                    "positive definite?)");
+  ++singular_evaluations_;
 }
 
 void AccelerationFormulation::read_state(double t, const Vec& y, Observation& obs) {
@@ -94,6 +150,13 @@ void AccelerationFormulation::read_state(double t, const Vec& y, Observation& ob
   obs.q = q_;
   obs.qd = qd_;
   obs.lambda = lambda_;
+  if (supports_redundant_constraints_ && model_->has_singular_positions())
+    obs.extras.assign(1, static_cast<double>(singular_evaluations_));
+}
+
+std::vector<std::string> AccelerationFormulation::extra_names() const {
+  if (supports_redundant_constraints_ && model_->has_singular_positions()) return {"singular_evaluations"};
+  return {};
 }
 
 void AccelerationFormulation::constraint_acceleration_rhs(Vec& out) const {

@@ -7,6 +7,7 @@
 
 #include "core/formulation.hpp"
 #include "formulations/minimum_norm_multipliers.hpp"
+#include "formulations/sparse_acceleration_solver.hpp"
 
 namespace clm {
 
@@ -24,6 +25,18 @@ inline bool exact_jacobian_is_cheaper(const Model& model) {
   return !model.uses_analytic_terms() && model.n() >= kExactJacobianMinDof;
 }
 
+// The singular-position solve (AccelerationFormulation::solve_at_singular_position): an evaluation goes there when
+// its factorization's pivot ratio (the kkt LU's min |u_ii| / max |u_ii|, or S's L_ii^2 for schur) falls below
+// kSingularPositionScreen, and solves S + delta I, delta = kSingularPositionRegularization max_i S_ii. Chosen by
+// measurement on n_four_bar, loops 2, 5 s (4 singular passages), rtol 1e-8, projection both, kkt and schur, dense
+// and sparse, dopri5 and radau5 (docs/findings.md): screens 1e-8 .. 1e-11 and delta 1e-12 .. 1e-7 all pass;
+// B0's largest distance from the reduced motion is 5e-8 .. 2.7e-6 at (1e-9, 1e-8), up to 3e-4 with delta 1e-12
+// (too little regularization leaves the stage errors / sigma^2 in), and the screen at 1e-9 sends ~1000 of ~4000
+// evaluations of a dopri5 run there. Only problems with kSingularPositions under position projection look at
+// the pivot ratio at all: every other run's numbers are those of the regular solve.
+inline constexpr double kSingularPositionScreen = 1e-9;
+inline constexpr double kSingularPositionRegularization = 1e-8;
+
 class AccelerationFormulation : public Formulation {
  public:
   AccelerationFormulation(std::shared_ptr<const Model> model, FormulationOptions options);
@@ -32,6 +45,8 @@ class AccelerationFormulation : public Formulation {
   bool state_starts_with_q_qd() const override { return true; }
   void initial_state(const Vec& q, const Vec& qd, Vec& y) override;
   void rhs(double t, const Vec& y, Vec& dy) override;
+  // kkt and schur on a problem with singular positions: {"singular_evaluations"} (see singular_fallback_).
+  std::vector<std::string> extra_names() const override;
 
  protected:
   void read_state(double t, const Vec& y, Observation& obs) override;
@@ -53,6 +68,38 @@ class AccelerationFormulation : public Formulation {
   virtual std::unique_ptr<RedundantConstraintSolver> make_redundant_solver(int r) const;
   std::unique_ptr<RedundantConstraintSolver> minimum_norm_;  // made by initial_state() when rank A(q0) < m
   Vec minimum_norm_force_, minimum_norm_gamma_;
+
+  // ---- Singular positions (problems with kSingularPositions whose positions projection keeps on h = 0) ----
+  // Near a singular position A(q) has a singular value sigma that tends to 0. The regular solve's multiplier
+  // along it is (its part of gamma - A M^-1 f) / sigma^2; on the motion that part vanishes like sigma^2, but an
+  // integrator's stage values lie off the motion by their local error, and divided by sigma^2 that error
+  // becomes an acceleration no error estimate accepts: dopri5 and radau5 shrank their steps to underflow at
+  // A02's first singular position, and a minimum-norm solve only where the LU failed did not change that
+  // (docs/findings.md). So an evaluation whose factorization is near rank loss (pivot ratio below
+  // kSingularPositionScreen) or fails is solved in the Schur form with S + delta I (Tikhonov): the multiplier's
+  // components along directions with sigma^2 far below delta are damped to zero (those rows are not enforced
+  // for the instants the motion spends there; the projection after the step restores them), the others change
+  // by delta / sigma^2 relative. The damping is smooth in sigma, so an error estimate sees no jump where the
+  // truncated pseudo-inverse would switch a direction off. qdd is unique where A has full rank; lambda's split
+  // between rows that become dependent is the regularized (least-norm) one. kkt and schur, dense and sparse
+  // (the sparse path solves with a SparseSchurSolver of its own, made at the first such evaluation); counted in
+  // singular_evaluations (an extra column of problems with singular positions). Without projection the run
+  // still ends at the singular position (core/formulation.hpp).
+  bool singular_position_solve_applies() const {
+    return supports_redundant_constraints_ && !minimum_norm_ && positions_projected() &&
+           model_->has_singular_positions();
+  }
+  void solve_at_singular_position();
+  // The conditioning of the last solve_accelerations() / solve_sparse(): a pivot ratio (1 where not known).
+  virtual double last_pivot_ratio() const { return 1.0; }
+  // Its buffers, made at the first such evaluation: the dense Schur form (M's Cholesky, Y = M^-1 A^T, S) or,
+  // on the sparse path, a SparseSchurSolver.
+  Eigen::LLT<Mat> singular_llt_M_, singular_llt_S_;
+  Mat singular_Y_, singular_S_;
+  std::unique_ptr<SparseSchurSolver> singular_sparse_;
+  Vec singular_free_, singular_gamma_;
+  long singular_evaluations_ = 0;
+
   Vec observed_rate_;  // read_state's dy (2n, sized by the constructor: observe() does not allocate)
 
   // ---- The exact Jacobian of the saddle-point formulations (kkt, schur, augmented_lagrangian) --------------

@@ -65,16 +65,32 @@ void CoordinateProjection::factor_position_rows() {
 
 void CoordinateProjection::factor_constraints() {
   if (sparse_) {
-    if (!schur_->factor_schur(sterms_.A))
+    if (schur_->factor_schur(sterms_.A)) return;
+    // A singular position: S regularized by kSingularS of its largest diagonal entry (see the header).
+    if (!model_->has_singular_positions() || !schur_->factor_schur_regularized(sterms_.A, kSingularS))
       throw NumericalFailure("projection: A M^-1 A^T is singular (the constraints lost rank)");
+    ++stats_.pseudo_inverse_factorizations;
     return;
   }
   MinvAt_ = terms_.A.transpose();
   llt_M_.solveInPlace(MinvAt_);
   S_.noalias() = terms_.A * MinvAt_;
   llt_S_.compute(S_);
-  if (llt_S_.info() != Eigen::Success || !well_conditioned(pivot_ratio(llt_S_.matrixLLT().diagonal().cwiseAbs2())))
-    throw NumericalFailure("projection: A M^-1 A^T is singular (the constraints lost rank)");
+  pseudo_inverse_ = false;
+  if (llt_S_.info() != Eigen::Success || !well_conditioned(pivot_ratio(llt_S_.matrixLLT().diagonal().cwiseAbs2()))) {
+    if (!model_->has_singular_positions())
+      throw NumericalFailure("projection: A M^-1 A^T is singular (the constraints lost rank)");
+    // A singular position: the minimum-norm correction by S's pseudo-inverse (see the header).
+    if (!eig_S_) {
+      eig_S_ = std::make_unique<Eigen::SelfAdjointEigenSolver<Mat>>(S_.rows());
+      eig_work_ = Vec::Zero(S_.rows());
+    }
+    eig_S_->compute(S_);
+    if (eig_S_->info() != Eigen::Success)
+      throw NumericalFailure("projection: A M^-1 A^T is singular and its eigen-decomposition failed");
+    pseudo_inverse_ = true;
+    ++stats_.pseudo_inverse_factorizations;
+  }
 }
 
 bool CoordinateProjection::project(double t, Eigen::Ref<Vec> q, Eigen::Ref<Vec> qd) {
@@ -179,10 +195,17 @@ void CoordinateProjection::multiply_A(const Eigen::Ref<const Vec>& x, Vec& y) co
 }
 
 void CoordinateProjection::solve_S(Vec& x) {
-  if (sparse_)
+  if (sparse_) {
     schur_->solve_schur(x);
-  else
+  } else if (pseudo_inverse_) {
+    const Vec& ev = eig_S_->eigenvalues();  // ascending
+    const double cut = kSingularS * std::max(ev.cwiseAbs().maxCoeff(), 1e-300);
+    eig_work_.noalias() = eig_S_->eigenvectors().transpose() * x;
+    for (Eigen::Index i = 0; i < ev.size(); ++i) eig_work_[i] = ev[i] > cut ? eig_work_[i] / ev[i] : 0.0;
+    x.noalias() = eig_S_->eigenvectors() * eig_work_;
+  } else {
     llt_S_.solveInPlace(x);
+  }
 }
 
 void CoordinateProjection::correction(const Vec& mu, Vec& dq) {

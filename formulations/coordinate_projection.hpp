@@ -19,9 +19,11 @@
 // was most of a kkt + projection run's time.
 #pragma once
 
-#include <Eigen/Cholesky>
 #include <memory>
 #include <string>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 
 #include "core/formulation.hpp"
 #include "formulations/sparse_acceleration_solver.hpp"
@@ -36,6 +38,7 @@ struct ProjectionStatistics {
   long iterations = 0;           // Gauss-Newton iterations of the position projection, summed
   double max_position_correction = 0;  // max over steps of |dq|_inf
   double max_velocity_correction = 0;  // max over steps of |dqd|_inf
+  long pseudo_inverse_factorizations = 0;  // S factored by its pseudo-inverse at a singular position (issue 39)
 };
 
 class CoordinateProjection {
@@ -85,6 +88,16 @@ class CoordinateProjection {
   Mat MinvAt_h_, S_h_;
   Vec mu_h_;
   ProjectionStatistics stats_;
+  // At a singular position (a problem with kSingularPositions) S loses rank. The dense path then applies its
+  // pseudo-inverse, the eigenvalues of S below kSingularS of the largest dropped (their directions are those in
+  // which the constraints are dependent there; 1e-12 on S is a singular value of A near 1e-6 of the largest,
+  // above S's rounding); the sparse path factors S + kSingularS max_i S_ii I instead (Tikhonov, the same cut
+  // made smooth, without a dense eigen-decomposition). The minimum-norm correction (issue 39), counted in
+  // pseudo_inverse_factorizations; the eigen-solver is made at the first such factorization.
+  static constexpr double kSingularS = 1e-12;
+  bool pseudo_inverse_ = false;
+  std::unique_ptr<Eigen::SelfAdjointEigenSolver<Mat>> eig_S_;
+  Vec eig_work_;
 };
 
 // The formulation seen by the driver, with the projection as its after_step (after the formulation's own),

@@ -31,6 +31,9 @@ class KktFormulation final : public AccelerationFormulation {
   void solve_sparse() override;
   void size_linearized_solver() override;
   void solve_linearized() override;
+  double last_pivot_ratio() const override {
+    return sparse_ ? sparse_solver_->pivot_ratio() : saddle_.pivot_ratio();
+  }
 
  private:
   SaddlePointWorkspace saddle_;

@@ -41,7 +41,7 @@ void MinimumNormMultipliers::solve(const ModelTerms& terms, const Vec& f, const 
   const int k = static_cast<int>(s.size());
   rank_ = 0;
   if (k > 0 && s[0] > 0) {
-    const double tol = rank_threshold(B_.rows(), B_.cols(), s[0]);
+    const double tol = std::max(rank_threshold(B_.rows(), B_.cols(), s[0]), truncation_ * s[0]);
     while (rank_ < k && rank_ < max_rank_ && s[rank_] > tol) ++rank_;
   }
   // c = V^T b; the rank-kept part scaled by 1/s^2, the rest is b's part outside the range of S.
@@ -55,7 +55,8 @@ void MinimumNormMultipliers::solve(const ModelTerms& terms, const Vec& f, const 
   lambda.noalias() = V * c_;
   const double scale = b_.norm() + (k > 0 ? s[0] * s[0] : 0.0) * lambda.norm();
   residual_ = scale > 0 ? std::sqrt(perp2) / scale : 0.0;
-  if (!(residual_ <= kConsistencyTolerance) || !lambda.allFinite()) throw_inconsistent(who, rank_, m_, residual_);
+  if (!lambda.allFinite() || (truncation_ == 0 && !(residual_ <= kConsistencyTolerance)))
+    throw_inconsistent(who, rank_, m_, residual_);
   qdd = free_;
   qdd.noalias() += Y_ * lambda;
 }

@@ -75,11 +75,17 @@ class MinimumNormMultipliers final : public RedundantConstraintSolver {
   MinimumNormMultipliers(int n, int m, int r);
 
   // Also throws when M is not positive definite. last_residual(): |b_perp| / (|b| + s_max^2 |lambda|).
+  // With set_truncation(ratio > 0) (the singular-position solve of kkt and schur, formulations/
+  // acceleration_formulation.hpp): singular values of B at or below ratio s_max are dropped as well, and the part
+  // of b outside the range kept is not an inconsistency (near a singular position it is the force the
+  // truncation leaves out), only recorded in last_residual().
+  void set_truncation(double ratio) { truncation_ = ratio; }
   void solve(const ModelTerms& terms, const Vec& f, const Vec& gamma, const std::string& who, Vec& qdd,
              Vec& lambda) override;
 
  private:
   int n_, m_, max_rank_;
+  double truncation_ = 0;
   Eigen::LLT<Mat> llt_M_;
   Mat B_;                        // L^-1 A^T, then reused
   Mat Y_;                        // M^-1 A^T

@@ -249,7 +249,7 @@ bool solve_saddle_point(const ModelTerms& terms, const Vec& f, const Vec& qd, do
   if (stabilization.beta != 0) gamma.head(terms.h.size()).noalias() -= (stabilization.beta * stabilization.beta) * terms.h;
   ws.b_.head(n) = f;
   ws.b_.tail(m) = gamma;
-  ws.lu_.solve_in_place(ws.b_);
+  ws.pivot_ratio_ = ws.lu_.solve_in_place(ws.b_);
   if (!ws.b_.allFinite()) return false;
   x = ws.b_.head(n);
   mu = ws.b_.tail(m);

@@ -100,6 +100,8 @@ class SaddlePointWorkspace {
   SaddlePointWorkspace(int n, int m);
   int n() const { return n_; }
   int m() const { return m_; }
+  // min |u_ii| / max |u_ii| of the last solve's LU factor (0 when singular).
+  double pivot_ratio() const { return pivot_ratio_; }
 
  private:
   friend bool solve_saddle_point(const ModelTerms&, const Vec&, const Vec&, double, const ConstraintStabilization&,
@@ -107,6 +109,7 @@ class SaddlePointWorkspace {
   int n_, m_;
   SquareLuSolver lu_;
   Vec b_, gamma_;
+  double pivot_ratio_ = 1;
 };
 
 // Solves the system above with M, A, Adot qd (and h when beta != 0) taken from `terms`, f the top

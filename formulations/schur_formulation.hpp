@@ -34,6 +34,10 @@ class SchurFormulation final : public AccelerationFormulation {
   void solve_sparse() override;
   void size_linearized_solver() override;
   void solve_linearized() override;
+  double last_pivot_ratio() const override {
+    if (m_ == 0) return 1.0;
+    return sparse_ ? sparse_solver_->pivot_ratio() : llt_S_.pivot_ratio();
+  }
 
  private:
   Eigen::LLT<Mat> llt_M_;     // M = L L^T

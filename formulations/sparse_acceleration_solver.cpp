@@ -69,6 +69,17 @@ SparseSchurSolver::SparseSchurSolver(const SparseModelTerms& pattern, int block_
       free_(Vec::Zero(n_)),
       t_(Vec::Zero(n_)) {
   gram_.bind(S_);
+  diagonal_slot_.reserve(m_);
+  for (int i = 0; i < m_; ++i) diagonal_slot_.push_back(S_.slot(i, i));
+}
+
+bool SparseSchurSolver::factor_schur_regularized(const SparseMat& A, double ratio) {
+  S_.set_zero();
+  gram_.accumulate(A.valuePtr(), minv_.data(), S_.values());
+  double largest = 0;
+  for (int slot : diagonal_slot_) largest = std::max(largest, std::abs(S_.values()[slot]));
+  for (int slot : diagonal_slot_) S_.values()[slot] += ratio * largest;
+  return S_.factorize() && well_conditioned(S_.pivot_ratio());
 }
 
 bool SparseSchurSolver::invert_mass(const SparseMat& M) { return invert_block_diagonal(M, b_, minv_); }
@@ -101,6 +112,18 @@ void SparseSchurSolver::solve(const SparseModelTerms& t, const Vec& f, const Vec
   S_.solve_in_place(lambda);
   minv_at(t.A, lambda, qdd);
   qdd += free_;
+}
+
+bool SparseSchurSolver::solve_regularized(const SparseModelTerms& t, const Vec& f, const Vec& gamma, double ratio,
+                                          Vec& qdd, Vec& lambda) {
+  if (!invert_mass(t.M) || !factor_schur_regularized(t.A, ratio)) return false;
+  multiply_block_diagonal(minv_, b_, f, free_);
+  lambda = gamma;
+  lambda.noalias() -= t.A * free_;
+  S_.solve_in_place(lambda);
+  minv_at(t.A, lambda, qdd);
+  qdd += free_;
+  return true;
 }
 
 SparseKktSolver::SparseKktSolver(const SparseModelTerms& pattern, int block_size)

@@ -39,13 +39,22 @@ class SparseSchurSolver {
   // Gauss-Newton, formulations/coordinate_projection.hpp). Each returns false where solve() would throw.
   bool invert_mass(const SparseMat& M);    // M^-1 block by block
   bool factor_schur(const SparseMat& A);   // S = A M^-1 A^T and its L D L^T (conditioning checked)
+  // At a singular position (the projection of a problem with kSingularPositions): the L D L^T of S + delta I,
+  // delta = ratio max_i S_ii, a Tikhonov-regularized S whose solve drops the directions of S's eigenvalues far
+  // below delta (the dense path's pseudo-inverse, made smooth); false when even that is not positive definite.
+  bool factor_schur_regularized(const SparseMat& A, double ratio);
+  // solve() with S + delta I (factor_schur_regularized); false where that factorization fails.
+  bool solve_regularized(const SparseModelTerms& t, const Vec& f, const Vec& gamma, double ratio, Vec& qdd,
+                         Vec& lambda);
   void solve_schur(Vec& x) { S_.solve_in_place(x); }  // x := S^-1 x
   void minv_at(const SparseMat& A, const Vec& mu, Vec& out);  // out = M^-1 A^T mu
+  double pivot_ratio() const { return S_.pivot_ratio(); }  // of the last factor of S
 
  private:
   int n_, m_, b_;
   SparseGram gram_;
   FixedPatternLdlt S_;
+  std::vector<int> diagonal_slot_;  // S_'s values() slot of S_ii
   Vec minv_, free_, t_;
 };
 
@@ -53,6 +62,7 @@ class SparseKktSolver {
  public:
   SparseKktSolver(const SparseModelTerms& pattern, int block_size);
   void solve(const SparseModelTerms& t, const Vec& f, const Vec& gamma, Vec& qdd, Vec& lambda);
+  double pivot_ratio() const { return K_.pivot_ratio(); }  // of the last factor of K
 
  private:
   int n_, m_;

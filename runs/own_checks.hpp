@@ -9,8 +9,14 @@
 //                conserves E, the balance residual |E - E0 - W| otherwise. A symplectic or tolerance-controlled run
 //                of a smooth problem keeps it at the level of its state error, so 1 % means the motion itself is
 //                off by about as much (nh_rattle on the sleigh: 0.9998; explicit Euler's energy gain).
-//   multipliers  RunSummary::lambda_consistency: the run's lambda against the problem's own at the computed states.
-//                O(h^2) for rattle, round-off for kkt; nh_rattle's parasitic mode on the sleigh 1.6e3.
+//   multipliers  RunSummary::constraint_force_consistency: the run's constraint force A^T lambda against the problem's
+//                own at the computed states (lambda_consistency on the forces: where A^T loses rank, at a singular
+//                position or with redundant rows, lambda is not unique but its force is). O(h^2) for rattle,
+//                round-off for kkt; nh_rattle's parasitic mode on the sleigh far above 1.
+//   drift        RunSummary::drift_check: max |h| against max |A_h|_F |q| (position rows) and max |A qd + b| against
+//                max |A|_F |qd|, the larger (dimensionless). Tolerance-controlled
+//                and projected runs keep it near their tolerance; 1 % means the motion left its constraints by as
+//                much. Not judged for fernandez_bloch (a start off the constraint is what it studies).
 //   alternation  the step-to-step alternation of the integrator's own multipliers (rattle, dla, nh_rattle, ida,
 //                trapezoidal; from every step, not only the samples): max_k |lambda_k - 2 lambda_{k-1} +
 //                lambda_{k-2}| / 4 against max_k |lambda_k|, counted at steps where the increments reverse. A smooth
@@ -30,6 +36,7 @@ namespace clm {
 
 inline constexpr double kOwnCheckEnergy = 1e-2;
 inline constexpr double kOwnCheckMultipliers = 1e-2;
+inline constexpr double kOwnCheckDrift = 1e-2;
 // Ten times the others: the algebraic multipliers of ida and rattle's Newton-solved impulses carry step-to-step
 // noise of 1-4 % at loose tolerances (four_bar under ida at rtol 1e-4: 2.6 %; closed_chain(16) under rattle at dt
 // 7.8e-4: 1.5 %) that the multiplier check already weighs; a parasitic mode grows to the multipliers' own size

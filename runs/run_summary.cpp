@@ -140,8 +140,17 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
   const double scale = std::max(std::abs(energy0_), std::numeric_limits<double>::epsilon());
   max_rel_energy_ = std::max(max_rel_energy_, std::abs(obs.energy - energy0_) / scale);
   update_max(max_energy_change_, std::abs(obs.energy - energy0_));
+  terms_at_sample_ = false;
   if (obs.q.size() == model_.n() && obs.qd.size() == model_.n() && obs.q.allFinite() && obs.qd.allFinite()) {
-    model_.evaluate(t, obs.q, obs.qd, kMassMatrix, *ws_, terms_);
+    // A as well where the multipliers are compared (the constraint-force figure below).
+    // A as well for a constrained problem: the constraint-force figure and the drift check's scale below.
+    const bool constrained = model_.m() > 0;
+    model_.evaluate(t, obs.q, obs.qd, constrained ? (kMassMatrix | kConstraintJacobian) : kMassMatrix, *ws_, terms_);
+    terms_at_sample_ = constrained && (lambda_reference_ || ideal_consistency_);
+    if (constrained) {
+      update_max(velocity_scale_, terms_.A.norm() * obs.qd.norm());
+      if (position_rows_) update_max(position_scale_, terms_.A.topRows(model_.position_rows()).norm() * obs.q.norm());
+    }
     m_qd_.noalias() = terms_.M * obs.qd;
     update_max(max_kinetic_, 0.5 * obs.qd.dot(m_qd_));
   }
@@ -218,6 +227,14 @@ void RunSummaryAccumulator::add(double t, const Observation& obs) {
     } else if (known) {
       lambda_err_ = std::max(lambda_err_, (obs.lambda - star).norm());
       lambda_scale_ = std::max(lambda_scale_, star.norm());
+      if (terms_at_sample_) {  // A^T (lambda - lambda*) and A^T lambda* (buffers sized at the first sample)
+        star_force_.noalias() = terms_.A.transpose() * star;
+        force_diff_.noalias() = terms_.A.transpose() * obs.lambda;
+        force_diff_ -= star_force_;
+        force_err_ = std::max(force_err_, force_diff_.norm());
+        force_scale_ = std::max(force_scale_, star_force_.norm());
+        force_compared_ = true;
+      }
     }
   }
 }
@@ -238,6 +255,15 @@ RunSummary RunSummaryAccumulator::finish() const {
   s.lambda_consistency = any && (lambda_reference_ || ideal_consistency_) && !lambda_missing_
                              ? lambda_err_ / std::max(lambda_scale_, std::numeric_limits<double>::min())
                              : kNaN;
+  s.constraint_force_consistency =
+      !std::isnan(s.lambda_consistency) && force_compared_
+          ? force_err_ / std::max(force_scale_, std::numeric_limits<double>::min())
+          : kNaN;
+  if (constrained && any) {
+    const double v = velocity_scale_ > 0 ? max_dv_ / velocity_scale_ : kNaN;
+    const double p = position_rows_ && position_scale_ > 0 ? max_dp_ / position_scale_ : kNaN;
+    s.drift_check = std::isnan(p) ? v : std::isnan(v) ? p : std::max(v, p);
+  }
   s.error_vs_reference = s.q_error_vs_reference;
   s.reference = std::isnan(s.q_error_vs_reference) ? kReferenceNone : kReferenceQ;
   s.reference_note = note_;

@@ -80,6 +80,16 @@ struct RunSummary {
   // (IFToMM's pendulum released level with its pivot) is judged against the energy in motion; otherwise
   // max_energy_balance_residual. NaN where neither applies.
   double energy_check = kNaN;
+  // The multiplier figure the run's own check judges (not a /summary column): as lambda_consistency, but on the
+  // constraint forces, max_k |A^T (lambda_k - lambda*_k)| / max_k |A^T lambda*_k|. Where A^T loses rank (A02's
+  // singular positions, Bricard's redundant rows) lambda is not unique and only its force is the motion's: ALI3-P's
+  // multipliers there were 0.28 .. 4.5 from the kkt solve's with the same force. NaN where lambda_consistency is.
+  double constraint_force_consistency = kNaN;
+  // The drift figure the run's own check judges (not a /summary column): the larger of max_k |A qd + b|_k /
+  // max_k |A|_F |qd|_k and, for position rows, max_k |h|_k / max_k |A_h|_F |q|_k: each constraint's violation
+  // against the size of the terms it is made of (dimensionless; for a pendulum x^2 + y^2 - L^2 the second is the
+  // relative change of L^2 / 2). NaN without constraints or motion.
+  double drift_check = kNaN;
 };
 
 // What the errors are measured against and with which tolerances (mescd uses the run's atol / rtol).
@@ -153,6 +163,12 @@ class RunSummaryAccumulator {
   bool ideal_consistency_ = false;  // lambda_consistency from ideal_ (else from the closed form, or none)
   bool lambda_missing_ = false;   // a sample's multipliers were NaN (substituted): no consistency figure
   Vec ideal_lambda_;
+  bool terms_at_sample_ = false;  // terms_ holds A at the sample being added
+  Vec star_force_, force_diff_;   // A^T lambda*, A^T (lambda - lambda*)
+  double force_err_ = 0, force_scale_ = 0;
+  bool force_compared_ = false;
+  double velocity_scale_ = 0;     // max_k |A|_F |qd|_k (drift_check)
+  double position_scale_ = 0;     // max_k |A_h|_F |q|_k of the position rows (drift_check)
   double q_err_ = 0, lambda_err_ = 0, lambda_scale_ = 0;
 
   // Errors against the reference of the work-precision figures.
