@@ -74,7 +74,9 @@ const std::vector<Option<RunSpec>>& run_options() {
     r.push_back(o::name<RunSpec>(
         "run", "integrator", [](auto& s) -> auto& { return s.integrator; },
         [](const std::string& v) { integrator_registry().get(v); }, "a registered integrator",
-        "integrator name (clmbench list integrators)", "integrator", "integrator"));
+        "integrator name (clmbench list integrators: what each accepts and its caveats, e.g. nh_rattle's parasitic mode "
+        "on contracting nonholonomic systems, flagged by the run's own checks)",
+        "integrator", "integrator"));
     for (auto* row : {&r[0], &r[1], &r[2]}) row->default_override = "(required)";
     r.push_back(o::number<RunSpec>("run", "t_end", [](auto& s) -> auto& { return s.t_end; }, positive(), "s",
                                    "end time; runs start at t = 0", "t-end", "t_end"));
