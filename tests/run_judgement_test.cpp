@@ -259,9 +259,10 @@ TEST(RunJudgement, ARunThatLeavesItsConstraintsIsFlaggedByTheDriftCheck) {
   std::printf("pendulum_cartesian 40 s: drift_check euler dt 1e-2 %.3g, dopri5 %.3g; validity '%s'\n",
               euler.summary.drift_check, dopri.summary.drift_check, euler.validity.c_str());
   // Measured: euler 0.48 (the rod's L^2 grew by about that), dopri5 at the suite's tight tolerances 5.3e-11.
+  // (dopri5 bound 10x its measurement: a drift regression of one digit fails.)
   EXPECT_GT(euler.summary.drift_check, 0.1);
   EXPECT_NE(euler.validity.find("constraint drift 0.48 (|h| against"), std::string::npos) << euler.validity;
-  EXPECT_LT(dopri.summary.drift_check, 1e-9);
+  EXPECT_LT(dopri.summary.drift_check, 5e-10);
   EXPECT_EQ(dopri.validity, "");
 }
 
