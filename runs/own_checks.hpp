@@ -23,8 +23,9 @@
 //                lambda gives O(h^2 |lambda''|) (and no reversals but at its extrema); a parasitic mode (lambda
 //                alternating in sign, nh_rattle's two-step character) gives its own amplitude.
 // Not judged on multipliers: vakonomic (its lambda solves other equations, even on holonomic rows).
-// Not judged: penalty and added_mass (their energy and multipliers are those of a finite-N approximation whose gap
-// ValidityMonitor judges), and figures that are NaN ("-": the check does not apply).
+// Not judged: penalty and added_mass (their energy and multipliers are those of a finite-N approximation; their gap to
+// the limit is estimated and judged by runs/limit_gap.hpp, their |A qd| by ValidityMonitor), and figures that are NaN
+// ("-": the check does not apply).
 #pragma once
 
 #include <string>

@@ -382,6 +382,7 @@ RunAttributes run_attributes(const RunRecord& r) {
   add("cpu_time_spread", r.cpu_time_spread);
   add("validity", r.validity);
   add("limit_approximation", r.limit_approximation);
+  add("limit_gap", r.limit_gap);
   add("output_cpu_time_s", r.output_cpu_time_s);
   // Errors against the reference (issue 10 item 6; units: those of q, qd, lambda; scd, mescd in digits).
   add("reference_source", r.summary.reference_source);

@@ -59,6 +59,9 @@ struct RunSpec {
   long max_steps = SimulationSettings{}.max_steps;  // attempted steps (accepted + rejected) before "failed"
   double max_output_gb = 10;  // estimated uncompressed samples above it: refused before the run (0: no limit)
   bool strict_initial = false;  // given q0/qd0 must already be consistent (to 1e-12)
+  // penalty and added_mass: estimate the gap to the N -> infinity motion from a companion run at N / 2
+  // (runs/limit_gap.hpp); a Kozlov study, which measures that gap against the limit itself, turns it off.
+  bool limit_gap_estimate = true;
   double timing_budget = 0.05;  // s of CPU time: shorter runs are timed again (runs/runner.hpp); 0: once
   std::map<std::string, double> params;  // every parameter of the problem: defaults overlaid by the config
   std::optional<std::vector<double>> q0, qd0;  // given initial data (projected onto the constraints)

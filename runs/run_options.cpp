@@ -154,6 +154,15 @@ const std::vector<Option<RunSpec>>& run_options() {
                                     "refuse given q0/qd0 that are off the constraints by more than 1e-12 (one line naming the rows off and "
                                     "their residuals; otherwise q0 is moved onto the position rows h = 0, qd0 onto every row)",
                                     "strict-initial", "strict_initial"));
+    r.push_back(o::boolean<RunSpec>("run", "limit_gap_estimate", [](auto& s) -> auto& { return s.limit_gap_estimate; },
+                                    "penalty and added_mass: integrate a companion run at N / 2 and estimate the "
+                                    "distance of this run from the N -> infinity motion (nonholonomic, vakonomic) as "
+                                    "max |q_N - q_N/2| over the common samples (the gap falls like 1/N, Kozlov's "
+                                    "theorems): the run attribute limit_gap, and a validity warning when it exceeds "
+                                    "atol + rtol max |q|; the companion's time is not in cpu_time_s. false: no "
+                                    "companion, the run only says that its figures are a limit approximation",
+                                    "limit-gap-estimate", "limit_gap_estimate"));
+    r.back().no_effect = read_by({"penalty", "added_mass"});
     // [initial]: given initial data (the attribute records the consistent data the run started from).
     r.push_back(o::number_list<RunSpec>("initial", "q0", [](auto& s) -> auto& { return s.q0; },
                                         "n numbers", "initial coordinates (projected onto the constraints)", "q0",

@@ -53,9 +53,13 @@ struct RunRecord {
   // Empty when the run stayed within its formulation's validity conditions (or it computes none), else one line
   // naming the failed condition (runs/validity_monitor.hpp, issue 24 item 2); also one of `warnings`.
   std::string validity;
-  // penalty and added_mass: that their figures are a limit approximation of the constrained motion, whose gap the
-  // run does not estimate (HDF5 attribute limit_approximation; empty for the other formulations).
+  // penalty and added_mass: that their figures are a limit approximation of the constrained motion, and the gap's
+  // estimate (HDF5 attribute limit_approximation; empty for the other formulations).
   std::string limit_approximation;
+  // penalty and added_mass with run.limit_gap_estimate: max |q_N - q_N/2| over the common samples of the run and a
+  // companion run at N / 2, the estimated distance of q_N from the N -> infinity motion (runs/limit_gap.hpp); NaN
+  // where not estimated (HDF5 attribute limit_gap).
+  double limit_gap = std::numeric_limits<double>::quiet_NaN();
   ProjectionReport projection;    // zero for default initial data
   StepStatistics stats;
   // The Jacobian the integrator solved with (Integrator::jacobian_used): none, exact, finite_difference,

@@ -66,7 +66,8 @@ TEST(ValidityMonitor, FernandezBlochOutsideItsTheoremIsFlagged) {
 }
 
 // Kozlov's limit: penalty at N = 10 leaves |A qd| at 4.8 % of |qd| (q error 0.5 m against the nonholonomic
-// motion) and is flagged; at N = 1000 (0.05 %, q error 5e-3) it is not.
+// motion) and is flagged; at N = 1000 (0.05 %, q error 5e-3) it is not (its limit gap, 5.1e-3 above the run's
+// tolerance, is: runs/limit_gap.hpp).
 TEST(ValidityMonitor, PenaltyFarFromKozlovsLimitIsFlagged) {
   RunSpec s = spec_for("chaplygin_sleigh", "penalty", "radau5");
   s.options.N = 10;
@@ -75,8 +76,10 @@ TEST(ValidityMonitor, PenaltyFarFromKozlovsLimitIsFlagged) {
   EXPECT_GT(far.summary.q_error_max, 0.4);  // 0.50
   s.options.N = 1000;
   const RunRecord near = run(s);
-  EXPECT_EQ(near.validity, "");
+  EXPECT_EQ(near.validity.find("far from Kozlov's limit"), std::string::npos) << near.validity;
+  EXPECT_EQ(near.validity.rfind("limit gap: penalty at N = 1000 is an estimated 5.1", 0), 0u) << near.validity;
   EXPECT_LT(near.summary.q_error_max, 1e-2);
+  EXPECT_NEAR(near.limit_gap / near.summary.q_error_max, 1.0, 1e-2);
 }
 
 // What a user sees: one warning line from `run`, the info table's closing line naming the run, and the condition

@@ -88,6 +88,17 @@ def fixed(x, digits=4):
     return f"{0.0 if abs(x) < 0.5 * 10 ** -digits else x:.{digits}f}"  # no "-0.00"
 
 
+def status_cell(r):
+    """A run's status as a table shows it: "ok, flagged" for a run that finished but fails one of its own checks or
+    validity conditions (/summary validity), whose one-line reason flagged_notes lists under the table."""
+    return "ok, flagged" if r["status"] == "ok" and r.get("validity") else r["status"]
+
+
+def flagged_notes(rows):
+    """The validity line of every flagged run among rows, as notes under a table."""
+    return [f"- flagged: {r['run_id']}: {r['validity']}" for r in rows if r["status"] == "ok" and r.get("validity")]
+
+
 def summary_rows(f):
     """The /summary table as a list of dicts (column -> value), one per run."""
     if "summary" not in f:
@@ -192,13 +203,14 @@ def section_quickstart(results):
         return out
     rows = []
     for r in summary_rows(f):
-        rows.append([r["run_id"], r["problem"], r["formulation"], r["integrator"], r["status"],
+        rows.append([r["run_id"], r["problem"], r["formulation"], r["integrator"], status_cell(r),
                      fmt(r.get("max_drift_position")), fmt(r.get("max_drift_velocity")),
                      fmt(r.get("max_rel_energy_error")), fmt(r.get("error_vs_reference")),
                      fmt(r.get("steps")), f"{r.get('wall_time_s', float('nan')):.4f}"])
     out += ["", f"From {provenance(f)}:", "",
             table(["run", "problem", "formulation", "integrator", "status", "max drift h", "max drift A qd",
                    "max rel. energy error", "error vs reference", "steps", "wall s"], rows),
+            *(["", *flagged_notes(summary_rows(f))] if flagged_notes(summary_rows(f)) else []),
             "", plots_line(results, "quickstart_", ["q", "trajectory", "drift", "energy", "lambda", "error_vs_reference"])]
     return out
 
@@ -264,11 +276,12 @@ def section_published(results):
             # reference a component that is zero in the exact motion (Bricard's symmetric coordinates) is
             # rounding in the reference, and its "relative error" says nothing: those runs show "-".
             published = r.get("reference_source") == "published"
-            rows.append([title, r["run_id"], r["formulation"], r["integrator"], r["status"],
+            rows.append([title, r["run_id"], r["formulation"], r["integrator"], status_cell(r),
                          r.get("reference_source", "-"), fixed(r.get("scd"), 2) if published else "-",
                          fixed(r.get("mescd"), 2) if published else "-",
                          fmt(r.get("q_error_max")), fmt(r.get("reference_point_error_max")),
                          fmt(r.get("cpu_time_s"))])
+            notes += [n.replace("- flagged: ", f"- flagged: {title}, ", 1) for n in flagged_notes([r])]
     if rows:
         out += ["", table(["benchmark", "run", "formulation", "integrator", "status", "reference", "scd", "mescd",
                            "max q error", "reference-point error", "CPU s"], rows)]
@@ -588,13 +601,15 @@ def section_long_time(results):
                     ([f"Baumgarte {fmt(alpha)}"] if alpha else [])
             method = r["integrator"] + (f" ({', '.join(knobs)})" if knobs else "")
             pe, pd = r.get("energy_error_growth"), r.get("drift_growth")
-            rows.append([r["run_id"], method, r["status"], fmt(r.get("max_rel_energy_error")),
+            rows.append([r["run_id"], method, status_cell(r), fmt(r.get("max_rel_energy_error")),
                          f"{fixed(pe, 2)} ({growth_word(pe)})",
                          fmt(r.get("max_drift_position") if holo else r.get("max_drift_velocity")),
                          f"{fixed(pd, 2)} ({growth_word(pd)})", fmt(r.get("error_vs_reference")),
                          fmt(r.get("steps")), f"{r.get('cpu_time_s', float('nan')):.3g}"])
         out.append(table(["run", "integrator", "status", "max rel. energy error", "p_E", "max drift", "p_drift",
                           "error vs reference", "steps", "cpu s"], rows))
+        if flagged_notes(rows_in):
+            out += [""] + flagged_notes(rows_in)
         stem = name[:-3]
         out += ["", plots_line(results, f"{stem}_", ("growth", "energy", "drift"))]
     return out

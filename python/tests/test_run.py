@@ -124,8 +124,8 @@ def test_bad_input_raises_with_the_commands_message(tmp_path):
 
 
 def test_warnings_are_the_commands_each_once(tmp_path, capfd):
-    # An option the run does not read (named when the run is prepared) and what the run found (stiffness):
-    # each printed once, as `clmbench run` prints them.
+    # An option the run does not read (named when the run is prepared) and what the run found (stiffness, the
+    # limit gap of penalty at N = 1e6 above the run's tolerance): each printed once, as `clmbench run` prints them.
     ini = tmp_path / "w.ini"
     ini.write_text("[run]\nproblem = chaplygin_sleigh\nformulation = penalty\nintegrator = dopri5\nt_end = 0.05\n"
                    "output_every = 0.05\ntiming_budget = 0\n[formulation]\nN = 1e6\nbaumgarte_beta = 2\n")
@@ -134,7 +134,8 @@ def test_warnings_are_the_commands_each_once(tmp_path, capfd):
     ours = [line for line in capfd.readouterr().err.splitlines() if "warning" in line]
     theirs = [line for line in command(tmp_path, "run", str(ini), "--out", str(tmp_path / "w.h5")).stderr.splitlines()
               if "warning" in line]
-    assert len(ours) == 2 and "baumgarte_beta = 2 has no effect" in ours[0] and "became stiff" in ours[1], ours
+    assert (len(ours) == 3 and "baumgarte_beta = 2 has no effect" in ours[0] and "became stiff" in ours[1]
+            and "limit gap: penalty at N = 1e+06" in ours[2]), ours
     assert ours == theirs
 
 
