@@ -25,6 +25,7 @@
 #include "core/integrator.hpp"
 #include "core/loglog_fit.hpp"
 #include "core/singular_position.hpp"
+#include "runs/mechanism/file_model.hpp"
 #include "runs/thread_cpu_time.hpp"
 #include "core/problem_registry.hpp"
 
@@ -190,8 +191,12 @@ std::string closed_chain_file(int n, bool separable) {
   return path;
 }
 
-void BM_ModelTermsFile(benchmark::State& state, bool reverse, bool separable) {
-  auto model = make_model(closed_chain_file(int(state.range(0)), separable), {}, /*use_analytic=*/reverse);
+// evaluation: "reverse" (the tape's reverse-mode M and c), "jets" (AutoDiffModel's Jet passes over the tapes) or
+// "native" (the compiled code of runs/mechanism/native_model.hpp).
+void BM_ModelTermsFile(benchmark::State& state, const std::string& evaluation, bool separable) {
+  const std::string file = closed_chain_file(int(state.range(0)), separable);
+  auto model = evaluation == "native" ? make_file_model(file, {}, "native").model
+                                      : make_model(file, {}, /*use_analytic=*/evaluation == "reverse");
   auto ws = model->make_workspace();
   ModelTerms terms = model->make_terms();
   Vec q0, qd0;
@@ -265,11 +270,15 @@ const char* const kFormulations[] = {"kkt", "schur", "nullspace"};
 // A mechanism file (tests/data/mechanisms/NAME.toml, the zoo problem NAME written as a file) against the compiled
 // zoo problem, both on the autodiff path (no hand-written terms): kkt's rhs, the tapes against the templates.
 // The zoo problem (its autodiff terms) or its file version tests/data/mechanisms/STEM.toml; bars > 0: closed_chain's n.
-void BM_FileRhs(benchmark::State& state, const std::string& problem, const std::string& stem, int bars, bool file) {
-  const std::string name = file ? std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/" + stem + ".toml" : problem;
+// evaluation: "zoo" (the compiled zoo problem), "file" (the file as a run evaluates it by default: native where a C
+// compiler is found), "tape" (the file's interpreted tape, AutoDiffModel's Jet passes).
+void BM_FileRhs(benchmark::State& state, const std::string& problem, const std::string& stem, int bars,
+                const std::string& evaluation) {
+  const std::string name = evaluation != "zoo" ? std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/" + stem + ".toml" : problem;
   std::map<std::string, double> params;
   if (bars > 0) params["n"] = bars;
-  auto model = make_model(name, params, /*use_analytic=*/false);
+  auto model = evaluation == "file" ? make_file_model(name, params, "auto").model
+                                    : make_model(name, params, /*use_analytic=*/false);
   auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});
   Vec q0, qd0, y, dy;
   model->default_initial(q0, qd0);
@@ -351,16 +360,16 @@ int register_all() {
                            FileCase{"ball_on_turntable", "ball_on_turntable", 0}, FileCase{"four_bar", "four_bar", 0},
                            FileCase{"rolling_disk", "rolling_disk", 0}, FileCase{"slider_crank", "slider_crank", 0},
                            FileCase{"closed_chain", "closed_chain_16", 16}})
-    for (const bool file : {false, true})
-      benchmark::RegisterBenchmark((std::string("FileRhs/") + c.stem + (file ? "/file" : "/zoo")).c_str(), BM_FileRhs,
-                                   std::string(c.problem), std::string(c.stem), c.bars, file);
+    for (const char* evaluation : {"zoo", "file", "tape"})
+      benchmark::RegisterBenchmark((std::string("FileRhs/") + c.stem + "/" + evaluation).c_str(), BM_FileRhs,
+                                   std::string(c.problem), std::string(c.stem), c.bars, std::string(evaluation));
   benchmark::RegisterBenchmark("ModelTermsAutodiff/closed_chain", BM_ModelTermsAutodiff)->RangeMultiplier(2)->Range(4, 64);
   // From 8 bars: the file's default anchor (gx, gy) = (1.4, 0) is out of reach of 4 bars of 0.25 m.
   for (const bool separable : {false, true})
-    for (const bool reverse : {true, false})
+    for (const char* evaluation : {"reverse", "jets", "native"})
       benchmark::RegisterBenchmark((std::string("ModelTermsFile/closed_chain") + (separable ? "_separable" : "") +
-                                    (reverse ? "/reverse" : "/jets")).c_str(),
-                                   BM_ModelTermsFile, reverse, separable)
+                                    "/" + evaluation).c_str(),
+                                   BM_ModelTermsFile, std::string(evaluation), separable)
           ->RangeMultiplier(2)
           ->Range(8, 64);
   benchmark::RegisterBenchmark("Floor/KktLu/closed_chain", BM_FloorKktLu)->RangeMultiplier(2)->Range(4, 64);

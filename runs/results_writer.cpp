@@ -367,6 +367,7 @@ RunAttributes run_attributes(const RunRecord& r) {
   add("rhs_evals", r.stats.rhs_evals);
   add("jacobian_evals", r.stats.jacobian_evals);
   add("jacobian_used", r.jacobian_used);
+  if (!r.evaluation.empty()) add("mechanism_evaluation_used", r.evaluation);
   add("newton_iterations", r.stats.newton_iterations);
   add("stiffness_detected_at", r.stats.stiffness_detected_at);
   // Coordinate projection ([formulation] projection): steps projected, Gauss-Newton iterations, and the

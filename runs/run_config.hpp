@@ -62,6 +62,9 @@ struct RunSpec {
   // penalty and added_mass: estimate the gap to the N -> infinity motion from a companion run at N / 2
   // (runs/limit_gap.hpp); a Kozlov study, which measures that gap against the limit itself, turns it off.
   bool limit_gap_estimate = true;
+  // A mechanism file's evaluation: auto (native where a C compiler is found, else the tape), native, tape
+  // (runs/mechanism/file_model.hpp).
+  std::string mechanism_evaluation = "auto";
   double timing_budget = 0.05;  // s of CPU time: shorter runs are timed again (runs/runner.hpp); 0: once
   std::map<std::string, double> params;  // every parameter of the problem: defaults overlaid by the config
   std::optional<std::vector<double>> q0, qd0;  // given initial data (projected onto the constraints)

@@ -163,6 +163,19 @@ const std::vector<Option<RunSpec>>& run_options() {
                                     "companion, the run only says that its figures are a limit approximation",
                                     "limit-gap-estimate", "limit_gap_estimate"));
     r.back().no_effect = read_by({"penalty", "added_mass"});
+    r.push_back(o::choice<RunSpec>("run", "mechanism_evaluation",
+                                   [](auto& s) -> auto& { return s.mechanism_evaluation; }, {"auto", "native", "tape"},
+                                   "how a mechanism file's terms are evaluated: native (M, c, F, A, the constraint "
+                                   "bias, h, b and the energy derived on its expression graph, printed as C, compiled "
+                                   "by the system's C compiler (CLMBENCH_CC, else cc) into a shared object cached by "
+                                   "content in CLMBENCH_CACHE_DIR or ~/.cache/clmbench/native), tape (the interpreted "
+                                   "tape, the reference the native code is tested against), auto (native where a "
+                                   "compiler is found, else the tape with one line saying so). The derivatives of "
+                                   "exact Jacobians come from the tape either way",
+                                   "mechanism-evaluation", "mechanism_evaluation"));
+    r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator&) -> std::string {
+      return is_mechanism_file(s.problem) ? std::string() : "problem " + s.problem + " is not a mechanism file";
+    };
     // [initial]: given initial data (the attribute records the consistent data the run started from).
     r.push_back(o::number_list<RunSpec>("initial", "q0", [](auto& s) -> auto& { return s.q0; },
                                         "n numbers", "initial coordinates (projected onto the constraints)", "q0",

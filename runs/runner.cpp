@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <ostream>
 
 #include "core/energy_balance.hpp"
@@ -13,6 +15,8 @@
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
 #include "runs/limit_gap.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+#include "runs/mechanism/file_model.hpp"
 #include "runs/own_checks.hpp"
 #include "runs/reference_cache.hpp"
 #include "runs/run_options.hpp"
@@ -72,7 +76,20 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   if (spec.dt_max > 0 && spec.dt_max < spec.dt_min)
     throw InputError(label + ": run.dt_max = " + format_number(spec.dt_max) + " is below run.dt_min = " +
                      format_number(spec.dt_min) + " (dt_max must be 0, no limit, or >= dt_min)");
-  run.model = make_model(spec.problem, spec.params);
+  if (is_mechanism_file(spec.problem)) {
+    FileModel file = make_file_model(spec.problem, spec.params, spec.mechanism_evaluation);
+    run.model = std::move(file.model);
+    run.evaluation = file.evaluation;
+    if (!file.note.empty()) {
+      // Said once per process and file: a sweep of a thousand runs does not repeat it.
+      static std::mutex said_mutex;
+      static std::set<std::string> said;
+      std::lock_guard<std::mutex> lock(said_mutex);
+      if (said.insert(file.note).second) log << "clmbench: note: " << file.note << "\n";
+    }
+  } else {
+    run.model = make_model(spec.problem, spec.params);
+  }
   const Model& model = *run.model;
 
   run.model->default_initial(run.q0, run.qd0);
@@ -266,6 +283,7 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
   r.q0 = run.q0;
   r.qd0 = run.qd0;
   r.initial_source = run.initial_source;
+  r.evaluation = run.evaluation;
   r.warnings = run.warnings;
   r.projection = run.projection;
   r.extra_names = run.formulation->extra_names();
@@ -503,6 +521,7 @@ PreparedRun prepared_again(const PreparedRun& run, const RunSpec& spec) {
   PreparedRun again;
   again.spec = spec;
   again.model = run.model;
+  again.evaluation = run.evaluation;
   again.q0 = run.q0;
   again.qd0 = run.qd0;
   again.constraint_rank = run.constraint_rank;

@@ -65,6 +65,9 @@ struct RunRecord {
   // The Jacobian the integrator solved with (Integrator::jacobian_used): none, exact, finite_difference,
   // method_tangent. run.jacobian = auto chooses by a fixed rule (docs/design.md); this says what it chose.
   std::string jacobian_used = "none";
+  // What evaluated a mechanism file's terms: "native" or "tape" (run.mechanism_evaluation resolved; HDF5 attribute
+  // mechanism_evaluation_used); empty for a zoo problem.
+  std::string evaluation;
   ProjectionStatistics projection_stats;  // [formulation] projection (zero when none)
   double t_reached = 0, wall_time_s = 0;
   // CPU time of the thread that ran it: integrating (cpu_time_s, the work of work-precision diagrams) and
@@ -129,6 +132,8 @@ class RunObserver {
 struct PreparedRun {
   RunSpec spec;
   std::shared_ptr<const Model> model;
+  // A mechanism file's evaluation (run.mechanism_evaluation resolved): "native" or "tape"; empty for a zoo problem.
+  std::string evaluation;
   std::unique_ptr<Formulation> formulation;
   std::unique_ptr<Integrator> integrator;
   Vec q0, qd0, y0;

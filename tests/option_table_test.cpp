@@ -37,6 +37,7 @@ const std::map<std::string, std::string> kNonDefault = {
     {"run.timing_budget", "0.2"},
     {"run.strict_initial", "true"},
     {"run.limit_gap_estimate", "false"},
+    {"run.mechanism_evaluation", "tape"},
     {"initial.q0", "0.5 -0.25 0.125"},
     // consistent with q0 for b = 0.3: -sin(theta) xd + cos(theta) yd - b thetad = 0 at theta = 0.125
     {"initial.qd0", "1 0.3524244663482025 0.75"},
