@@ -14,6 +14,7 @@
 #include "core/position_rows_off.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "runs/cycle_counter.hpp"
 #include "runs/limit_gap.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 #include "runs/mechanism/file_model.hpp"
@@ -343,7 +344,9 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
   }
   ValidityMonitor validity(run.spec.formulation, r.extra_names, run.spec.options.N);
   if (observer) observer->begin(r);
-  double output_cpu = 0;  // thread CPU time spent in record_sample
+  // Counter cycles spent in record_sample and the step callback; the run's CPU time is apportioned by them
+  // (runs/cycle_counter.hpp).
+  std::uint64_t output_cycles = 0;
   std::optional<EnergyBalance> balance;
   if (r.energy_balance) balance.emplace(f, *run.integrator);
   MultiplierAlternation alternation;
@@ -351,10 +354,10 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
   auto record_sample = [&](double t, const Vec& y) {
     // Timed apart from the integration: observation, summary and writing are not the method's work.
     struct Timer {
-      double& total;
-      double start = thread_cpu_seconds();
-      ~Timer() { total += thread_cpu_seconds() - start; }
-    } timer{output_cpu};
+      std::uint64_t& total;
+      std::uint64_t start = cycle_count();
+      ~Timer() { total += cycle_count() - start; }
+    } timer{output_cycles};
     // Ctrl-C in a host that must survive it (io/signal_cleanup.hpp, cooperative interruption; never set for
     // the command): the run stops here and the interruption reaches the caller.
     if (interrupt_requested()) throw Interrupted("interrupted");
@@ -442,6 +445,7 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
 
   const auto wall_start = std::chrono::steady_clock::now();
   const double cpu_start = thread_cpu_seconds();
+  const std::uint64_t cycles_start = cycle_count();
   try {
     // Projection wraps the formulation: the driver sees it as the system's after_step.
     const ProjectionMode projection = projection_mode(run.spec.options.projection);
@@ -455,10 +459,10 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
     const bool own_multipliers = run.integrator->step_multipliers() != nullptr && r.m > 0;
     if (balance || own_multipliers) {
       on_step = [&](double t0, double t1) {
-        const double start = thread_cpu_seconds();
+        const std::uint64_t start = cycle_count();
         if (balance) balance->step(t0, t1);
         if (own_multipliers) alternation.add(*run.integrator->step_multipliers());
-        output_cpu += thread_cpu_seconds() - start;
+        output_cycles += cycle_count() - start;
       };
     }
     const SimulationResult result =
@@ -480,8 +484,12 @@ RunRecord execute_once(PreparedRun& run, RunObserver* observer, bool keep_sample
     r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   }
   r.jacobian_used = run.integrator->jacobian_used();
-  r.output_cpu_time_s = output_cpu;
-  r.cpu_time_s = std::max(0.0, thread_cpu_seconds() - cpu_start - output_cpu);
+  const double cpu_total = std::max(0.0, thread_cpu_seconds() - cpu_start);
+  const std::uint64_t cycles_total = cycle_count() - cycles_start;
+  const double output_share =
+      cycles_total > 0 ? std::min(1.0, static_cast<double>(output_cycles) / static_cast<double>(cycles_total)) : 0.0;
+  r.output_cpu_time_s = cpu_total * output_share;
+  r.cpu_time_s = cpu_total - r.output_cpu_time_s;
   if (r.stats.stiffness_detected_at >= 0) {
     r.warnings.push_back("the problem became stiff at t = " + format_number(r.stats.stiffness_detected_at) + ": " +
                          r.spec.integrator + "'s step is limited by stability, not accuracy (Hairer's test); an "
