@@ -104,7 +104,8 @@ class Integrator {
   bool step(double t_limit);
 
   // Value on the last accepted step [t_prev, t] (dense output where the method has one, cubic Hermite
-  // from end-point derivatives otherwise).
+  // from end-point derivatives otherwise). dop853, vern7 and vern9 evaluate their interpolant's extra stages
+  // on the first call within a step (counted in rhs_evals); the others never evaluate the system here.
   virtual void interpolate(double t, Vec& y) const = 0;
 
   // The system changed the state after a step (projection): y is taken and f(t, y) re-evaluated.
@@ -136,6 +137,12 @@ class Integrator {
     sys_->rhs(t, y, dy);
     ++stats_.rhs_evals;
   }
+  // The same from interpolate(): methods whose dense output needs extra stages (dop853, vern7, vern9) evaluate
+  // them on the first interpolate() of a step, so that runs that sample rarely do not pay; counted like any other.
+  void eval_rhs_for_dense_output(double t, const Vec& y, Vec& dy) const {
+    sys_->rhs(t, y, dy);
+    ++stats_.rhs_evals;
+  }
 
   // The time the step being attempted ends at (t_limit exactly when it lands there); valid in do_step.
   double step_end() const { return t_end_; }
@@ -151,7 +158,7 @@ class Integrator {
   Vec y_;         // state at t_
   Vec f_;         // f(t_, y_), kept current by the base (initialize, reset_state) and by do_step on acceptance
   double h_ = 0;  // next step to try
-  StepStatistics stats_;
+  mutable StepStatistics stats_;  // mutable: lazy dense-output stages are counted from interpolate() const
 
  private:
   // Sizes the method's workspaces and sets h_; y_ = y0 and f_ = f(t0, y0) are already in place.

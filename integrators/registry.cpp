@@ -2,6 +2,7 @@
 #include "core/integrator.hpp"
 #include "integrators/cvode_integrator.hpp"
 #include "integrators/dla.hpp"
+#include "integrators/dop853.hpp"
 #include "integrators/dormand_prince.hpp"
 #include "integrators/explicit_runge_kutta.hpp"
 #include "integrators/ida_integrator.hpp"
@@ -11,6 +12,7 @@
 #include "integrators/rattle.hpp"
 #include "integrators/trapezoidal.hpp"
 #include "integrators/verlet.hpp"
+#include "integrators/verner.hpp"
 
 namespace clm {
 
@@ -23,6 +25,16 @@ Registry<IntegratorEntry>& integrator_registry() {
            [] { return std::make_unique<ExplicitRungeKutta>(rk4_tableau()); }});
     r.add({"dopri5", "Dormand-Prince 5(4), adaptive (PI control), FSAL, 4th-order dense output",
            [] { return std::make_unique<DormandPrince5>(); }});
+    r.add({"dop853", "Hairer's DOP853, explicit order 8 (error estimate of orders 5 and 3), adaptive, FSAL, "
+           "7th-order dense output (3 extra stages, evaluated on the first sample of a step)",
+           [] { return std::make_unique<Dop853>(); }});
+    // Stiffness thresholds: 0.96 of the stability boundary on the negative real axis (-4.64, -4.48).
+    r.add({"vern7", "Verner's 7(6) pair (2010), 10 stages, adaptive, 7th-order dense output (5 extra stages, "
+           "evaluated on the first sample of a step)",
+           [] { return std::make_unique<Verner>(vern7_pair(), 4.45); }});
+    r.add({"vern9", "Verner's 9(8) pair (2010), 16 stages, adaptive, 9th-order dense output (9 extra stages, "
+           "evaluated on the first sample of a step)",
+           [] { return std::make_unique<Verner>(vern9_pair(), 4.3); }});
     r.add({"implicit_midpoint", "implicit midpoint rule, fixed step, order 2, symplectic; simplified Newton, FD Jacobian",
            [] { return std::make_unique<ImplicitMidpoint>(); }});
     r.add({"radau5", "Radau IIA 3-stage, order 5, adaptive, L-stable, for stiff systems (Hairer-Wanner RADAU5)",

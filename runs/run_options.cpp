@@ -321,7 +321,7 @@ const std::vector<Option<RunSpec>>& run_options() {
           // A reference is only as good as its error control: a fixed-step method has none.
           if (!integrator_registry().get(v).make()->adaptive())
             throw InputError("bad value '" + v + "' for reference.integrator (a fixed-step method; the reference needs "
-                             "an adaptive one: dopri5 or radau5)");
+                             "an adaptive one: dopri5, dop853, vern7, vern9 or radau5)");
         },
         "an adaptive integrator", "integrator of the reference run", "reference-integrator", "reference.integrator"));
     r.push_back(o::number<RunSpec>("reference", "rtol", [](auto& s) -> auto& { return s.reference.rtol; },

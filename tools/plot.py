@@ -126,7 +126,7 @@ EXTRA_UNITS = {"repartitions": "count", "dissipation_rate": "W", "modified_energ
                "invariant_residual": "units of the invariant"}
 # The adaptive integrators (`clmbench list integrators` says "adaptive"): their runs are ordered and labelled by
 # rtol, the fixed-step ones by dt.
-ADAPTIVE = {"dopri5", "radau5", "cvode", "ida"}
+ADAPTIVE = {"dopri5", "dop853", "vern7", "vern9", "radau5", "cvode", "ida"}
 
 
 def text(value):

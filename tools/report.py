@@ -384,7 +384,8 @@ def section_fernandez_bloch(results):
                   png_link(results, "fernandez_bloch_extras.png", "condition residuals") + "."]
 
 
-ADAPTIVE = ("dopri5", "radau5", "cvode", "ida")  # their knob is rtol (tools/plot.py's ADAPTIVE); the others' dt
+# Their knob is rtol (tools/plot.py's ADAPTIVE); the others' dt.
+ADAPTIVE = ("dopri5", "dop853", "vern7", "vern9", "radau5", "cvode", "ida")
 
 
 def problem_name(problem):
