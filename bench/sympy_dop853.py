@@ -112,7 +112,7 @@ def derive_and_compile(path, workdir):
     m = len(A_rows)
     A = sp.Matrix.vstack(*A_rows) if A_rows else sp.zeros(0, n)
     outputs = list(M) + list(c) + list(A) + bias
-    subs, reduced = sp.cse(outputs)
+    subs, reduced = sp.cse(outputs, symbols=sp.numbered_symbols("cse_"))  # not x0, x1: coordinates may be named so
     lines = ["#include <math.h>", "void terms(const double* q, const double* qd, double* out) {"]
     symbols = {str(s): f"q[{i}]" for i, s in enumerate(q)}
     symbols.update({str(s): f"qd[{i}]" for i, s in enumerate(qd)})
