@@ -209,7 +209,13 @@ int run(const CommandInvocation& call) {
     // "ok" is a claim the run's validity can withdraw (runs/own_checks.hpp): never a plain "ok" then.
     if (record.status == "ok" && !record.validity.empty()) call.out << " but flagged (the warning above)";
     call.out << ", " << record.samples() << " samples, " << record.stats.steps << " steps, "
-             << format_number(record.wall_time_s) << " s\n";
+             << format_number(record.wall_time_s) << " s";
+    // The timing repeats of a short run (run.timing_budget) apart from the run's own time.
+    if (record.cpu_time_repeats > 1)
+      call.out << " (timed " << record.cpu_time_repeats << " times: " << ProgressLine::number(record.cpu_time_s)
+               << " s CPU at best, the repeats " << ProgressLine::number(record.timing_repeats_cpu_time_s)
+               << " s; run.timing_budget = 0 times it once)";
+    call.out << "\n";
     print_published_comparison(call.out, *prepared_run.model, record);
     print_reference_point_error(call.out, *prepared_run.model, record);
     prepared_run.formulation.reset();  // free the workspace early; the record has been written

@@ -65,12 +65,20 @@ constexpr int kStatementsPerPart = 1500;
 
 // One function `void NAME(const double* x, double* out, double* s)`: the nodes the outputs need, in increasing
 // order (operands first), each computed once.
+// Values of the parameters alone (a mass's m L^2 / 12, a chain's coefficients): computed once per parameter set by
+// clm_native_parameters into x after the parameters (x[hoisted_base + k]), not per call.
+struct Hoisted {
+  int base = 0;
+  std::vector<int> index;  // per node: its slot in x after hoisted_base, -1 when not hoisted
+};
+
 int emit_function(std::ostringstream& out, const ExpressionGraph& g, const std::string& name,
-                  const std::vector<int>& outputs, bool is_static = false) {
+                  const std::vector<int>& outputs, const Hoisted& hoisted, bool is_static = false) {
   const std::vector<char> needed = g.needed_by(outputs);
   std::vector<int> statements;
   for (int i = 0; i < g.size(); ++i)
-    if (needed[i] && g.node(i).op != ExprOp::kConst && g.node(i).op != ExprOp::kInput) statements.push_back(i);
+    if (needed[i] && g.node(i).op != ExprOp::kConst && g.node(i).op != ExprOp::kInput && hoisted.index[i] < 0)
+      statements.push_back(i);
   const int parts = std::max<int>(1, (static_cast<int>(statements.size()) + kStatementsPerPart - 1) / kStatementsPerPart);
   std::vector<int> part_of(g.size(), -1), slot(g.size(), -1);
   for (std::size_t k = 0; k < statements.size(); ++k) part_of[statements[k]] = static_cast<int>(k) / kStatementsPerPart;
@@ -88,6 +96,7 @@ int emit_function(std::ostringstream& out, const ExpressionGraph& g, const std::
     const ExprNode& nd = g.node(i);
     if (nd.op == ExprOp::kConst) return literal(nd.value);
     if (nd.op == ExprOp::kInput) return "x[" + std::to_string(nd.input) + "]";
+    if (hoisted.index[i] >= 0) return "x[" + std::to_string(hoisted.base + hoisted.index[i]) + "]";
     if (part_of[i] != part) return "s[" + std::to_string(slot[i]) + "]";
     return "v" + std::to_string(i);
   };
@@ -145,9 +154,44 @@ std::string native_c_source(const NativeTermGraph& t, const std::string& origin)
       << "  return p < 0 ? 1.0 / result : result;\n"
       << "}\n\n"
       << "int clm_native_abi(void) { return " << kNativeAbi << "; }\n\n";
+  const ExpressionGraph& g = t.graph;
+  const std::vector<int> all = concat(t.mass, t.bias, t.force, t.jacobian, t.constraint_bias, t.constraint, t.rate,
+                                      t.energy);
+  // The parameter-only nodes the terms need, hoisted (state inputs: q, qd, t = the first 2n + 1).
+  Hoisted hoisted;
+  hoisted.base = 2 * t.n + 1 + t.parameters;
+  hoisted.index.assign(g.size(), -1);
+  {
+    const std::vector<char> needed = g.needed_by(all);
+    std::vector<char> parameter_only(g.size(), 0);
+    std::vector<int> order;
+    for (int i = 0; i < g.size(); ++i) {
+      const ExprNode& nd = g.node(i);
+      if (nd.op == ExprOp::kConst) parameter_only[i] = 1;
+      else if (nd.op == ExprOp::kInput) parameter_only[i] = nd.input > 2 * t.n;
+      else parameter_only[i] = parameter_only[nd.a] && (nd.b < 0 || parameter_only[nd.b]);
+      if (needed[i] && parameter_only[i] && nd.op != ExprOp::kConst && nd.op != ExprOp::kInput) {
+        hoisted.index[i] = static_cast<int>(order.size());
+        order.push_back(i);
+      }
+    }
+    out << "void clm_native_parameters(double* x) {\n";
+    for (int i : order) {
+      const ExprNode& nd = g.node(i);
+      auto r = [&](int j) {
+        const ExprNode& o = g.node(j);
+        if (o.op == ExprOp::kConst) return literal(o.value);
+        if (o.op == ExprOp::kInput) return "x[" + std::to_string(o.input) + "]";
+        return "x[" + std::to_string(hoisted.base + hoisted.index[j]) + "]";
+      };
+      out << "  x[" << hoisted.base + hoisted.index[i] << "] = "
+          << expression(nd, nd.a >= 0 ? r(nd.a) : "", nd.b >= 0 ? r(nd.b) : "") << ";\n";
+    }
+    out << "}\n\nint clm_native_hoisted(void) { return " << order.size() << "; }\n\n";
+  }
   int scratch = 1;
   auto emit = [&](const std::string& name, const std::vector<int>& outputs, bool is_static = false) {
-    scratch = std::max(scratch, emit_function(out, t.graph, name, outputs, is_static));
+    scratch = std::max(scratch, emit_function(out, g, name, outputs, hoisted, is_static));
   };
   emit("clm_native_mass", t.mass);
   if (t.has_forces) {

@@ -10,8 +10,10 @@
 //   clm_native_force      out = F (n)
 //   clm_native_constraints out = A (m x n), bias (m), h (position rows), b (m when time-dependent, else nothing)
 //   clm_native_energy     out = kinetic, W = V - T0, qd . a, dW/dt
-// and `int clm_native_abi(void)` returning kNativeAbi, checked when the library is loaded, and
-// `int clm_native_scratch(void)`.
+// and `int clm_native_abi(void)` returning kNativeAbi, checked when the library is loaded,
+// `int clm_native_scratch(void)`, and `void clm_native_parameters(double* x)`: the values of the parameters alone
+// (hoisted out of the per-call functions), written once per parameter set into x after the parameters,
+// `int clm_native_hoisted(void)` of them (x then holds 2n + 1 + parameters + hoisted doubles).
 #pragma once
 
 #include <string>
@@ -20,7 +22,7 @@
 
 namespace clm {
 
-inline constexpr int kNativeAbi = 2;
+inline constexpr int kNativeAbi = 3;
 
 std::string native_c_source(const NativeTermGraph& terms, const std::string& origin);
 

@@ -381,6 +381,7 @@ RunAttributes run_attributes(const RunRecord& r) {
   add("cpu_time_s", r.cpu_time_s);
   add("cpu_time_repeats", static_cast<long>(r.cpu_time_repeats));
   add("cpu_time_spread", r.cpu_time_spread);
+  add("timing_repeats_cpu_time_s", r.timing_repeats_cpu_time_s);
   add("validity", r.validity);
   add("limit_approximation", r.limit_approximation);
   add("limit_gap", r.limit_gap);

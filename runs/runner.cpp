@@ -552,6 +552,7 @@ void time_repeatedly(const PreparedRun& run, RunRecord& r, const ReferenceTrajec
   if (r.status != "ok" || !(budget > 0) || r.cpu_time_s >= budget) return;
   double total = r.cpu_time_s, lo = r.cpu_time_s, hi = r.cpu_time_s;
   int timings = 1;
+  const double repeats_start = thread_cpu_seconds();
   while (total < budget && timings < kMaxTimings) {
     PreparedRun again = prepared_again(run, run.spec);
     const RunRecord repeat = execute_once(again, nullptr, /*keep_samples=*/false, nullptr, reference);
@@ -570,6 +571,7 @@ void time_repeatedly(const PreparedRun& run, RunRecord& r, const ReferenceTrajec
     hi = std::max(hi, repeat.cpu_time_s);
   }
   r.cpu_time_repeats = timings;
+  r.timing_repeats_cpu_time_s = thread_cpu_seconds() - repeats_start;
   r.cpu_time_s = lo;
   r.cpu_time_spread = timings > 1 && lo > 0 ? (hi - lo) / lo : kNaN;
 }

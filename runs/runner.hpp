@@ -79,6 +79,10 @@ struct RunRecord {
   // number of timings and cpu_time_spread their relative spread (max - min) / min (NaN when timed once).
   int cpu_time_repeats = 1;
   double cpu_time_spread = std::numeric_limits<double>::quiet_NaN();
+  // The CPU time the timing repeats cost (the whole of each repeat, recording included; 0 when timed once): reported
+  // apart from the run's own time, so that a short run's figures show what its timing added (HDF5 attribute
+  // timing_repeats_cpu_time_s; `run` prints it).
+  double timing_repeats_cpu_time_s = 0;
   // What the errors of `summary` were measured against: the reference run's settings and step count, the
   // closed form, or why there is no reference (then the error figures are NaN). reference_cpu_time_s: the
   // reference run's own integration CPU time (NaN without one).

@@ -99,16 +99,19 @@ NativeLoad load_object(const fs::path& object) {
   using Abi = int (*)();
   const auto abi = reinterpret_cast<Abi>(::dlsym(handle, "clm_native_abi"));
   const auto scratch = reinterpret_cast<Abi>(::dlsym(handle, "clm_native_scratch"));
+  const auto hoisted = reinterpret_cast<Abi>(::dlsym(handle, "clm_native_hoisted"));
+  f->parameters = reinterpret_cast<void (*)(double*)>(::dlsym(handle, "clm_native_parameters"));
   f->mass = symbol("clm_native_mass");
   f->dynamics = symbol("clm_native_dynamics");
   f->force = symbol("clm_native_force");
   f->constraints = symbol("clm_native_constraints");
   f->energy = symbol("clm_native_energy");
-  if (!abi || abi() != kNativeAbi || !scratch || !f->mass || !f->dynamics || !f->force || !f->constraints || !f->energy) {
+  if (!abi || abi() != kNativeAbi || !scratch || !hoisted || !f->parameters || !f->mass || !f->dynamics || !f->force || !f->constraints || !f->energy) {
     load.why_not = object.string() + " is not a native evaluation of this clmbench (ABI " + std::to_string(kNativeAbi) + ")";
     return load;
   }
   f->scratch = scratch();
+  f->hoisted = hoisted();
   load.functions = std::move(f);
   return load;
 }

@@ -21,6 +21,8 @@ struct NativeFunctions {
   using Function = void (*)(const double* x, double* out, double* scratch);
   Function mass = nullptr, dynamics = nullptr, force = nullptr, constraints = nullptr, energy = nullptr;
   int scratch = 0;                // doubles of scratch every function needs (clm_native_scratch)
+  int hoisted = 0;                // parameter-only values after the parameters in x (clm_native_hoisted)
+  void (*parameters)(double* x) = nullptr;  // writes them (clm_native_parameters)
   std::shared_ptr<void> library;  // the dlopen handle (closed with the last user)
   std::string object;             // the shared object's path
   double build_seconds = 0;       // derivation, source and (when not cached) compilation, this process

@@ -28,9 +28,10 @@ NativeMechanismModel::NativeMechanismModel(std::shared_ptr<const Model> tape,
 std::unique_ptr<ModelWorkspace> NativeMechanismModel::make_workspace() const {
   auto ws = std::make_unique<NativeWorkspace>();
   ws->tape = tape_->make_workspace();
-  ws->x.assign(2 * n_ + 1 + parameters_.size(), 0.0);
+  ws->x.assign(2 * n_ + 1 + parameters_.size() + native_->hoisted, 0.0);
   ws->scratch.assign(std::max(native_->scratch, 1), 0.0);
   std::copy(parameters_.begin(), parameters_.end(), ws->x.begin() + 2 * n_ + 1);
+  native_->parameters(ws->x.data());  // the parameter-only values, once per workspace
   // The largest group's outputs: M, c, F, or A, bias, h, b.
   ws->out.assign(std::max<size_t>({static_cast<size_t>(n_) * n_ + 2 * n_,
                                    static_cast<size_t>(m_) * n_ + 2 * m_ + mh_, 4}),
