@@ -8,11 +8,13 @@ set -euo pipefail
 # CLMBENCH_WITH_MPI; everything builds and works without them). pybind11-dev, python3-pybind11, python3-dev and
 # python3-pytest: the Python package (python/, docs/python.md) and its tests; python3-sympy: Mechanism.from_sympy.
 # python3-pil: Pillow, the GIF writer of `tools/plot.py FILE.h5 --animate` (matplotlib.animation's PillowWriter).
-# zlib1g-dev: a sweep's jobs deflate their chunks themselves, outside the HDF5 lock (issue 25).
+# zlib1g-dev: a sweep's jobs deflate their chunks themselves, outside the HDF5 lock (issue 25). gcc (cc): the
+# native evaluation of mechanism files compiles their generated C (issue 40; without it the tape runs them).
+# python3-scipy: bench/sympy_dop853.py, the researcher's sympy -> C -> DOP853 script clmbench is compared with.
 packages=(cmake ninja-build g++ libeigen3-dev libceres-dev libhdf5-dev libboost-program-options-dev
           libbenchmark-dev libgtest-dev libsundials-dev zlib1g-dev libtomlplusplus-dev python3-h5py python3-matplotlib python3-numpy
           clang libclang-rt-14-dev llvm-14 libopenmpi-dev openmpi-bin
-          pybind11-dev python3-pybind11 python3-dev python3-pytest python3-sympy python3-pil)
+          pybind11-dev python3-pybind11 python3-dev python3-pytest python3-sympy python3-pil gcc python3-scipy)
 
 missing=()
 for p in "${packages[@]}"; do
