@@ -59,7 +59,13 @@ def _section(keys, section, values, name):
         return
     if not isinstance(values, dict):
         raise ValueError(f"clmbench.run: {name} must be a dict of key: value")
+    # The option table's sections ([formulation], [reference]) are checked here as the config reader checks a file
+    # (issue 43: {"NN": 1e8} ran with the default N); [param] and [shape] name the problem's own parameters and
+    # coordinates, which the run checks.
+    known = sorted(k for s, k in _OPTIONS if s == section)
     for key, value in values.items():
+        if known and str(key) not in known:
+            raise ValueError(f"clmbench.run: unknown key {key!r} in {name} (the [{section}] keys: {', '.join(known)})")
         keys.setdefault(section, {})[str(key)] = _text(value, f"{name}[{key!r}]")
 
 

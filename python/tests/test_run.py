@@ -425,3 +425,17 @@ def test_ctrl_c_stops_a_sweep_and_resume_finishes_it(tmp_path):
     runs = clmbench.sweep(ini, out=out, jobs=2, resume=True, progress="never")
     assert len(runs) == 12 and all(r.status == "ok" for r in runs.values())
     assert "resumed" in runs.text
+
+
+def test_typos_in_option_dicts_are_refused():
+    # issue 43 item 4: formulation_options={"NN": 1e8} ran with the default N, reference={"rtoll": 1e-12} was ignored.
+    with pytest.raises(ValueError, match=r"unknown key 'NN' in formulation_options \(the \[formulation\] keys: N, "):
+        clmbench.run(problem="chaplygin_sleigh", formulation="penalty", integrator="radau5", t_end=0.1,
+                     formulation_options={"NN": 1e8}, progress="never")
+    with pytest.raises(ValueError, match=r"unknown key 'rtoll' in reference \(the \[reference\] keys: atol, compute"):
+        clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", t_end=0.1,
+                     reference={"rtoll": 1e-12}, progress="never")
+    r = clmbench.run(problem="chaplygin_sleigh", formulation="penalty", integrator="radau5", t_end=0.1,
+                     formulation_options={"N": 1e6}, reference={"rtol": 1e-12}, progress="never", timing_budget=0)
+    assert r.attrs["formulation.N"] == 1e6
+
