@@ -30,9 +30,13 @@ TEST(TimingRepeats, ShortRunsAreTimedUntilTheBudgetIsSpent) {
   EXPECT_GE(r.cpu_time_spread, 0.0);
   EXPECT_GT(r.cpu_time_s, 0.0);
   EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();  // every repeat reproduced the run
+  // What the 19 repeats cost, reported apart (issue 40): at least 19 times the fastest timing, each repeat being
+  // the whole run (its recording included).
+  EXPECT_GE(r.timing_repeats_cpu_time_s, 19 * r.cpu_time_s);
   s.timing_budget = 0;
   const RunRecord once = run(s);
   EXPECT_EQ(once.cpu_time_repeats, 1);
+  EXPECT_EQ(once.timing_repeats_cpu_time_s, 0.0);
   EXPECT_TRUE(std::isnan(once.cpu_time_spread));
   EXPECT_EQ(once.stats.steps, r.stats.steps);
   EXPECT_EQ(once.summary.q_error_max, r.summary.q_error_max);
