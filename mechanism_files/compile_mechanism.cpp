@@ -22,6 +22,11 @@ std::string format_number(double v) {
   return s.str();
 }
 
+// The deepest chain of [let] names that refer to each other (a mechanism's derivations are a few levels deep; each
+// level costs the parser's recursion on the stack: the 8 MB stack overflowed at about 10,000 levels; 1,000 leave
+// room under the sanitizers, whose frames are larger).
+constexpr std::size_t kMaxLetDepth = 1000;
+
 class Compiler {
  public:
   // symbolic_parameters: the parameters are inputs of the graph (2n + 1 + k, in the file's order) instead of
@@ -379,6 +384,12 @@ class Compiler {
       for (const auto& s : let_stack_) cycle += s + " -> ";
       fail_expr(it->second, "[let] names refer to each other in a cycle: " + cycle + it->first);
     }
+    // Each level of a [let] chain nests the parser's frames (a chain of 20,000 names overflowed the stack: issue 43
+    // item 1): refused in one line, as nesting parentheses too deeply is.
+    if (let_stack_.size() >= kMaxLetDepth)
+      fail_expr(it->second, "[let] names refer to each other more than " + std::to_string(kMaxLetDepth) +
+                                " levels deep (" + let_stack_.front() + " -> ... -> " + it->first +
+                                "): write the chain as fewer, longer expressions");
     let_stack_.push_back(it->first);
     const int node = parse(it->second, "[let] " + it->first);
     let_stack_.pop_back();

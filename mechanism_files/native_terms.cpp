@@ -24,13 +24,17 @@ class AngleAddition {
   }
 
  private:
-  bool linear_in_inputs(int x) {
+  // Sums nested at most kMaxDepth levels: the formulas' cost grows with the depth, and a sum of thousands of terms (a long
+  // [let] chain) must not recurse that deep.
+  static constexpr int kMaxDepth = 16;
+  bool linear_in_inputs(int x, int depth = 0) {
+    if (depth > kMaxDepth) return false;
     const ExprNode& n = g_.node(x);
     switch (n.op) {
       case ExprOp::kInput: return true;
-      case ExprOp::kNeg: return linear_in_inputs(n.a);
+      case ExprOp::kNeg: return linear_in_inputs(n.a, depth + 1);
       case ExprOp::kAdd:
-      case ExprOp::kSub: return linear_in_inputs(n.a) && linear_in_inputs(n.b);
+      case ExprOp::kSub: return linear_in_inputs(n.a, depth + 1) && linear_in_inputs(n.b, depth + 1);
       default: return false;
     }
   }

@@ -356,3 +356,22 @@ TEST(MechanismFileSections, NonAsciiOutsideStringsIsRefusedInOneLine) {
   EXPECT_EQ(error_of([] { parse_mechanism_text("d = \"\"\"a\\\n  \xEF\xB2\xBF\"\"\"\n", "escape.toml"); }),
             "escape.toml:2:3: not TOML: character U+FCBF where only ASCII may stand (outside strings and comments)");
 }
+
+// A [let] chain of 20,000 names (a_i = a_{i-1} + 0) crashed every command on the stack (issue 43 item 1, at about
+// 10,000 levels): refused in one line naming the file, the line and the chain, above 1,000 levels; 900 levels work.
+TEST(MechanismFileSections, ALongLetChainIsRefusedInOneLine) {
+  auto chain = [](int levels) {
+    std::string text = "name = \"chain\"\ncoordinates = [\"r\"]\n[let]\na0 = \"r\"\n";
+    for (int i = 1; i < levels; ++i)
+      text += "a" + std::to_string(i) + " = \"a" + std::to_string(i - 1) + " + 0\"\n";
+    text += "[energy]\nT = \"der(r)^2/2\"\nV = \"a" + std::to_string(levels - 1) + "^2/2\"\n[initial]\nq = [0.5]\n";
+    return text;
+  };
+  const std::string message = error_of([&] { compile_mechanism(parse_mechanism_text(chain(20000), "chain.toml")); });
+  EXPECT_NE(message.find("chain.toml:"), std::string::npos) << message;
+  // (the names: the first [let] resolved and the one 1,000 levels below it, "a10000 -> ... -> a9000")
+  EXPECT_NE(message.find(": [let] names refer to each other more than 1000 levels deep (a"), std::string::npos) << message;
+  EXPECT_NE(message.find(" -> ... -> a"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(error_of([&] { compile_mechanism(parse_mechanism_text(chain(900), "chain.toml")); }), "");
+}
