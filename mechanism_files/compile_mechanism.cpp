@@ -503,6 +503,14 @@ class Compiler {
         << eig.eigenvalues().transpose() << "): T must be a positive definite quadratic form in every der(q)";
       fail_expr(f_.kinetic, s.str());
     }
+    // A scale that leaves double precision (issue 43 item 3: a mass of 1e-320 passed the relative test above).
+    if (!(eig.eigenvalues().cwiseAbs().maxCoeff() >= 1e-150)) {
+      std::ostringstream s;
+      s << "the mass matrix d2T/dqd2 at the initial state is at most " << eig.eigenvalues().cwiseAbs().maxCoeff()
+        << " (largest eigenvalue), below 1e-150: its inverse and the solves' products leave double precision "
+           "(rescale the units, or look for a parameter set to a vanishing value)";
+      fail_expr(f_.kinetic, s.str());
+    }
     if (rows_read_qd) {
       const Tape full(g_, A_full);
       std::vector<double> at0, at;

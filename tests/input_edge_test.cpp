@@ -2,6 +2,8 @@
 // handled as a user would expect), where before it was accepted, misreported or dropped.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "clmbench_process.hpp"
 
 namespace clm {
@@ -272,6 +274,30 @@ TEST(RunSpecChecks, DtMaxBelowDtMinIsRefused) {
   const ProcessResult ok = dir.run("run --problem pendulum_polar --formulation kkt --integrator dopri5 --t-end 0.1 "
                                    "--dt-min 1e-6 --dt-max 1e-3 --out y.h5");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+}  // namespace
+}  // namespace clm
+
+// A mass whose scale leaves double precision (issue 43 item 3: --param m=1e-320 ran "ok", 6.1e-5 off the m = 1 run,
+// and `mechanism check` found no problem): refused before the run in one line, for a zoo problem and for a file.
+namespace clm {
+namespace {
+
+TEST(InputEdges, AVanishingMassIsRefusedInOneLine) {
+  testing::ScratchDir dir("vanishing_mass");
+  testing::expect_one_line_error(
+      dir.run("run --problem pendulum_polar --formulation kkt --integrator dopri5 --t-end 0.1 --param m=1e-320 "
+              "--out z.h5 --progress never"),
+      1, {"the mass matrix M(q0) of problem pendulum_polar has largest entry", "below 1e-150"});
+  const std::string file = std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/pendulum_polar.toml";
+  testing::expect_one_line_error(dir.run("mechanism check " + file + " --param m=1e-320"), 1,
+                                 {"pendulum_polar.toml:", "below 1e-150: its inverse and the solves' products"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "z.h5"));
+  // A small mass that double precision carries is a mass like any other.
+  const auto small = dir.run("run --problem pendulum_polar --formulation kkt --integrator dopri5 --t-end 0.1 "
+                             "--param m=1e-100 --out s.h5 --progress never --timing-budget 0");
+  EXPECT_EQ(small.exit_code, 0) << small.err;
 }
 
 }  // namespace

@@ -45,12 +45,15 @@ TEST(SweepSchedule, ARunWaitsForItsReference) {
   SweepSchedule s({1.0}, {0}, 1);
   double waited = 0;
   ASSERT_EQ(s.next(&waited)->kind, Kind::kReference);
-  std::atomic<bool> got{false};
+  std::atomic<bool> got{false}, started{false};
   double other_waited = 0;
   std::thread worker([&] {
+    started = true;
     auto t = s.next(&other_waited);
     got = t && t->kind == Kind::kRun && t->index == 0;
   });
+  // The worker scheduled first (on a loaded machine it started after the 50 ms had passed: it never waited).
+  while (!started.load()) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(got.load());
   s.reference_done(0);
