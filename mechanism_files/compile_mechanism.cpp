@@ -106,6 +106,28 @@ class Compiler {
         fail_expr(f_.potential, "V depends on der(" + f_.coordinates[i] + "): a potential is a function of q and t; "
                                 "velocity-dependent forces go in [forces]");
 
+    // T's velocity dependence must not pass through a non-smooth function (issue 43 item 2): the symbolic second
+    // derivative of abs, sign, max, min and step is 0 almost everywhere, so T + r*abs(der(theta)) passed as "quadratic"
+    // with the term silently dropped, and max(der(theta) - 100, 0)^2 slipped past the numeric check at three
+    // velocities. Judged on the graph: any such node of T that reads a velocity.
+    {
+      const std::vector<char> in_T = g_.needed_by({T});
+      for (int node = 0; node < g_.size(); ++node) {
+        if (!in_T[node]) continue;
+        const ExprOp op = g_.node(node).op;
+        if (op != ExprOp::kAbs && op != ExprOp::kSign && op != ExprOp::kMin && op != ExprOp::kMax &&
+            op != ExprOp::kStep)
+          continue;
+        for (int i = 0; i < n_; ++i)
+          if (g_.depends_on(node, qd0 + i))
+            fail_expr(f_.kinetic, std::string("T is not quadratic in the velocities: der(") + f_.coordinates[i] +
+                                      ") passes through " +
+                                      (expr_function_name(op) ? expr_function_name(op) : "a step") +
+                                      ", a non-smooth function (T must be a quadratic form in der(q); velocity-"
+                                      "dependent forces such as dry friction go in [forces])");
+      }
+    }
+
     // M, a, T0 at qd = 0; M_ij for i <= j, mirrored (symmetric by construction).
     std::vector<int>& M = d.M;
     std::vector<int>& M_full = d.M_full;

@@ -375,3 +375,23 @@ TEST(MechanismFileSections, ALongLetChainIsRefusedInOneLine) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   EXPECT_EQ(error_of([&] { compile_mechanism(parse_mechanism_text(chain(900), "chain.toml")); }), "");
 }
+
+// T whose velocity dependence passes through abs, sign, max or min (issue 43 item 2): "quadratic: yes" and the term
+// silently dropped before (their symbolic second derivative is 0 almost everywhere; max(der(theta) - 100, 0)^2
+// passed the numeric check at three velocities). Refused on the graph in one line; abs of a coordinate is fine.
+TEST(MechanismFileSections, NonSmoothVelocityDependenceInTIsRefused) {
+  auto file = [](const std::string& T) {
+    return "name = \"p\"\ncoordinates = [\"theta\"]\n[parameters]\nr = 0.5\n[energy]\nT = \"" + T +
+           "\"\nV = \"-cos(theta)\"\n[initial]\nq = [0.3]\n";
+  };
+  for (const std::string extra : {"r*abs(der(theta))", "r^2*sign(der(theta))", "r*max(der(theta), 0)",
+                                  "max(der(theta) - 100, 0)^2", "min(der(theta), 1)*der(theta)"}) {
+    const std::string message =
+        error_of([&] { compile_mechanism(parse_mechanism_text(file("der(theta)^2/2 + " + extra), "p.toml")); });
+    EXPECT_EQ(message.rfind("p.toml:6:6: T is not quadratic in the velocities: der(theta) passes through ", 0), 0u)
+        << extra << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_EQ(error_of([&] { compile_mechanism(parse_mechanism_text(file("(1 + abs(theta))*der(theta)^2/2"), "p.toml")); }),
+            "");
+}
