@@ -33,25 +33,30 @@ def options():
     return [dict(zip(names, row)) for row in _clmbench.options()]
 
 
-def _text(value, where):
-    """A keyword's value as the config file would write it (numbers exactly: repr is the shortest round trip)."""
+def _text(value, where, caller="clmbench.run", nested=False):
+    """A keyword's value as the config file would write it (numbers exactly: repr is the shortest round trip).
+    caller names the function in messages; a list is flat (issue 43: a 2-D q0 was flattened silently)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"clmbench.run: {where} = {value!r} is not finite")
+            raise ValueError(f"{caller}: {where} = {value!r} is not finite")
         return repr(value)
     if isinstance(value, str):
         if "\n" in value:
-            raise ValueError(f"clmbench.run: {where} holds a newline")
+            raise ValueError(f"{caller}: {where} holds a newline")
         return value
     if hasattr(value, "__iter__"):
-        return " ".join(_text(v, where) for v in value)
+        if nested:
+            raise ValueError(f"{caller}: {where} is a list of lists: give a flat list of numbers")
+        if getattr(value, "ndim", 1) > 1:
+            raise ValueError(f"{caller}: {where} has {value.ndim} dimensions: give a flat list of numbers")
+        return " ".join(_text(v, where, caller, nested=True) for v in value)
     # numpy scalars and the like
     try:
         return repr(float(value))
     except (TypeError, ValueError):
-        raise ValueError(f"clmbench.run: {where} = {value!r} is not a number, text or list") from None
+        raise ValueError(f"{caller}: {where} = {value!r} is not a number, text or list") from None
 
 
 def _section(keys, section, values, name):

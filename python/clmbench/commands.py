@@ -55,6 +55,14 @@ def sweep(config, *, out=None, jobs=None, set=None, resume=False, shard=None, pr
     if out is not None:
         args += ["--out", str(out)]
     if jobs is not None:
+        # issue 43: jobs="abc" gave int()'s message, jobs=2.7 ran with 2
+        import numbers
+
+        whole = isinstance(jobs, numbers.Integral) or (isinstance(jobs, numbers.Real) and float(jobs).is_integer())
+        if isinstance(jobs, bool) or not whole:
+            raise ValueError(f"clmbench.sweep: jobs = {jobs!r} must be a whole number of runs at once (1 or more)")
+        if int(jobs) < 1:
+            raise ValueError(f"clmbench.sweep: jobs = {jobs!r} must be 1 or more")
         args += ["--jobs", str(int(jobs))]
     if resume:
         args += ["--resume"]
@@ -110,16 +118,21 @@ def analyze(problem, *, param=None, q0=None, qd0=None, equilibrium=False, speed=
     args = ["--problem", str(problem)]
     from . import _text
 
+    caller = "clmbench.analyze"
     for k, v in (param or {}).items():
-        args += ["--param", f"{k}={_text(v, f'param[{k!r}]')}"]
-    if q0 is not None:
-        args += ["--q0", ",".join(_text(x, "q0") for x in q0)]
-    if qd0 is not None:
-        args += ["--qd0", ",".join(_text(x, "qd0") for x in qd0)]
+        args += ["--param", f"{k}={_text(v, f'param[{k!r}]', caller)}"]
+    for name, value in (("q0", q0), ("qd0", qd0)):
+        if value is None:
+            continue
+        # issue 43: analyze(q0="1,0.5") iterated the string's characters
+        if isinstance(value, str) or not hasattr(value, "__iter__"):
+            raise ValueError(f"{caller}: {name} = {value!r} must be a list of numbers")
+        args += ["--" + name, ",".join(_text(x, name, caller, nested=True) for x in value)]
     if equilibrium:
         args += ["--equilibrium"]
     if speed is not None:
-        args += ["--speed", speed if isinstance(speed, str) else ",".join(_text(x, "speed") for x in speed)]
+        args += ["--speed", speed if isinstance(speed, str) else ",".join(_text(x, "speed", caller, nested=True)
+                                                                           for x in speed)]
     with tempfile.TemporaryDirectory() as tmp:
         path = str(out) if out is not None else os.path.join(tmp, "analysis.h5")
         text = _call("analyze", args + ["--out", path], echo)

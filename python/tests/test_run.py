@@ -439,3 +439,26 @@ def test_typos_in_option_dicts_are_refused():
                      formulation_options={"N": 1e6}, reference={"rtol": 1e-12}, progress="never", timing_budget=0)
     assert r.attrs["formulation.N"] == 1e6
 
+
+def test_malformed_keywords_are_refused_in_one_line(tmp_path):
+    # issue 43 (minor): a 2-D q0 was flattened silently, analyze(q0="1,0.5") iterated the string, analyze's errors
+    # were labelled "clmbench.run:", sweep(jobs="abc") gave int()'s message and jobs=2.7 ran with 2.
+    import numpy as np
+    with pytest.raises(ValueError, match=r"clmbench.run: q0 is a list of lists: give a flat list of numbers"):
+        clmbench.run(problem="pendulum_polar", formulation="kkt", integrator="dopri5", t_end=0.1,
+                     q0=[[1.0], [0.5]], progress="never")
+    with pytest.raises(ValueError, match=r"clmbench.run: qd0 has 2 dimensions"):
+        clmbench.run(problem="pendulum_polar", formulation="kkt", integrator="dopri5", t_end=0.1,
+                     qd0=np.zeros((2, 1)), progress="never")
+    with pytest.raises(ValueError, match=r"clmbench.analyze: q0 = '1,0.5' must be a list of numbers"):
+        clmbench.analyze("pendulum_polar", q0="1,0.5")
+    with pytest.raises(ValueError, match=r"clmbench.analyze: q0 is a list of lists"):
+        clmbench.analyze("pendulum_polar", q0=[[1.0, 0.5]])
+    ini = tmp_path / "s.ini"
+    ini.write_text("[run]\nproblem = pendulum_polar\nformulation = kkt\nintegrator = dopri5\nt_end = 0.1\n"
+                   "[sweep]\nrtol = 1e-6 1e-8\n")
+    for jobs in ("abc", 2.7, 0, True):
+        with pytest.raises(ValueError, match=r"clmbench.sweep: jobs = "):
+            clmbench.sweep(str(ini), out=str(tmp_path / "o.h5"), jobs=jobs, progress="never")
+    assert len(clmbench.sweep(str(ini), out=str(tmp_path / "o.h5"), jobs=np.int64(2), progress="never")) == 2
+
