@@ -203,6 +203,10 @@ class Reader {
       at = {"", w.line, w.column};
       const toml::array* cols = (*t)["columns"].as_array();
       if (!cols) fail_at((*t)["columns"] ? (*t)["columns"].node() : node.node(), what + " needs columns = [[n expressions], ...]");
+      // An empty list read as "no section" (issue 43): a section that is there states its columns.
+      if (cols->empty())
+        fail_at((*t)["columns"].node(), what + " has columns = [] (no columns): write its columns, or leave the "
+                                              "section out");
       for (const toml::node& col : *cols) {
         const toml::array* entries = col.as_array();
         if (!entries) fail_at(&col, "each column of " + what + " must be an array of " + std::to_string(n) + " expressions");

@@ -395,3 +395,14 @@ TEST(MechanismFileSections, NonSmoothVelocityDependenceInTIsRefused) {
   EXPECT_EQ(error_of([&] { compile_mechanism(parse_mechanism_text(file("(1 + abs(theta))*der(theta)^2/2"), "p.toml")); }),
             "");
 }
+
+// `[velocity_basis] columns = []` silently meant "no basis" (issue 43): refused in one line; likewise the frame.
+TEST(MechanismFileSections, AnEmptyColumnsListIsRefused) {
+  for (const std::string section : {"velocity_basis", "transversal_frame"}) {
+    const std::string text = "name = \"s\"\ncoordinates = [\"x\", \"y\"]\n[energy]\nT = \"(der(x)^2 + der(y)^2)/2\"\n"
+                             "[constraints]\nvelocity = [\"der(y)\"]\n[initial]\nq = [0, 0]\n[" + section + "]\ncolumns = []\n";
+    const std::string message = error_of([&] { parse_mechanism_text(text, "s.toml"); });
+    EXPECT_EQ(message, "s.toml:10:11: [" + section + "] has columns = [] (no columns): write its columns, or leave "
+                       "the section out") << message;
+  }
+}
