@@ -57,7 +57,22 @@ class LoadedRun:
 
 
 def load(path):
-    """The runs of a results file, in the order of its /summary (a dict run_id -> LoadedRun keeps that order)."""
+    """The runs of a results file, in the order of its /summary (a dict run_id -> LoadedRun keeps that order).
+    A file that is not one (not HDF5, damaged, another program's, a run without its datasets) is one ValueError
+    naming the file and what is wrong (issue 43: RuntimeError, KeyError, AttributeError, or a run with q = None)."""
+    try:
+        return _load(path)
+    except ValueError:
+        raise
+    except (OSError, KeyError, AttributeError, TypeError, RuntimeError, IndexError) as e:
+        raise ValueError(f"{path}: not a readable clmbench results file ({type(e).__name__}: {e})") from None
+
+
+# What every run of a results file has (docs/design.md, "Results files").
+_RUN_DATASETS = ("t", "q", "qd")
+
+
+def _load(path):
     import h5py  # only here: the package itself does not need it
 
     with h5py.File(path, "r") as f:
@@ -74,4 +89,13 @@ def load(path):
                     row[column] = None if isinstance(v, float) and np.isnan(v) else v
                 rows[run_id] = row
         order = list(rows) + [r for r in f["runs"] if r not in rows]
+        for r in order:
+            if r not in f["runs"]:
+                continue
+            g = f["runs"][r]
+            if not isinstance(g, h5py.Group):
+                raise ValueError(f"{path}: /runs/{r} is not a run (not a group)")
+            missing = [d for d in _RUN_DATASETS if d not in g] + (["attribute status"] if "status" not in g.attrs else [])
+            if missing:
+                raise ValueError(f"{path}: /runs/{r} is not a complete run (missing {', '.join(missing)})")
         return {r: LoadedRun(r, f["runs"][r], rows.get(r, {})) for r in order if r in f["runs"]}

@@ -462,3 +462,26 @@ def test_malformed_keywords_are_refused_in_one_line(tmp_path):
             clmbench.sweep(str(ini), out=str(tmp_path / "o.h5"), jobs=jobs, progress="never")
     assert len(clmbench.sweep(str(ini), out=str(tmp_path / "o.h5"), jobs=np.int64(2), progress="never")) == 2
 
+
+def test_loading_what_is_not_a_results_file_is_one_value_error(tmp_path):
+    # issue 43 (minor): load of a damaged or foreign file raised RuntimeError / KeyError / AttributeError, or gave a
+    # run with q = None.
+    import h5py
+    text = tmp_path / "text.h5"
+    text.write_text("not hdf5")
+    with pytest.raises(ValueError, match=r"text.h5: not a readable clmbench results file \(OSError"):
+        clmbench.load(str(text))
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f.create_group("runs/a").create_dataset("t", data=[0.0, 1.0])
+    with pytest.raises(ValueError, match=r"foreign.h5: /runs/a is not a complete run \(missing q, qd, attribute status\)"):
+        clmbench.load(str(foreign))
+    good = tmp_path / "good.h5"
+    clmbench.run(problem="pendulum_polar", formulation="kkt", integrator="dopri5", t_end=0.1, progress="never",
+                 timing_budget=0).save(str(good))
+    truncated = tmp_path / "truncated.h5"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"truncated.h5: not a readable clmbench results file"):
+        clmbench.load(str(truncated))
+    assert len(clmbench.load(str(good))) == 1
+
