@@ -121,9 +121,13 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
                        short_number(run.projection.position_distance) + ", |dqd| = " +
                        short_number(run.projection.velocity_distance) + " > 1e-12) and strict_initial is set");
     }
-    log << label << ": projected initial data onto the constraints: |dq| = "
-        << short_number(run.projection.position_distance)
-        << ", |dqd| = " << short_number(run.projection.velocity_distance) << "\n";
+    // Data already on the constraints are said to be so, not "projected" by nothing (issue 43).
+    if (run.projection.position_distance == 0 && run.projection.velocity_distance == 0)
+      log << label << ": the given initial data lie on the constraints (used as given)\n";
+    else
+      log << label << ": projected initial data onto the constraints: |dq| = "
+          << short_number(run.projection.position_distance)
+          << ", |dqd| = " << short_number(run.projection.velocity_distance) << "\n";
   } else if (model.m() > 0) {
     // The problem's default state is consistent for its default parameters, but not necessarily for others (a
     // mechanism file's initial numbers, a formula that assumed a parameter value): checked like given data
