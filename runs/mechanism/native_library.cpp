@@ -106,8 +106,11 @@ NativeLoad load_object(const fs::path& object) {
   f->force = symbol("clm_native_force");
   f->constraints = symbol("clm_native_constraints");
   f->energy = symbol("clm_native_energy");
-  if (!abi || abi() != kNativeAbi || !scratch || !hoisted || !f->parameters || !f->mass || !f->dynamics || !f->force || !f->constraints || !f->energy) {
-    load.why_not = object.string() + " is not a native evaluation of this clmbench (ABI " + std::to_string(kNativeAbi) + ")";
+  const bool complete = scratch && hoisted && f->parameters && f->mass && f->dynamics && f->force && f->constraints &&
+                        f->energy;
+  if (!abi || abi() != kNativeAbi || !complete) {
+    load.why_not = object.string() + " is not a native evaluation of this clmbench (ABI " +
+                   std::to_string(kNativeAbi) + ")";
     return load;
   }
   f->scratch = scratch();
