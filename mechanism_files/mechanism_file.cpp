@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <cstdio>
 #include <sstream>
@@ -83,8 +84,8 @@ class Reader {
         par.line = w.line;
         par.column = w.column;
         claim(par.name, w.line, w.column, "parameter");
-        if (auto v = node.value<double>(); v && (node.is_number())) {
-          par.value = *v;
+        if (node.is_number()) {
+          par.value = double_of(node);
         } else if (const toml::table* spec = node.as_table()) {
           check_keys(*spec, "parameter " + par.name, {"value", "unit", "description", "min", "max"});
           par.value = required_number(*spec, "value", "parameter " + par.name);
@@ -370,9 +371,17 @@ class Reader {
     if (const auto* s = n.as_string()) return s->get();
     fail_at(&n, what + " must be a string");
   }
+  // A TOML number as a double: an integer beyond 2^53 (9007199254740993) is the nearest double, as any decimal
+  // literal is (toml++'s value<double>() refuses the inexact conversion: issue 43, "must be a number or a table",
+  // and a dereferenced empty optional where a min or max was such an integer).
+  static double double_of(const toml::node& n) {
+    if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
+    if (const auto* f = n.as_floating_point()) return f->get();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
   double number_of(const toml::node& n, const std::string& what) const {
     if (!n.is_number()) fail_at(&n, what + " must be a number");
-    const double v = *n.value<double>();
+    const double v = double_of(n);
     if (!std::isfinite(v)) fail_at(&n, what + " must be finite");
     return v;
   }
@@ -413,7 +422,7 @@ class Reader {
     if (const auto* s = n.as_string()) return {s->get(), w.line, w.column + 1};
     if (n.is_number()) {
       // 17 significant digits: the number the file wrote, to the bit, when parsed back.
-      const double v = *n.value<double>();
+      const double v = double_of(n);
       if (!std::isfinite(v)) throw_at(path_, w.line, w.column, what + " must be finite");
       std::ostringstream text;
       text.precision(17);

@@ -406,3 +406,17 @@ TEST(MechanismFileSections, AnEmptyColumnsListIsRefused) {
                        "the section out") << message;
   }
 }
+
+// An integer beyond 2^53 (issue 43: "must be a number or a table" for a parameter, and toml++'s empty optional
+// dereferenced where it was a min or max) is the nearest double, as a decimal literal is.
+TEST(MechanismFileSections, LargeIntegersAreNumbers) {
+  const std::string text = "name = \"p\"\ncoordinates = [\"x\"]\n[parameters]\nk = 9007199254740993\n"
+                           "c = { value = 1, min = -9007199254740993, max = 9007199254740993 }\n[energy]\n"
+                           "T = \"der(x)^2/2\"\nV = \"c*x^2/2 + x/k\"\n[initial]\nq = [9007199254740993]\n";
+  MechanismFile f;
+  EXPECT_EQ(error_of([&] { f = parse_mechanism_text(text, "p.toml"); }), "");
+  ASSERT_EQ(f.parameters.size(), 2u);
+  EXPECT_EQ(f.parameters[0].value, 9007199254740992.0);
+  EXPECT_EQ(*f.parameters[1].max, 9007199254740992.0);
+  EXPECT_EQ(*f.parameters[1].min, -9007199254740992.0);
+}
