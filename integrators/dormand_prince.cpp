@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "integrators/embedded_pair.hpp"
+
 namespace clm {
 
 namespace {
@@ -49,36 +51,12 @@ void DormandPrince5::do_initialize(const IntegratorSettings& s) {
   last_rejected_ = false;
   stiff_steps_ = non_stiff_ = 0;
   r1_ = y_;  // before the first step the "interpolant" is the constant initial state
-  h_ = fixed_step_ ? s.dt : (s.dt > 0 ? std::min(s.dt, dt_max_) : initial_step());
+  // Hairer's HINIT (integrators/embedded_pair.hpp, shared with dop853 and the Verner pairs) for order 5.
+  h_ = fixed_step_ ? s.dt
+                   : (s.dt > 0 ? std::min(s.dt, dt_max_)
+                               : hairer_initial_step(t_, y_, f_, rtol_, atol_, dt_max_, 5, y_stage_, k2_,
+                                                     [this](double t, const Vec& y, Vec& dy) { eval_rhs(t, y, dy); }));
   h_prev_ = 0;
-}
-
-double DormandPrince5::initial_step() {
-  const long n = y_.size();
-  double dnf = 0, dny = 0;
-  for (long i = 0; i < n; ++i) {
-    const double sk = atol_ + rtol_ * std::abs(y_[i]);
-    dnf += (f_[i] / sk) * (f_[i] / sk);
-    dny += (y_[i] / sk) * (y_[i] / sk);
-  }
-  dnf /= n;
-  dny /= n;
-  double h = (dnf <= 1e-10 || dny <= 1e-10) ? 1e-6 : 0.01 * std::sqrt(dny / dnf);
-  h = std::min(h, dt_max_);
-  // One explicit Euler step to estimate the second derivative.
-  y_stage_ = y_ + h * f_;
-  eval_rhs(t_ + h, y_stage_, k2_);
-  double der2 = 0;
-  for (long i = 0; i < n; ++i) {
-    const double sk = atol_ + rtol_ * std::abs(y_[i]);
-    der2 += ((k2_[i] - f_[i]) / sk) * ((k2_[i] - f_[i]) / sk);
-  }
-  der2 = std::sqrt(der2 / n) / h;
-  const double der12 = std::max(std::abs(der2), std::sqrt(dnf));
-  const double h1 = der12 <= 1e-15 ? std::max(1e-6, h * 1e-3) : std::pow(0.01 / der12, 1.0 / 5);
-  h = std::min({100 * h, h1, dt_max_});
-  if (!std::isfinite(h) || !(h > 0)) h = 1e-6;
-  return h;
 }
 
 bool DormandPrince5::do_step(double h) {

@@ -25,10 +25,6 @@ class DormandPrince5 final : public Integrator {
   void do_initialize(const IntegratorSettings& s) override;
   bool do_step(double h) override;
 
-  // Hairer's HINIT: a step for which an explicit Euler step would have an error of about 0.01 in the
-  // scaled norm, refined with an estimate of the second derivative. One extra rhs evaluation.
-  double initial_step();
-
   double rtol_ = 0, atol_ = 0, dt_max_ = 0;
   bool fixed_step_ = false;
   double t_prev_ = 0, h_prev_ = 0;
