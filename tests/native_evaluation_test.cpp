@@ -107,7 +107,7 @@ TEST(NativeEvaluation, EqualsTheTapeOnEveryMechanismFile) {
     std::printf("  %-28s n %2d m %2d: largest relative difference %.2e (%s); max |c| %.2e, max |bias| %.2e\n",
                 fs::path(path).filename().c_str(), native.model->n(), native.model->m(), c.worst, c.where.c_str(),
                 c.largest_c, c.largest_bias);
-    EXPECT_LT(c.worst, 1e-14) << path << " (" << c.where << ")";
+    EXPECT_LT(c.worst, 2e-15) << path << " (" << c.where << ")";  // measured at most 6.2e-16
     ++files;
   }
   EXPECT_GE(files, 20);
@@ -123,7 +123,7 @@ TEST(NativeEvaluation, OtherParameterValuesAreArguments) {
   const FileModel native = make_file_model(path, params, "native");
   const FileModel tape = make_file_model(path, params, "tape");
   const Comparison c = compare_terms(*native.model, *tape.model, 10, rng);
-  EXPECT_LT(c.worst, 1e-14) << c.where;
+  EXPECT_LT(c.worst, 2e-15) << c.where;
   const auto& f = dynamic_cast<const NativeMechanismModel&>(*native.model);
   EXPECT_EQ(f.parameters(), tape.model->parameters());
 }
@@ -149,7 +149,10 @@ TEST(NativeEvaluation, RunsAgreeWithTheTape) {
     for (size_t k = 0; k < native.q.size(); ++k) worst = std::max(worst, std::abs(native.q[k] - tape.q[k]));
     std::printf("  %-22s native %ld steps, tape %ld steps, max |q_native - q_tape| %.2e\n", stem, native.stats.steps,
                 tape.stats.steps, worst);
-    EXPECT_LT(worst, 1e-9) << stem;  // rtol 1e-10: step sequences may part at round-off
+    // Identical runs measured (the terms agree to round-off, and no step decision fell on it); the band allows one
+    // such decision to part the step sequences late, not a difference in the terms.
+    EXPECT_EQ(native.stats.steps, tape.stats.steps) << stem;
+    EXPECT_LT(worst, 1e-12) << stem;
   }
 }
 

@@ -144,6 +144,7 @@ NativeLoad build(const MechanismFile& file) {
     {
       std::ofstream out(c_file);
       out << source;
+      out.close();  // a full disk shows at the close
       if (!out) {
         load.why_not = "cannot write the native source of " + file.path + " to " + c_file.string();
         return load;
@@ -162,6 +163,12 @@ NativeLoad build(const MechanismFile& file) {
       return load;
     }
     fs::rename(tmp, object, ec);  // atomic: a concurrent writer's object is the same bytes
+    if (ec && !fs::exists(object)) {
+      load.why_not = "cannot place the native evaluation of " + file.path + " in " + dir.string() + ": " +
+                     ec.message();
+      for (const fs::path& p : {tmp, c_file, log}) fs::remove(p, ec);
+      return load;
+    }
     fs::rename(c_file, dir / (key + ".c"), ec);
     fs::remove(log, ec);
     compiled = true;
