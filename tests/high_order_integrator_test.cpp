@@ -589,31 +589,10 @@ TEST(HighOrderStepControl, StiffnessIsDetected) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// No heap allocation per step: adaptive and fixed steps, with interpolation and reset_state, on a small ODE;
-// and whole runs of the sleigh under kkt (a ten times longer run allocates no more).
+// No heap allocation per step: adaptive and fixed steps, with interpolation and reset_state, are checked with the
+// other integrators (tests/integrator_test.cpp, Integrators.NoHeapAllocationPerStep); here whole runs of the sleigh
+// under kkt (a ten times longer run allocates no more).
 TEST(HighOrderAllocations, NoHeapAllocationPerStep) {
-  HopfOscillator sys(2.3, 0.4, 0.3);
-  for (const char* name : {"dop853", "vern7", "vern9"}) {
-    for (bool fixed : {false, true}) {
-      auto integ = integrator_registry().get(name).make();
-      IntegratorSettings s;
-      s.dt = 1e-3;
-      s.rtol = s.atol = 1e-10;
-      s.fixed_step = fixed;
-      integ->initialize(sys, 0.0, sys.initial(), s);
-      Vec y(2);
-      long accepted = 0;
-      testing::AllocationScope scope;
-      for (int i = 0; i < 100; ++i) {
-        if (integ->step(1e3)) ++accepted;
-        integ->interpolate(integ->time() - 0.5 * 1e-4, y);
-      }
-      integ->reset_state(y);
-      const std::size_t allocations = scope.count();
-      EXPECT_EQ(allocations, 0u) << name << (fixed ? " fixed" : " adaptive");
-      EXPECT_GT(accepted, 50) << name;
-    }
-  }
   if (!testing::allocation_counting_available()) return;
   auto model = make_model("chaplygin_sleigh");
   auto f = formulation_registry().get("kkt").make(model, FormulationOptions{});

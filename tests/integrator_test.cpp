@@ -316,7 +316,7 @@ TEST(Dopri5, ResetStateRecomputesDerivative) {
 // No heap allocation per step (malloc and operator new are counted, Eigen included).
 TEST(Integrators, NoHeapAllocationPerStep) {
   HopfOscillator sys(2.3, 0.4, 0.3);
-  for (const char* name : {"dopri5", "rk4", "euler"}) {
+  for (const char* name : {"dopri5", "rk4", "euler", "dop853", "vern7", "vern9"}) {
     for (bool fixed : {false, true}) {
       auto integ = integrator_registry().get(name).make();
       IntegratorSettings s;
