@@ -159,7 +159,8 @@ const std::vector<Option<RunSpec>>& run_options() {
                                     "distance of this run from the N -> infinity motion (nonholonomic, vakonomic) as "
                                     "max |q_N - q_N/2| over the common samples (the gap falls like 1/N, Kozlov's "
                                     "theorems): the run attribute limit_gap, and a validity warning when it exceeds "
-                                    "atol + rtol max |q|; the companion's time is not in cpu_time_s. false: no "
+                                    "2 (atol + rtol max |q|) (the two runs' integration errors are in the estimate "
+                                    "too); the companion's time is not in cpu_time_s. false: no "
                                     "companion, the run only says that its figures are a limit approximation",
                                     "limit-gap-estimate", "limit_gap_estimate"));
     r.back().no_effect = read_by({"penalty", "added_mass"});

@@ -246,16 +246,24 @@ TEST(RunJudgement, LimitFormulationsEstimateTheirGapToTheLimit) {
               ball.limit_gap, ball.summary.q_error_max);
   EXPECT_NEAR(ball.limit_gap / ball.summary.q_error_max, 1.0, 1e-3);  // measured 3.3e-5
   // Below the run's tolerance: no warning. The gap at N = 1e8 is 4.7e-9; at rtol 1e-6 the estimate reads the two
-  // runs' integration errors instead (5.2e-7), which stay below the tolerance (1e-8 + 1e-6 max |q|). Turned off: no
-  // companion, and said so.
+  // runs' integration errors instead (5.2e-7 built with gcc, 1.05e-6 with clang), of the order of the tolerance
+  // atol + rtol max |q| = 1.25e-6: the warning's threshold is twice that. Turned off: no companion, and said so.
   RunSpec loose = spec_for("chaplygin_sleigh", "penalty", "radau5", 1);
   loose.options.N = 1e8;
   loose.rtol = 1e-6;
   loose.atol = 1e-8;
   const RunRecord fine = run_spec(loose);
-  std::printf("chaplygin_sleigh penalty N = 1e8 rtol 1e-6: limit_gap %.3e, validity '%s'\n", fine.limit_gap,
-              fine.validity.c_str());
-  EXPECT_LT(fine.limit_gap, 1e-6);
+  double q_scale = 0;
+  for (size_t k = 0; k < fine.samples(); ++k) {
+    double s = 0;
+    for (int i = 0; i < fine.n; ++i) s += fine.q[k * fine.n + i] * fine.q[k * fine.n + i];
+    q_scale = std::max(q_scale, std::sqrt(s));
+  }
+  const double tolerance = loose.atol + loose.rtol * q_scale;
+  std::printf("chaplygin_sleigh penalty N = 1e8 rtol 1e-6: limit_gap %.3e (tolerance %.3e), validity '%s'\n",
+              fine.limit_gap, tolerance, fine.validity.c_str());
+  EXPECT_GT(fine.limit_gap, 4.7e-9);  // the gap itself is in the estimate
+  EXPECT_LT(fine.limit_gap, tolerance);
   EXPECT_EQ(fine.validity, "");
   loose.limit_gap_estimate = false;
   const RunRecord off = run_spec(loose);
