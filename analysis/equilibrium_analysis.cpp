@@ -83,9 +83,14 @@ class ReducedEquation {
 
   // dg/dv at (q, v) (see the header comment: autodiff dc/dqd, polarization of Sdot v).
   Mat jacobian(const Vec& q, const Vec& v) {
+    // The verdict sets aside the energy's zero eigenvalue, which needs E conserved: no generalized force.
+    if (model_.has_generalized_force())
+      throw InputError("analyze --equilibrium: problem " + model_.name() +
+                       " has a generalized force: the analysis is for conservative reduced dynamics (its verdict "
+                       "sets aside the zero eigenvalue of the conserved energy)");
     if (!model_.has_dynamics_derivatives())
       throw InputError("analyze --equilibrium: problem " + model_.name() +
-                       " has a generalized force, so its dynamics terms have no exact derivatives here");
+                       " depends on t explicitly, so its dynamics terms have no exact derivatives here");
     const double s = std::max(1.0, v.norm());
     Mat dQ(n_, k_);
     for (int j = 0; j < k_; ++j) {

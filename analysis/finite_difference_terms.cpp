@@ -115,16 +115,18 @@ FiniteDifferenceTerms::EulerLagrangeAlong FiniteDifferenceTerms::euler_lagrange_
 }
 
 FiniteDifferenceTerms::TermsAlong FiniteDifferenceTerms::dynamics_derivative_along(const Vec& q, const Vec& qd,
-                                                                                  const Vec& d, bool in_q) {
+                                                                                  const Vec& d, bool in_q,
+                                                                                  double time) {
   const int n = model_.n(), m = model_.m();
-  const unsigned what = kMassMatrix | kBias | (m > 0 ? kConstraintJacobian | kConstraintBias : 0u);
-  // All terms at once per step, as one stacked vector: M (n n), A (m n), c (n), Adot qd (m).
+  const unsigned what = kMassMatrix | kBias | kForce | (m > 0 ? kConstraintJacobian | kConstraintBias : 0u);
+  // All terms at once per step, as one stacked vector: M (n n), A (m n), c (n), F (n), Adot qd (m).
   auto stacked = [&](double s) {
-    const ModelTerms& t = in_q ? evaluate(0.0, q + s * d, qd, what) : evaluate(0.0, q, qd + s * d, what);
-    Vec v(n * n + m * n + n + m);
+    const ModelTerms& t = in_q ? evaluate(time, q + s * d, qd, what) : evaluate(time, q, qd + s * d, what);
+    Vec v(n * n + m * n + 2 * n + m);
     v.head(n * n) = Eigen::Map<const Vec>(t.M.data(), n * n);
     if (m > 0) v.segment(n * n, m * n) = Eigen::Map<const Vec>(t.A.data(), m * n);
     v.segment(n * n + m * n, n) = t.c;
+    v.segment(n * n + m * n + n, n) = t.F;
     if (m > 0) v.tail(m) = t.Adot_qd;
     return v;
   };
@@ -133,6 +135,7 @@ FiniteDifferenceTerms::TermsAlong FiniteDifferenceTerms::dynamics_derivative_alo
   r.M = Eigen::Map<const Mat>(x.data(), n, n);
   r.A = Eigen::Map<const Mat>(x.data() + n * n, m, n);
   r.c = x.segment(n * n + m * n, n);
+  r.F = x.segment(n * n + m * n + n, n);
   r.bias = x.tail(m);
   return r;
 }
@@ -145,9 +148,11 @@ DynamicsDerivatives FiniteDifferenceTerms::dynamics_derivatives(const Vec& q, co
     d.dM[l] = dq.M;
     if (m > 0) d.dA[l] = dq.A;
     d.dc_dq.col(l) = dq.c;
+    if (d.dF_dq.size()) d.dF_dq.col(l) = dq.F;
     if (constraint_bias && m > 0) d.dbias_dq.col(l) = dq.bias;
     const TermsAlong dqd = dynamics_derivative_along(q, qd, axis(n, l), false);
     d.dc_dqd.col(l) = dqd.c;
+    if (d.dF_dqd.size()) d.dF_dqd.col(l) = dqd.F;
     if (constraint_bias && m > 0) d.dbias_dqd.col(l) = dqd.bias;
   }
   return d;

@@ -11,7 +11,8 @@
 //   c                              the Euler-Lagrange expression at qdd = 0, d/ds p(q + s qd, qd, t + s) - dL/dq,
 //                                  so M qdd + c = d/dt(dL/dqd) - dL/dq (the seed's B + G, gyroscopic terms and
 //                                  the explicit time dependence of V included);
-//   dM/dq, dA/dq, dc/dq, dc/dqd, d(Adot qd)/dq, d(Adot qd)/dqd   Model::dynamics_derivatives' reference.
+//   dM/dq, dA/dq, dc/dq, dc/dqd, d(Adot qd)/dq, d(Adot qd)/dqd   Model::dynamics_derivatives' reference;
+//   dF/dq, dF/dqd                  Model::generalized_force_derivatives' reference (at t = 0 or a given t).
 //
 // Each comes whole (a column per coordinate: n differences) or along one direction d (the Jacobian times d: a
 // few differences whatever n, what `clmbench check` uses on large models).
@@ -80,15 +81,16 @@ class FiniteDifferenceTerms {
   };
   EulerLagrangeAlong euler_lagrange_along(double t, const Vec& q, const Vec& qd, const Vec& d);
 
-  // Model::dynamics_derivatives' reference at t = 0 (models that have them are time-independent), shaped like
-  // Model::make_derivatives(constraint_bias).
+  // Model::dynamics_derivatives' reference at t = 0 (models that have them are time-independent; F, which may read
+  // t, at t = 0), shaped like Model::make_derivatives(constraint_bias).
   DynamicsDerivatives dynamics_derivatives(const Vec& q, const Vec& qd, bool constraint_bias);
-  // The same along d in q (in_q) or in qd: sum_l d_l dM/dx_l, sum_l d_l dA/dx_l, dc/dx d, d(Adot qd)/dx d.
+  // The same along d in q (in_q) or in qd: sum_l d_l dM/dx_l, sum_l d_l dA/dx_l, dc/dx d, dF/dx d (F at t = time,
+  // the only term that reads t in a model with derivatives), d(Adot qd)/dx d.
   struct TermsAlong {
     Mat M, A;
-    Vec c, bias;
+    Vec c, F, bias;
   };
-  TermsAlong dynamics_derivative_along(const Vec& q, const Vec& qd, const Vec& d, bool in_q);
+  TermsAlong dynamics_derivative_along(const Vec& q, const Vec& qd, const Vec& d, bool in_q, double time = 0.0);
 
  private:
   const ModelTerms& evaluate(double t, const Vec& q, const Vec& qd, unsigned what);

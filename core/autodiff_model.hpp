@@ -62,6 +62,10 @@ class AutoDiffModel final : public Model {
   static constexpr int CH = kPositionRowsOf<P>;
   static constexpr int CA = kVelocityRowsOf<P>;
   static constexpr bool kTimeDependent = IsTimeDependent<P>;
+  // The exact Jacobian's derivatives exist without explicit time dependence (dynamics_derivatives has no t) and
+  // where the generalized force, if any, is templated over the scalar (core/problem.hpp).
+  static constexpr bool kDerivatives =
+      !kTimeDependent && (!HasGeneralizedForce<P> || HasDifferentiableGeneralizedForce<P>);
   static_assert(!HasAffineTerm<P> || kHasA, "affine_term belongs to velocity rows (kPfaffian, kMixed)");
   static_assert(!HasTimeDependentConstraint<P> || kHasH, "constraint(q, t, h) belongs to position rows (kHolonomic, kMixed)");
   static_assert(!kMixed || !HasAnalyticConstraintTerms<P>, "analytic_constraint_terms: holonomic or Pfaffian problems only");
@@ -237,6 +241,7 @@ class AutoDiffModel final : public Model {
       qh.resize(n); Mh.resize(n, n); hh.resize(mh);
       Ah.resize(ma, n); qt.resize(n); ht.resize(mh);
       a.resize(n); a1.resize(n); ak.resize(n); ah.resize(n);
+      qdk.resize(n); Fk.resize(n);
       h1.resize(mh); b1.resize(ma);
     }
     double t = 0;  // the time of the evaluation (time-dependent problems read it in every pass)
@@ -265,6 +270,7 @@ class AutoDiffModel final : public Model {
     VecN<Jet1, N> a1;
     VecN<JetK, N> ak;
     VecN<HyperDual, N> ah;
+    VecN<JetK, N> qdk, Fk;  // F(t, q, qd) with K directions in q or qd (generalized_force_derivatives)
   };
 
   std::unique_ptr<ModelWorkspace> make_workspace() const override {
@@ -319,10 +325,10 @@ class AutoDiffModel final : public Model {
     }
   }
 
-  // F must not depend on the state: problems with a generalized force (double-only) are left to finite
-  // differences. A gyroscopic term is included (see dynamics_derivatives).
-  // Nor may the problem depend on t explicitly (dynamics_derivatives has no time argument).
-  bool has_dynamics_derivatives() const override { return !HasGeneralizedForce<P> && !kTimeDependent; }
+  // A problem with a double-only generalized force is left to finite differences; a templated one is
+  // differentiated by generalized_force_derivatives. A gyroscopic term is included (see dynamics_derivatives).
+  // The problem may not depend on t explicitly (dynamics_derivatives has no time argument).
+  bool has_dynamics_derivatives() const override { return kDerivatives; }
   bool uses_analytic_terms() const override {
     return use_analytic_ && ((HasAnalyticTerms<P> && analytic_terms_on()) || HasAnalyticConstraintTerms<P>);
   }
@@ -335,7 +341,7 @@ class AutoDiffModel final : public Model {
   // hyper-dual passes as Mdot qd, over a) and -qd . a to W.
   void dynamics_derivatives(const Vec& q, const Vec& qd, ModelWorkspace& base,
                             DynamicsDerivatives& out) const override {
-    if constexpr (HasGeneralizedForce<P> || kTimeDependent) {
+    if constexpr (!kDerivatives) {
       Model::dynamics_derivatives(q, qd, base, out);
     } else {
       auto& ws = static_cast<Workspace&>(base);
@@ -407,12 +413,44 @@ class AutoDiffModel final : public Model {
     }
   }
 
+  // dF/dq and dF/dqd by Jet<K> passes over the templated force, K directions at a time: ceil(n / K) along q (qd
+  // held), as many along qd (q held); t enters as a constant.
+  void generalized_force_derivatives(double t, const Vec& q, const Vec& qd, ModelWorkspace& base, Mat& dF_dq,
+                                     Mat& dF_dqd) const override {
+    if constexpr (!kDerivatives || !HasGeneralizedForce<P>) {
+      Model::generalized_force_derivatives(t, q, qd, base, dF_dq, dF_dqd);
+    } else {
+      auto& ws = static_cast<Workspace&>(base);
+      const int n = n_;
+      ws.q = q;
+      ws.qd = qd;
+      const JetK tk(t);
+      for (int along_qd = 0; along_qd < 2; ++along_qd) {
+        Mat& out = along_qd ? dF_dqd : dF_dq;
+        for (int start = 0; start < n; start += K) {
+          if (along_qd) {
+            for (int i = 0; i < n; ++i) ws.qk[i] = JetK(q[i]);
+            clm::seed_chunk<K>(ws.qdk, ws.qd, n, start);
+          } else {
+            clm::seed_chunk<K>(ws.qk, ws.q, n, start);
+            for (int i = 0; i < n; ++i) ws.qdk[i] = JetK(qd[i]);
+          }
+          for (int i = 0; i < n; ++i) ws.Fk[i] = JetK(0.0);
+          p_.generalized_force(tk, ws.qk, ws.qdk, ws.Fk);
+          const int width = std::min(K, n - start);
+          for (int k = 0; k < width; ++k)
+            for (int i = 0; i < n; ++i) out(i, start + k) = ws.Fk[i].v[k];
+        }
+      }
+    }
+  }
+
   // d/dq_l (C^T mu)_j = sum_a mu_a (d^2 A_aj [qd, e_l] - d^2 (A_a qd) / dq_j dq_l): the first term by n
   // hyper-dual passes over A along (qd, e_l), the second, the Hessian of s(q) = mu^T A(q) qd, by n(n+1)/2
   // passes along (e_j, e_l). Holonomic problems: C = 0.
   void curvature_force_derivative(const Vec& q, const Vec& qd, const Vec& mu, ModelWorkspace& base,
                                   Mat& out) const override {
-    if constexpr (HasGeneralizedForce<P> || kTimeDependent) {
+    if constexpr (!kDerivatives) {
       Model::curvature_force_derivative(q, qd, mu, base, out);
     } else {
       out.setZero();
@@ -611,7 +649,7 @@ class AutoDiffModel final : public Model {
   //   d bias / d q_l  = a third derivative: holonomic, 2 x the s^2 e part of h(q + s qd + e e_l) (Taylor2Dual,
   //                     one pass per l); Pfaffian, d^2 A [qd, e_l] qd by a hyper-dual pass over A per l.
   void bias_derivatives(Workspace& ws, DynamicsDerivatives& out) const {
-    if constexpr (!HasGeneralizedForce<P> && !kTimeDependent) {
+    if constexpr (kDerivatives) {
       const int n = n_;
       [[maybe_unused]] const int ma = m_ - mh_;
       const auto& qd = ws.qd;

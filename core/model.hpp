@@ -87,7 +87,9 @@ struct SparseModelTerms {
 
 // First derivatives of the dynamics terms with respect to the state (q, qd), for the Jacobians of
 // formulations (IntegratorSettings::jacobian = "autodiff"): dM[l] = dM/dq_l (n x n), dA[l] = dA/dq_l (m x n),
-// column l of dc_dq / dc_dqd = dc/dq_l / dc/dqd_l. F is constant for the models that provide them.
+// column l of dc_dq / dc_dqd = dc/dq_l / dc/dqd_l. dF_dq / dF_dqd (n x n, column l for q_l / qd_l): the
+// generalized force's, sized only for a model that has one (has_generalized_force) and filled by
+// Model::generalized_force_derivatives, apart, since F alone reads t.
 // dbias_dq / dbias_dqd (m x n): the derivatives of the acceleration-level bias Adot qd (ModelTerms::Adot_qd),
 // column l for q_l / qd_l; only the saddle-point formulations (kkt, schur) need them, so they are filled only
 // when sized (make_derivatives(true)): penalty pays nothing for them. Sized once by Model::make_derivatives().
@@ -95,6 +97,7 @@ struct DynamicsDerivatives {
   std::vector<Mat> dM, dA;
   Mat dc_dq, dc_dqd;
   Mat dbias_dq, dbias_dqd;  // empty unless requested
+  Mat dF_dq, dF_dqd;        // empty without a generalized force
 };
 
 // Per-run scratch space of a Model (autodiff buffers); opaque to callers.
@@ -178,7 +181,8 @@ class Model {
   }
 
   // Derivatives of M, c and A with respect to (q, qd) at (q, qd) by automatic differentiation, where the
-  // model can supply them (templated problem functions, F independent of the state); no heap allocation.
+  // model can supply them (templated problem functions, no explicit time dependence) together with those of its
+  // generalized force, if it has one (a force templated over the scalar, core/problem.hpp); no heap allocation.
   virtual bool has_dynamics_derivatives() const { return false; }
   // Whether the mass matrix, c or the constraint terms come from hand-written code (a problem's analytic_terms /
   // analytic_constraint_terms) rather than automatic differentiation: such a right-hand side is cheap next to
@@ -187,6 +191,13 @@ class Model {
   virtual void dynamics_derivatives(const Vec& /*q*/, const Vec& /*qd*/, ModelWorkspace& /*ws*/,
                                     DynamicsDerivatives& /*out*/) const {
     throw InputError("problem " + name() + " provides no derivatives of its dynamics terms");
+  }
+  // dF/dq and dF/dqd (n x n, column l for q_l / qd_l) of the generalized force F(t, q, qd) at (t, q, qd), by
+  // automatic differentiation; where has_dynamics_derivatives() and has_generalized_force() both hold. No heap
+  // allocation.
+  virtual void generalized_force_derivatives(double /*t*/, const Vec& /*q*/, const Vec& /*qd*/, ModelWorkspace& /*ws*/,
+                                             Mat& /*dF_dq*/, Mat& /*dF_dqd*/) const {
+    throw InputError("problem " + name() + " provides no derivatives of its generalized force");
   }
   // out(j, l) = d/dq_l (C(q, qd)^T mu)_j at fixed mu (n x n), C the constraint curvature of kConstraintCurvature,
   // C_aj = sum_k (d_k A_aj - d_j A_ak) qd_k (zero for holonomic problems): second derivatives of A, which the
@@ -205,6 +216,10 @@ class Model {
     if (constraint_bias) {
       d.dbias_dq = Mat::Zero(m(), n());
       d.dbias_dqd = Mat::Zero(m(), n());
+    }
+    if (has_generalized_force()) {
+      d.dF_dq = Mat::Zero(n(), n());
+      d.dF_dqd = Mat::Zero(n(), n());
     }
     return d;
   }

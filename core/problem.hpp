@@ -17,7 +17,10 @@
 //     template <class T> T potential(const VecN<T, kDof>& q) const;
 //     template <class T> void constraint(const VecN<T, kDof>& q, VecN<T, kConstraints>& h) const;          // kHolonomic
 //     template <class T> void pfaffian(const VecN<T, kDof>& q, MatN<T, kConstraints, kDof>& A) const;     // kPfaffian
-//     void generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) const;     // optional; F is zeroed first
+//     template <class T, class Q, class F>                                               // optional; F is zeroed
+//     void generalized_force(const T& t, const Q& q, const Q& qd, F& out) const;        // first; a template over the
+//         scalar T (q, qd, out vectors of it) so that the exact Jacobian differentiates it; a double-only
+//         generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) is allowed (Jacobian by differences)
 //     void default_initial(Vec& q0, Vec& qd0) const;  // consistent for every admissible parameter set
 //   };
 //
@@ -121,6 +124,8 @@
 
 #include <array>
 #include <string_view>
+
+#include <ceres/jet.h>
 
 #include "core/taylor2.hpp"
 #include "core/types.hpp"
@@ -319,5 +324,16 @@ template <class P>
 concept HasGeneralizedForce = requires(const P& p, double t, const Vec& q, const Vec& qd, Vec& F) {
   p.generalized_force(t, q, qd, F);
 };
+
+// A generalized force written once as a template over the scalar type, like the energies (Ceres' AutoDiffCostFunction
+// style): generalized_force(t, q, qd, F) with t of the scalar type and q, qd, F vectors of it. The model then
+// differentiates F(t, q, qd) in q and qd by ceres::Jet (Model::generalized_force_derivatives), so the exact Jacobian
+// of the implicit integrators covers forced problems (motors, damping). A double-only force stays allowed: its
+// problem's Jacobian is then by differences.
+template <class P>
+concept HasDifferentiableGeneralizedForce =
+    HasGeneralizedForce<P> && requires(const P& p, const ceres::Jet<double, 2>& t,
+                                       const VecN<ceres::Jet<double, 2>, P::kDof>& q,
+                                       VecN<ceres::Jet<double, 2>, P::kDof>& F) { p.generalized_force(t, q, q, F); };
 
 }  // namespace clm

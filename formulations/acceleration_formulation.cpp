@@ -217,6 +217,8 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
   }
   rhs(t, y, jac_dy_);  // terms_, qdd_, lambda_ and the subclass's factorizations at y
   model_->dynamics_derivatives(q_, qd_, *ws_, jac_deriv_);
+  const bool forced = model_->has_generalized_force();
+  if (forced) model_->generalized_force_derivatives(t, q_, qd_, *ws_, jac_deriv_.dF_dq, jac_deriv_.dF_dqd);
   const DynamicsDerivatives& d = jac_deriv_;
   double alpha = 0, beta2 = 0;
   stabilization_gains(alpha, beta2);
@@ -226,6 +228,7 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
     // d/dq_l
     auto top = jac_rhs_.col(l).head(n);
     top = -d.dc_dq.col(l);
+    if (forced) top += d.dF_dq.col(l);
     top.noalias() -= d.dM[l] * qdd_;
     if (m > 0) {
       top.noalias() += dR[l].transpose() * lambda_;
@@ -238,6 +241,7 @@ void AccelerationFormulation::saddle_jacobian(double t, const Vec& y, Mat& J) {
     // d/dqd_l: M and A do not depend on qd.
     auto top_v = jac_rhs_.col(n + l).head(n);
     top_v = -d.dc_dqd.col(l);
+    if (forced) top_v += d.dF_dqd.col(l);
     if (m > 0) {
       auto bottom_v = jac_rhs_.col(n + l).tail(m);
       bottom_v = -d.dbias_dqd.col(l);

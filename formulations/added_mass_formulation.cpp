@@ -72,12 +72,15 @@ void AddedMassFormulation::jacobian(double t, const Vec& y, Mat& J) {
   rhs(t, y, jac_dy_);  // terms_ (M, c, A, Adot qd, C), H_, lambda_, qdd_ at y
   model_->dynamics_derivatives(q_, qd_, *ws_, jac_deriv_);
   model_->curvature_force_derivative(q_, qd_, lambda_, *ws_, jac_dcurv_);
+  const bool forced = model_->has_generalized_force();
+  if (forced) model_->generalized_force_derivatives(t, q_, qd_, *ws_, jac_deriv_.dF_dq, jac_deriv_.dF_dqd);
   const DynamicsDerivatives& d = jac_deriv_;
   const Mat& A = terms_.A;
   for (int l = 0; l < n; ++l) {
     // d/dq_l: -dc + d(C^T lambda)|lambda + C^T dlambda - N dA^T (Adot qd) - N A^T d(Adot qd) - dH qdd.
     auto col = jac_cols_.col(l);
     col = -d.dc_dq.col(l) + jac_dcurv_.col(l);
+    if (forced) col += d.dF_dq.col(l);
     jac_dH_ = d.dM[l];
     if (m > 0) {
       jac_dlambda_.noalias() = -N * (d.dA[l] * qd_);
@@ -91,6 +94,7 @@ void AddedMassFormulation::jacobian(double t, const Vec& y, Mat& J) {
     // d/dqd_l: -dc + (dC/dqd_l)^T lambda + C^T dlambda - N A^T d(Adot qd); H does not depend on qd.
     auto col_v = jac_cols_.col(n + l);
     col_v = -d.dc_dqd.col(l);
+    if (forced) col_v += d.dF_dqd.col(l);
     if (m > 0) {
       for (int j = 0; j < n; ++j) {
         double acc = 0;

@@ -76,6 +76,8 @@ void FernandezBlochFormulation::jacobian(double t, const Vec& y, Mat& J) {
     jac_dMt_.assign(n, Mat::Zero(n, n));
     jac_dc_dq_ = Mat::Zero(n, n);
     jac_dc_dqd_ = Mat::Zero(n, n);
+    jac_dF_dq_ = Mat::Zero(n, n);
+    jac_dF_dqd_ = Mat::Zero(n, n);
     jac_rhs_ = Mat::Zero(n, 2 * n);
     jac_x_ = Mat::Zero(n, 2 * n);
     jac_lu_ = Eigen::PartialPivLU<Mat>(n);
@@ -84,12 +86,17 @@ void FernandezBlochFormulation::jacobian(double t, const Vec& y, Mat& J) {
   }
   rhs(t, y, jac_dy_);  // qdd_ and rt_ (M~) at y
   restricted_->derivatives(q_, qd_, jac_dMt_, jac_dc_dq_, jac_dc_dqd_);
+  // b = F - c~: the generalized force's derivatives, where the problem has one.
+  const bool forced = model_->has_generalized_force();
+  if (forced) model_->generalized_force_derivatives(t, q_, qd_, *ws_, jac_dF_dq_, jac_dF_dqd_);
   for (int l = 0; l < n; ++l) {
     auto col = jac_rhs_.col(l);
     col = -jac_dc_dq_.col(l);
+    if (forced) col += jac_dF_dq_.col(l);
     col.noalias() -= jac_dMt_[l] * qdd_;
   }
   jac_rhs_.rightCols(n) = -jac_dc_dqd_;
+  if (forced) jac_rhs_.rightCols(n) += jac_dF_dqd_;
   jac_lu_.compute(rt_.M_tilde);
   lu_solve_into(jac_lu_, jac_rhs_, jac_x_);
   if (!jac_x_.allFinite()) throw NumericalFailure("fernandez_bloch: singular M~ in the Jacobian");

@@ -83,7 +83,7 @@ class FernandezBlochFormulation final : public Formulation {
   // The exact Jacobian's workspace, sized by its first call (once per run).
   bool jac_sized_ = false;
   std::vector<Mat> jac_dMt_;
-  Mat jac_dc_dq_, jac_dc_dqd_, jac_rhs_, jac_x_;
+  Mat jac_dc_dq_, jac_dc_dqd_, jac_dF_dq_, jac_dF_dqd_, jac_rhs_, jac_x_;
   Eigen::PartialPivLU<Mat> jac_lu_;
   Vec jac_dy_;
 };

@@ -32,6 +32,8 @@ void PenaltyFormulation::jacobian(double t, const Vec& y, Mat& J) {
   // Matrix right-hand sides: Eigen's LLT (the rhs path's CholeskySolver serves vectors; same factor).
   jacobian_llt_.compute(terms_.M);
   model_->dynamics_derivatives(q_, qd_, *ws_, deriv_);
+  const bool forced = model_->has_generalized_force();
+  if (forced) model_->generalized_force_derivatives(t, q_, qd_, *ws_, deriv_.dF_dq, deriv_.dF_dqd);
   const int n = n_;
   const double N = options_.N;
   J.setZero();
@@ -39,12 +41,14 @@ void PenaltyFormulation::jacobian(double t, const Vec& y, Mat& J) {
   // Columns for qd.
   ata_.noalias() = terms_.A.transpose() * terms_.A;
   block_ = -deriv_.dc_dqd - N * ata_;
+  if (forced) block_ += deriv_.dF_dqd;
   jacobian_llt_.solveInPlace(block_);
   J.bottomRightCorner(n, n) = block_;
   // Columns for q.
   for (int l = 0; l < n; ++l) {
     auto col = block_.col(l);
     col = -deriv_.dc_dq.col(l);
+    if (forced) col += deriv_.dF_dq.col(l);
     col.noalias() += deriv_.dA[l].transpose() * lambda_;
     aqd_l_.noalias() = deriv_.dA[l] * qd_;
     aqd_l_ *= N;

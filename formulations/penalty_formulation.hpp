@@ -38,9 +38,9 @@ class PenaltyFormulation final : public AccelerationFormulation {
 
   // J = df/dy by automatic differentiation through the model (Model::dynamics_derivatives), for the
   // implicit integrators' IntegratorSettings::jacobian = "autodiff": with g = F - c + A^T lambda_N,
-  //   d qdd = M^-1 (dg - dM qdd),  dg/dqd_l = -dc/dqd_l - N A^T A e_l,
-  //   dg/dq_l = -dc/dq_l + dA_l^T lambda_N - A^T (N dA_l qd + k A e_l).
-  // Available when the model provides the derivatives (no state-dependent generalized force).
+  //   d qdd = M^-1 (dg - dM qdd),  dg/dqd_l = dF/dqd_l - dc/dqd_l - N A^T A e_l,
+  //   dg/dq_l = dF/dq_l - dc/dq_l + dA_l^T lambda_N - A^T (N dA_l qd + k A e_l).
+  // Available when the model provides the derivatives (Model::has_dynamics_derivatives).
   bool has_jacobian() const override { return model_->has_dynamics_derivatives(); }
   void jacobian(double t, const Vec& y, Mat& J) override;
   bool own_jacobian_is_cheaper() const override { return has_jacobian() && exact_jacobian_is_cheaper(); }

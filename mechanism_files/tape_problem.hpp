@@ -109,12 +109,21 @@ struct TapeProblem {
     copy_outputs(mechanism->gyroscopic, registers<T>(mechanism->gyroscopic, q, nullptr, T(0.0)), a);
   }
 
-  void generalized_force(double t, const Vec& q, const Vec& qd, Vec& F) const
+  // Over any scalar (double, ceres::Jet): the exact Jacobian differentiates the [forces] section in q and qd.
+  template <class T, class Q, class Out>
+  void generalized_force(const T& t, const Q& q, const Q& qd, Out& F) const
     requires(kForces)
   {
     const Tape& tape = mechanism->force;
-    double* r = registers<double>(tape, q, &qd, t);
-    for (int i = 0; i < mechanism->n; ++i) F[i] += r[tape.output_register(i)];
+    T* r = Tape::scratch<T>(std::max(tape.registers(), tape.inputs()));
+    const int n = mechanism->n;
+    for (int i = 0; i < n; ++i) {
+      r[i] = T(q[i]);
+      r[n + i] = T(qd[i]);
+    }
+    r[2 * n] = t;
+    tape.run(r);
+    for (int i = 0; i < n; ++i) F[i] += r[tape.output_register(i)];
   }
 
   // M and c by reverse mode on the tapes (issue 22), in O(cost of M) instead of AutoDiffModel's Jet passes over

@@ -73,9 +73,12 @@ struct PendulumPolar {
   void constraint(const VecN<T, 2>& q, VecN<T, 1>& h) const {
     h[0] = q[0] - L;
   }
-  void generalized_force(double, const Vec& q, const Vec&, Vec& F) const {
-    F[0] = fx * std::sin(q[1]);
-    F[1] = fx * q[0] * std::cos(q[1]);
+  template <class T, class Q, class Out>
+  void generalized_force(const T&, const Q& q, const Q&, Out& F) const {
+    using std::cos;
+    using std::sin;
+    F[0] = fx * sin(q[1]);
+    F[1] = fx * q[0] * cos(q[1]);
   }
   // [seed-000]: lambda = -m L thetad^2 - m g cos(theta) - fx sin(theta), on r = L, rd = 0.
   void closed_form_multiplier(const Vec& q, const Vec& qd, Vec& lambda) const {

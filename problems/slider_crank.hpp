@@ -122,10 +122,13 @@ struct SliderCrank {
     h[0] = 2.0 * L1 * cos(q[0]) - 2.0 * L2 * cos(q[1]) - q[2];
     h[1] = 2.0 * L1 * sin(q[0]) - 2.0 * L2 * sin(q[1]);
   }
-  void generalized_force(double, const Vec&, const Vec&, Vec& F) const {
-    F[0] = tau;
-    F[1] = 0.0;
-    F[2] = f;
+  // Constant torque and force, written over the scalar like the energies (core/problem.hpp): the exact Jacobian
+  // differentiates it.
+  template <class T, class Q, class Out>
+  void generalized_force(const T&, const Q&, const Q&, Out& F) const {
+    F[0] = T(tau);
+    F[1] = T(0.0);
+    F[2] = T(f);
   }
 
   // Crank angle of the default configuration: pi/4 where the rod reaches (|L1 sin theta| <= 0.8 L2),

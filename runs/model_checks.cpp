@@ -432,7 +432,8 @@ ModelCheck check_dynamics_derivatives(const Model& model, const std::vector<Chec
   const std::string name = "derivatives vs FD";
   if (!model.has_dynamics_derivatives())
     return skipped_check(name, std::string("the model provides none (") +
-                                   (model.time_dependent() ? "explicit time dependence" : "generalized forces") +
+                                   (model.time_dependent() ? "explicit time dependence"
+                                                           : "a generalized force written for double only") +
                                    "): implicit integrators difference the right-hand side");
   if (model.n() > kDerivativeCoordinates)
     return skipped_check(name, "n = " + std::to_string(model.n()) + " > " + std::to_string(kDerivativeCoordinates) +
@@ -444,11 +445,13 @@ ModelCheck check_dynamics_derivatives(const Model& model, const std::vector<Chec
   const int n = model.n();
   const bool bias = model.m() > 0;
   DynamicsDerivatives d = model.make_derivatives(bias);
-  Discrepancy dM, dA, dc, dcv, db, dbv;
+  const bool forced = model.has_generalized_force();
+  Discrepancy dM, dA, dc, dcv, db, dbv, dF, dFv;
   const std::vector<Vec> dirs = check_directions(n, seed_of(states));
   for (const auto& s : states) {
     model.dynamics_derivatives(s.q, s.qd, *ws, d);
-    model.evaluate(0.0, s.q, s.qd, kMassMatrix | kBias | constraint_terms(model), *ws, terms);
+    if (forced) model.generalized_force_derivatives(0.0, s.q, s.qd, *ws, d.dF_dq, d.dF_dqd);
+    model.evaluate(0.0, s.q, s.qd, kMassMatrix | kBias | kForce | constraint_terms(model), *ws, terms);
     // Floors: a term's own size per unit of q (or qd), so that a derivative that vanishes next to its term
     // is not divided by its own rounding.
     const double L = std::max(1.0, max_abs(s.q)), V = std::max(1.0, max_abs(s.qd));
@@ -464,6 +467,10 @@ ModelCheck check_dynamics_derivatives(const Model& model, const std::vector<Chec
       if (bias) dA.add(A_along, in_q.A, max_abs(terms.A) / L);
       dc.add(Vec(d.dc_dq * dir), in_q.c, max_abs(terms.c) / L);
       dcv.add(Vec(d.dc_dqd * dir), in_qd.c, max_abs(terms.c) / V);
+      if (forced) {
+        dF.add(Vec(d.dF_dq * dir), in_q.F, max_abs(terms.F) / L);
+        dFv.add(Vec(d.dF_dqd * dir), in_qd.F, max_abs(terms.F) / V);
+      }
       if (bias && d.dbias_dq.size()) {
         db.add(Vec(d.dbias_dq * dir), in_q.bias, max_abs(terms.Adot_qd) / L);
         dbv.add(Vec(d.dbias_dqd * dir), in_qd.bias, max_abs(terms.Adot_qd) / V);
@@ -471,12 +478,13 @@ ModelCheck check_dynamics_derivatives(const Model& model, const std::vector<Chec
     }
   }
   double value = 0;
-  for (const Discrepancy* x : {&dM, &dA, &dc, &dcv, &db, &dbv})
+  for (const Discrepancy* x : {&dM, &dA, &dc, &dcv, &db, &dbv, &dF, &dFv})
     value = std::isnan(value) || std::isnan(x->relative()) ? kNaN : std::max(value, x->relative());
   std::string text = "dM/dq " + sci(dM.relative());
   if (bias) text += ", dA/dq " + sci(dA.relative());
   text += ", dc/dq " + sci(dc.relative()) + ", dc/dqd " + sci(dcv.relative());
   if (bias && d.dbias_dq.size()) text += ", dAdot_qd/dq " + sci(db.relative()) + ", /dqd " + sci(dbv.relative());
+  if (forced) text += ", dF/dq " + sci(dF.relative()) + ", dF/dqd " + sci(dFv.relative());
   return judged_check(name, "max rel " + text, value, kFiniteDifferenceTolerance);
 }
 

@@ -11,7 +11,8 @@
 //   Adot qd vs FD                  the acceleration bias vs d/ds (A qd + b) along (qd, 1)   1e-7       4.4e-11
 //   dL/dq, p vs FD of L            the variational integrators' derivatives of L            1e-7       1.3e-11
 //   c vs FD of L                   c vs d/dt(dL/dqd) - dL/dq at qdd = 0 (Euler-Lagrange)    1e-7       1.3e-11
-//   derivatives vs FD              Model::dynamics_derivatives (exact Jacobians)            1e-7       2.6e-12
+//   derivatives vs FD              Model::dynamics_derivatives and                          1e-7       2.6e-12
+//                                  ::generalized_force_derivatives (exact Jacobians)
 //   analytic vs autodiff           hand-written terms (analytic_terms, reverse mode)        1e-11      2.8e-16
 //   sparse vs dense                the bodies-and-joints terms vs the dense ones            1e-12      0
 //   velocity basis                 |A S| / (|A| |S|); rank n - m; Sdot v vs FD (1e-7)       1e-12      5.7e-17 (Sdot 2.9e-13)

@@ -196,13 +196,14 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
   if (spec.jacobian == "autodiff" && run.integrator->uses_jacobian(spec.integrator_settings()) &&
       !run.formulation->has_jacobian()) {
     // Say why, where the reason is the problem's: the exact dynamics derivatives are derived for problems without
-    // generalized forces and explicit time dependence only (core/autodiff_model.hpp).
+    // explicit time dependence whose generalized force, if any, is templated over the scalar (core/autodiff_model.hpp).
     const Model& m = *run.model;
     const std::string why =
-        m.has_generalized_force() ? " (the problem states generalized forces, a file's [forces] section or a header's "
-                                    "generalized_force, for which the exact Jacobian is not derived)"
-        : m.time_dependent()     ? " (the problem depends on t explicitly, for which the exact Jacobian is not derived)"
-                                 : "";
+        m.time_dependent() ? " (the problem depends on t explicitly, for which the exact Jacobian is not derived)"
+        : m.has_generalized_force() && !m.has_dynamics_derivatives()
+            ? " (its generalized_force is written for double only: write it as a template over the scalar type, "
+              "core/problem.hpp, for the exact Jacobian)"
+            : "";
     throw InputError(label + ": run.jacobian = autodiff, but formulation " + spec.formulation + " with problem " +
                      spec.problem + " provides no Jacobian of its own" + why + " (use finite_difference)");
   }
@@ -237,6 +238,13 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     ModelTerms terms = model.make_terms();
     model.evaluate(0.0, run.q0, run.qd0, kConstraintJacobian, *ws, terms);
     run.constraint_rank = numerical_rank(terms.A);
+    // No degree of freedom (issue 43: m = n and m > n were accepted without a word): with time-independent
+    // constraints nothing can move; a time-dependent problem is then driven kinematically, qd = -A^-1 b(t), which
+    // is a motion.
+    if (run.constraint_rank >= model.n() && !model.time_dependent())
+      throw InputError(label + ": the constraints of problem " + model.name() + " leave no degree of freedom: A(q0) "
+                       "has rank " + std::to_string(run.constraint_rank) + " = n (" + std::to_string(model.m()) +
+                       " rows), so nothing can move (remove a row, or add a coordinate)");
     // Coordinate projection factors A M^-1 A^T, singular for redundant constraints: refused before the run
     // rather than failing at its first projected step.
     if (run.constraint_rank < model.m() && projection_mode(spec.options.projection) != ProjectionMode::kNone)

@@ -8,16 +8,21 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "allocation_counter.hpp"
+#include "core/autodiff_model.hpp"
 #include "core/formulation.hpp"
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "runs/mechanism/file_model.hpp"
+#include "snakeboard_gait.hpp"
 
 using namespace clm;
 
@@ -157,11 +162,12 @@ TEST(ExactJacobian, KktAndSchurGiveTheSameJacobian) {
 
 // Where the exact Jacobian is not provided the formulation says so (the runner then refuses jacobian = autodiff
 // in one line and finite differences remain): time-dependent problems (the derivatives have no t), problems with
-// a generalized force (written for double only: slider_crank, pendulum_polar), and the sparse path.
+// a generalized force written for double only (the snakeboard driven by its gait, tests/snakeboard_gait.hpp), and
+// the sparse path.
 TEST(ExactJacobian, RefusedWhereNotProvided) {
-  for (const char* problem : {"slider_crank", "pendulum_polar"})
-    EXPECT_FALSE(formulation_registry().get("kkt").make(make_model(problem, {}), FormulationOptions{})->has_jacobian())
-        << problem;
+  auto gait = std::make_shared<AutoDiffModel<clm::testing::GaitDrivenSnakeboard>>(clm::testing::GaitDrivenSnakeboard{});
+  EXPECT_FALSE(gait->has_dynamics_derivatives());
+  EXPECT_FALSE(formulation_registry().get("kkt").make(gait, FormulationOptions{})->has_jacobian());
   for (const char* problem : {"driven_pendulum", "ball_on_turntable"}) {
     auto model = make_model(problem, {});
     ASSERT_TRUE(model->time_dependent());
@@ -178,6 +184,84 @@ TEST(ExactJacobian, RefusedWhereNotProvided) {
     dense.linear_algebra = "dense";
     EXPECT_TRUE(formulation_registry().get("kkt").make(bricard, dense)->has_jacobian());
   }
+}
+
+// Forced problems (issue 40: slider_crank under kkt + radau5 fell back to differences): the generalized force
+// F(t, q, qd), written over the scalar, is differentiated by Jet passes (Model::generalized_force_derivatives) and
+// enters every formulation's exact Jacobian. Against central differences of the rhs at t = 0.3: constant forces
+// (slider_crank), a force of q (pendulum_polar's horizontal push), a file's torque of t and qd
+// (driven_damped_pendulum.toml), and a nonholonomic file whose force reads q, qd and t in every coordinate, under
+// every formulation with an exact Jacobian; the native evaluation of that file gives the tape's Jacobian.
+TEST(ExactJacobian, ForcedProblemsAgreeWithCentralDifferences) {
+  const std::string data = std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "clm_forced_sleigh_jacobian";
+  std::filesystem::create_directories(dir);
+  const std::string sleigh = (dir / "forced_sleigh.toml").string();
+  std::ofstream(sleigh) << R"toml(name = "forced_sleigh"
+description = "Chaplygin sleigh pushed by a state- and time-dependent force, with drag"
+coordinates = ["x", "y", "theta"]
+[parameters]
+m = { value = 1.0, min = 0 }
+Ic = { value = 0.5, min = 0 }
+b = { value = 0.3 }
+[energy]
+T = "m/2*(der(x)^2 + der(y)^2) + Ic/2*der(theta)^2"
+V = "0"
+[forces]
+x = "0.7*cos(theta)*(1 + 0.3*sin(2*t)) - 0.2*der(x)*sqrt(der(x)^2 + der(y)^2)"
+y = "0.7*sin(theta)*(1 + 0.3*sin(2*t)) - 0.2*der(y)*sqrt(der(x)^2 + der(y)^2)"
+theta = "0.4*sin(x - y) - 0.1*der(theta)^3 + 0.05*t*cos(theta)"
+[constraints]
+velocity = ["-sin(theta)*der(x) + cos(theta)*der(y) - b*der(theta)"]
+[initial]
+q = [0, 0, 0]
+qd = [1.0, "0.8*b", 0.8]
+[transversal_frame]
+columns = [["-sin(theta)", "cos(theta)", "0"]]
+)toml";
+  struct ForcedCase {
+    std::string problem;
+    std::map<std::string, double> params;
+    std::vector<const char*> formulations;
+  };
+  const std::vector<const char*> all = {"kkt", "schur", "augmented_lagrangian", "penalty", "added_mass"};
+  std::vector<const char*> nonholonomic = all;
+  nonholonomic.push_back("fernandez_bloch");
+  const ForcedCase cases[] = {
+      {"slider_crank", {}, all},
+      {"pendulum_polar", {{"fx", 0.7}}, all},
+      {data + "driven_damped_pendulum.toml", {}, all},
+      {sleigh, {}, nonholonomic},
+  };
+  for (const ForcedCase& c : cases) {
+    auto model = make_model(c.problem, c.params);
+    ASSERT_TRUE(model->has_generalized_force()) << c.problem;
+    ASSERT_TRUE(model->has_dynamics_derivatives()) << c.problem;
+    for (const char* formulation : c.formulations) {
+      FormulationOptions options;
+      options.N = 100;
+      auto f = formulation_registry().get(formulation).make(model, options);
+      ASSERT_TRUE(f->has_jacobian()) << formulation << " " << c.problem;
+      const Vec y = off_constraint_state(*f, *model);
+      const std::string name = std::filesystem::path(c.problem).filename().string();
+      check_against_central_differences(*f, y, std::string(formulation) + " " + name);
+    }
+  }
+  // The native evaluation wraps the tape model for the derivatives: the same Jacobian to round-off.
+  const FileModel native = make_file_model(sleigh, {}, "auto");
+  if (native.evaluation == "native") {
+    auto tape = make_model(sleigh, {});
+    for (const char* formulation : {"kkt", "penalty"}) {
+      auto fn = formulation_registry().get(formulation).make(native.model, FormulationOptions{});
+      auto ft = formulation_registry().get(formulation).make(tape, FormulationOptions{});
+      const Vec y = off_constraint_state(*ft, *tape);
+      Mat Jn(y.size(), y.size()), Jt(y.size(), y.size());
+      fn->jacobian(0.3, y, Jn);
+      ft->jacobian(0.3, y, Jt);
+      EXPECT_LT(relative(Jn, Jt), 1e-14) << formulation;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ExactJacobian, NoHeapAllocationAfterTheFirstCall) {
@@ -208,7 +292,8 @@ TEST(ExactJacobian, Radau5AutodiffAgreesWithFiniteDifferences) {
     double t_end;
   };
   for (const RunCase rc : {RunCase{"four_bar", "kkt", 1.0}, RunCase{"closed_chain", "schur", 1.0},
-                           RunCase{"chaplygin_sleigh", "kkt", 2.0}, RunCase{"rolling_disk", "schur", 2.0}}) {
+                           RunCase{"chaplygin_sleigh", "kkt", 2.0}, RunCase{"rolling_disk", "schur", 2.0},
+                           RunCase{"slider_crank", "kkt", 1.0}}) {
     for (const char* integrator : {"radau5", "implicit_midpoint"}) {
       auto model = make_model(rc.problem, std::string(rc.problem) == "closed_chain"
                                               ? std::map<std::string, double>{{"n", 8}}

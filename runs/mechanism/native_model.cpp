@@ -100,6 +100,11 @@ void NativeMechanismModel::dynamics_derivatives(const Vec& q, const Vec& qd, Mod
   tape_->dynamics_derivatives(q, qd, *static_cast<NativeWorkspace&>(ws).tape, out);
 }
 
+void NativeMechanismModel::generalized_force_derivatives(double t, const Vec& q, const Vec& qd, ModelWorkspace& ws,
+                                                         Mat& dF_dq, Mat& dF_dqd) const {
+  tape_->generalized_force_derivatives(t, q, qd, *static_cast<NativeWorkspace&>(ws).tape, dF_dq, dF_dqd);
+}
+
 void NativeMechanismModel::curvature_force_derivative(const Vec& q, const Vec& qd, const Vec& mu,
                                                       ModelWorkspace& ws, Mat& out) const {
   tape_->curvature_force_derivative(q, qd, mu, *static_cast<NativeWorkspace&>(ws).tape, out);

@@ -43,6 +43,8 @@ class NativeMechanismModel final : public Model {
   void dynamics_derivatives(const Vec& q, const Vec& qd, ModelWorkspace& ws, DynamicsDerivatives& out) const override;
   void curvature_force_derivative(const Vec& q, const Vec& qd, const Vec& mu, ModelWorkspace& ws,
                                   Mat& out) const override;
+  void generalized_force_derivatives(double t, const Vec& q, const Vec& qd, ModelWorkspace& ws, Mat& dF_dq,
+                                     Mat& dF_dqd) const override;
 
   void default_initial(Vec& q0, Vec& qd0) const override { tape_->default_initial(q0, qd0); }
   std::vector<std::string> constraint_names() const override { return tape_->constraint_names(); }

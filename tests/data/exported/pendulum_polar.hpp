@@ -80,8 +80,8 @@ struct PendulumPolarFile {
     out[0] = v32;
   }
 
-  void generalized_force([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out) const {
-    using T = double;
+  template <class T, class Q, class Out>
+  void generalized_force([[maybe_unused]] const T& t_in, [[maybe_unused]] const Q& q_in, [[maybe_unused]] const Q& qd_in, Out& out) const {
     using namespace elementary;
     const T v20 = cos(q_in[1]);
     const T v33 = sin(q_in[1]);

@@ -145,8 +145,8 @@ struct SliderCrankFile {
     out[1] = v102;
   }
 
-  void generalized_force([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out) const {
-    using T = double;
+  template <class T, class Q, class Out>
+  void generalized_force([[maybe_unused]] const T& t_in, [[maybe_unused]] const Q& q_in, [[maybe_unused]] const Q& qd_in, Out& out) const {
     using namespace elementary;
     out[0] = T(tau);
     out[1] = T(0.0);
