@@ -123,7 +123,7 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
                                rows(c.m - c.position_rows, "velocity") + " A(q) qd + b = 0"
                          : "Pfaffian A(q) qd + b = 0";
   if (c.time_dependent) kind += ", time-dependent";
-  if (c.has_forces) kind += ", generalized forces (no exact Jacobian)";
+  if (c.has_forces) kind += ", generalized forces";
   if (c.has_gyroscopic) kind += ", gyroscopic term dT/dqd at qd = 0";
   line("constraints", "m = " + std::to_string(c.m) + " (" + kind + ")");
   std::string params;
@@ -149,6 +149,9 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
     line("rank A(q0)", std::to_string(rank) + " of m = " + std::to_string(c.m) + " (singular values " +
                            fmt(s[s.size() - 1]) + " .. " + fmt(s[0]) + ")" +
                            (rank < c.m ? ": redundant rows (kkt, schur, nullspace, augmented_lagrangian accept them)" : ""));
+    if (rank >= c.n && !c.time_dependent)
+      problems.push_back("the constraints leave no degree of freedom: rank A(q0) = n = " + std::to_string(c.n) +
+                         ", so nothing can move (remove a row, or add a coordinate)");
     const ConstraintResidual r = constraint_residual(*model, 0.0, q, qd);
     std::string residual = "|A qd0 + b| = " + fmt(r.velocity);
     if (c.position_rows > 0) residual = "|h(q0)| = " + fmt(r.position) + ", " + residual;

@@ -70,7 +70,7 @@ of docs/design.md section 4). Example (experiments/quickstart.ini):
     [param.pendulum_kkt]
     L = 1.5
 
-Output: one HDF5 file per invocation (docs/design.md section 5), written to OUT.tmp-<pid> and renamed to OUT
+Output: one HDF5 file per invocation (docs/design.md section 5), written to OUT.tmp-<pid>.<n> and renamed to OUT
 when complete; its parent directory is created when missing. Run ids: NAME, or
 <problem>_<formulation>_<integrator> for a single run.
 )";

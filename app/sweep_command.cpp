@@ -196,6 +196,13 @@ int sweep(const CommandInvocation& call) {
     return kExitInput;
   } catch (const InputError&) {
     throw;  // parts of another sweep (found before the split, agreed by every process) or a merge input
+  } catch (const InputChangedDuringSweep& e) {
+    // The input's fault (exit 1), found by one process after the split: under MPI it ends the whole job.
+    if (group->size() > 1) {
+      call.err << "clmbench: error: " << group->description() << ": " << e.what() << std::endl;
+      group->abort(kExitInput);
+    }
+    throw InputError(e.what());
   } catch (const std::exception& e) {
     // After the split another process may be waiting for this one: end the whole job.
     if (group->size() > 1) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/formulation.hpp"
+#include "core/position_rows_off.hpp"
 
 #include <sstream>
 
@@ -55,6 +56,15 @@ ProjectionReport project_onto_constraints(const Model& model, Vec& q, Vec& qd, d
       msg << "problem " << model.name() << ": initial q cannot be projected onto h(q) = 0 of its " << mh
           << " position row" << (mh == 1 ? "" : "s") << " (|h| = " << terms.h.norm()
           << " after " << max_iterations << " Gauss-Newton iterations)";
+      // Which rows stay off (issue 43: "r - L" with "r - 2 L" failed here without naming them).
+      const auto off = position_rows_off(model, q, t0, tol * scale);
+      if (!off.empty()) {
+        msg << "; still off: ";
+        for (std::size_t k = 0; k < off.size() && k < 4; ++k)
+          msg << (k ? ", " : "") << off[k].label() << " h = " << off[k].h;
+        if (off.size() > 4) msg << " and " << off.size() - 4 << " more";
+        msg << " (rows that cannot hold together, or a q0 far from where they meet)";
+      }
       throw InputError(msg.str());
     }
   }

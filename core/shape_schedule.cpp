@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/input_changed.hpp"
 #include "core/input_file.hpp"
 #include "core/sha256.hpp"
 #include "core/value_parsing.hpp"
@@ -178,9 +179,12 @@ ShapeFunction ShapeFunction::parse(const std::string& text) {
     f.file_ = path;
     f.sha256_ = sha256_hex(bytes);
     if (!recorded.empty() && recorded != f.sha256_)
-      throw InputError("shape file '" + echo_value(path) + "' has changed since the configuration naming it was recorded (sha256 " +
-                       f.sha256_.substr(0, 12) + "..., recorded " + recorded.substr(0, 12) +
-                       "...): restore it, or name it without @sha256 to use it as it is now");
+      throw InputChanged("shape file '" + echo_value(path) +
+                             "' has changed since the configuration naming it was recorded (sha256 " +
+                             f.sha256_.substr(0, 12) + "..., recorded " + recorded.substr(0, 12) +
+                             "...): restore it, or name it without @sha256 to use it as it is now",
+                         "shape file '" + echo_value(path) + "'", f.sha256_.substr(0, 12) + "...",
+                         recorded.substr(0, 12) + "...");
     std::istringstream in(bytes);
     long line_number = 0;
     for (std::string line; std::getline(in, line);) {

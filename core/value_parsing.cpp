@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/number_range.hpp"
 #include "core/types.hpp"
 
 namespace clm {
@@ -50,7 +51,8 @@ double parse_number(const std::string& text_in, const std::string& what) {
   if (begin != end && *begin == '+') ++begin;
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
-    throw InputError("malformed number '" + echo_value(text) + "' for " + what);
+    const std::string range = number_range_problem(text);
+    throw InputError((range.empty() ? "malformed number '" + echo_value(text) + "'" : range) + " for " + what);
   }
   return value;
 }

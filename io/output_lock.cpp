@@ -124,11 +124,12 @@ OutputLock::OutputLock(const std::string& out_path) {
       throw fail("its lock file '" + path + "' is not a regular file");
     }
     const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
-    if (auto mine = held_locks()[id].lock()) {  // this process holds it already
+    if (held_locks()[id].lock()) {  // another writer of this process holds it (flock would let us in: same file)
       ::close(fd);
-      held_ = std::move(mine);
       remove_dirs(created);  // none: the holder's exist
-      return;
+      throw OutputError("output '" + out_path + "' is being written by another writer in this process (a run, "
+                        "save or sweep started from another thread; lock '" + path +
+                        "'); wait for it to finish, or choose another output");
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;

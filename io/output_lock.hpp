@@ -9,9 +9,13 @@
 // the lock, and a writer checks after locking that the file it locked is still the one at that path,
 // so a lock file removed meanwhile is never taken as held.
 //
-// Within one process the lock is shared: a sweep holds it for its whole run and its final merge (another
-// writer of the same output) takes it again; it is released when the last holder goes. flock works across
-// the nodes of a cluster on NFS (Linux emulates it with fcntl locks) and on Lustre mounted with flock.
+// Within one process the lock is per writer too (issue 43: Run.save in one Python thread and a sweep into the
+// same output in another both returned, and the saved run was lost): a second writer of the same output is
+// refused like another process's, naming this process. flock alone cannot tell them apart (flock locks are per
+// open file, and the registry below finds the same file by device and inode, whatever the spelling). A sweep
+// holds the lock for its whole run; its merge writes under it (IncrementalMerge's caller_holds_lock). flock
+// works across the nodes of a cluster on NFS (Linux emulates it with fcntl locks) and on Lustre mounted with
+// flock.
 #pragma once
 
 #include <memory>
@@ -32,7 +36,7 @@ class OutputLock {
 
   static std::string lock_path(const std::string& out_path) { return out_path + ".lock"; }
 
-  struct Held;  // the locked file, shared within the process (output_lock.cpp)
+  struct Held;  // the locked file, registered within the process (output_lock.cpp)
 
  private:
   std::shared_ptr<Held> held_;

@@ -30,7 +30,8 @@ namespace {
 namespace fs = std::filesystem;
 
 
-// Removes "<name>.tmp-<pid>" files beside `out` whose process no longer exists (a kill -9 leaves them).
+// Removes "<name>.tmp-<pid>.<writer>" files (and "<name>.tmp-<pid>" of earlier versions) beside `out` whose process
+// no longer exists (a kill -9 leaves them).
 void remove_stale_temporaries(const fs::path& out) {
   const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   const std::string prefix = out.filename().string() + ".tmp-";
@@ -38,7 +39,13 @@ void remove_stale_temporaries(const fs::path& out) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
-    const std::string digits = name.substr(prefix.size());
+    std::string digits = name.substr(prefix.size());
+    if (const auto dot = digits.find('.'); dot != std::string::npos) {  // <pid>.<writer>
+      const std::string writer = digits.substr(dot + 1);
+      if (writer.empty() || !std::all_of(writer.begin(), writer.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        continue;
+      digits.resize(dot);
+    }
     if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 9)
       continue;
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
@@ -135,7 +142,9 @@ ResultsFile::ResultsFile(std::string out_path, const std::vector<std::string>& i
   if (options_.lock_output) lock_.emplace(out_path_);
   const fs::path out(out_path_);
   if (options_.remove_stale_temporaries) remove_stale_temporaries(out);
-  temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid());
+  // Unique per writer, not only per process (issue 43: two writers of one process shared a temporary name).
+  static std::atomic<unsigned long> writers{0};
+  temp_path_ = out_path_ + ".tmp-" + std::to_string(getpid()) + "." + std::to_string(++writers);
   // Plain open() first: its errno says why a path is unwritable, which HDF5's error stack does not.
   const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {

@@ -10,8 +10,9 @@
 // Threads: every HDF5 call takes hdf5_mutex() (Debian's HDF5 is the serial, not thread-safe, build), so
 // several files (a sweep's workers, one part file each) can be written at once.
 //
-// The guarantee: the output file is complete or absent. The file is written as "<out>.tmp-<pid>" and
-// renamed over <out> only after every HDF5 write, flush and close succeeded and the file was fsync'ed;
+// The guarantee: the output file is complete or absent. The file is written as "<out>.tmp-<pid>.<n>" (n counts
+// the writers of the process) and renamed over <out> only after every HDF5 write, flush and close succeeded and
+// the file was fsync'ed;
 // any error removes the temporary file and leaves an existing <out> untouched. Strings are variable-length
 // UTF-8 (h5py reads them as str).
 #pragma once

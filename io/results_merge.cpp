@@ -357,6 +357,7 @@ void count_rows(const SummaryTable& rows, MergeReport& report) {
 
 struct IncrementalMerge::State {
   std::string out, command_line;
+  bool caller_holds_lock = false;
   std::unique_ptr<ResultsFile> writer;
   std::optional<std::string> sweep_config;
   SummaryTable columns;  // the first part's /summary columns (names, kinds, descriptions), no rows
@@ -373,10 +374,11 @@ struct IncrementalMerge::State {
   size_t duplicates = 0;
 };
 
-IncrementalMerge::IncrementalMerge(const std::string& out, const std::string& command_line)
+IncrementalMerge::IncrementalMerge(const std::string& out, const std::string& command_line, bool caller_holds_lock)
     : state_(std::make_unique<State>()) {
   state_->out = out;
   state_->command_line = command_line;
+  state_->caller_holds_lock = caller_holds_lock;
 }
 
 IncrementalMerge::~IncrementalMerge() {
@@ -399,7 +401,9 @@ void IncrementalMerge::add(const std::string& part) {
     st.sweep_config = sweep_config;
     st.columns = contents->summary;
     for (auto& c : st.columns) std::visit([](auto& v) { v.clear(); }, c.values);
-    st.writer = std::make_unique<ResultsFile>(st.out, std::vector<std::string>{part});
+    WriterOptions options;
+    options.lock_output = !st.caller_holds_lock;
+    st.writer = std::make_unique<ResultsFile>(st.out, std::vector<std::string>{part}, options);
     st.writer->guarded("runs", [&] { st.writer->runs_group(); });  // a file of runs, even of none
     st.target = std::make_unique<Hdf5RunTarget>(*st.writer);
   }

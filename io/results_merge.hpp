@@ -47,7 +47,9 @@ MergeReport merge_results(const std::vector<std::string>& inputs, const std::str
 // that is not whole or fails a run's checksum; OUT is written only by finish().
 class IncrementalMerge {
  public:
-  IncrementalMerge(const std::string& out, const std::string& command_line);
+  // caller_holds_lock: the caller (a sweep) holds OUT's lock (io/output_lock.hpp) for all of the merge, which
+  // then writes under it instead of taking it (a second writer of OUT in one process is refused).
+  IncrementalMerge(const std::string& out, const std::string& command_line, bool caller_holds_lock = false);
   ~IncrementalMerge();
   IncrementalMerge(const IncrementalMerge&) = delete;
   IncrementalMerge& operator=(const IncrementalMerge&) = delete;

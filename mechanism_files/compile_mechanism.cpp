@@ -164,10 +164,25 @@ class Compiler {
         if (g_.depends_on(node, qd0 + i))
           fail_expr(row, "position row depends on der(" + f_.coordinates[i] + "): h(q, t) = 0 holds positions; "
                          "write velocity constraints under velocity");
+      // A row of no coordinate (issue 43: a row "1" passed `mechanism check` and failed the run without a place)
+      // either never holds or holds always: no constraint on the motion.
+      bool reads_q = false;
+      for (int i = 0; i < n_ && !reads_q; ++i) reads_q = g_.depends_on(node, i);
+      if (!reads_q)
+        fail_expr(row, "position row depends on no coordinate: h(t) = 0 does not constrain the motion (it holds "
+                       "at all q or at none)");
       h.push_back(node);
     }
     std::vector<int> velocity;
-    for (const auto& row : f_.velocity_rows) velocity.push_back(parse(row, "velocity row"));
+    for (const auto& row : f_.velocity_rows) {
+      velocity.push_back(parse(row, "velocity row"));
+      // A row without velocities (issue 43: "x - 1" under velocity) has A = 0: no constraint on the velocities.
+      bool reads_qd = false;
+      for (int i = 0; i < n_ && !reads_qd; ++i) reads_qd = g_.depends_on(velocity.back(), qd0 + i);
+      if (!reads_qd)
+        fail_expr(row, "velocity row depends on no der(q): A(q) = 0 leaves the velocities free; a condition on "
+                       "the positions belongs under position");
+    }
     d.holonomic = f_.velocity_rows.empty();  // no rows at all: holonomic with m = 0, as the zoo writes it
     d.m = static_cast<int>(h.size() + velocity.size());
     d.position_rows = static_cast<int>(h.size());

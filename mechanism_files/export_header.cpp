@@ -1,7 +1,9 @@
 #include "mechanism_files/export_header.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -40,27 +42,92 @@ std::string literal(double v) {
   return out;
 }
 
-// Names a parameter member may not take (the header's own identifiers and C++ keywords a file could use).
+// Names a parameter member may not take (issue 43: 23 headers that exit 0 and do not compile): the header's own
+// identifiers and the Problem concept's members, every C++20 keyword and alternative token, the names the code
+// calls unqualified (elementary functions, Eigen and clm types), and lowercase macros of the C library the header
+// includes; an all-capital name with an underscore or three letters (M_PI, NULL, EOF, INFINITY) may be a macro
+// and is mangled by rule (member_name), as are names the implementation reserves (a leading underscore and a capital, or "__").
 const std::set<std::string> kReserved = {
-    "q_in", "qd_in", "t_in", "out", "q_out", "qd_out", "q0", "qd0", "T", "kActuatedCoordinates", "kReferenceTime",
-    "kReferenceQ", "kReferenceQd", "kReferenceLambda", "kReferenceSource", "kReferenceDescription",
+    // the header's own identifiers, its templates' parameters and the Problem concept's members
+    "q_in", "qd_in", "t_in", "out", "q_out", "qd_out", "q0", "qd0", "T", "Q", "Out", "kActuatedCoordinates",
+    "kReferenceTime", "kReferenceQ", "kReferenceQd", "kReferenceLambda", "kReferenceSource", "kReferenceDescription",
     "kReferencePointName", "kReferencePointComponents", "kReferencePointUnit", "kPoints", "kBodyVelocities", "points",
-    "point_positions", "body_velocities", "body_velocity_values", "dof", "constraints", "validate", "kName", "kDescription",
-    "kDof", "kConstraints", "kConstraintKind", "kParameters", "kCoordinateNames", "kCoordinateUnits", "auto", "bool",
-    "break", "case", "char", "class", "const", "continue", "default", "delete", "do", "double", "else", "enum",
-    "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
-    "mutable", "namespace", "new", "operator", "private", "protected", "public", "register", "return", "short",
-    "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef",
-    "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "and", "or", "not", "xor"};
+    "point_positions", "body_velocities", "body_velocity_values", "dof", "constraints", "validate", "kName",
+    "kDescription", "kDof", "kConstraints", "kConstraintKind", "kParameters", "kCoordinateNames", "kCoordinateUnits",
+    "kPositionConstraints", "position_constraints", "mass_matrix", "potential", "constraint", "pfaffian",
+    "affine_term", "gyroscopic", "generalized_force", "velocity_basis", "transversal_frame", "closed_form",
+    "default_initial", "analytic_terms", "analytic_constraint_terms", "has_gyroscopic_term",
+    // C++20 keywords and alternative tokens
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+    "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+    "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
+    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+    "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "final", "override", "import", "module",
+    // called or named unqualified in the generated code
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "sqrt", "abs", "pow",
+    "t_asin", "t_acos", "t_sinh", "t_cosh", "t_tanh", "t_pow", "elementary", "std", "Eigen", "clm", "Vec", "Mat",
+    "VecN", "MatN", "InputError", "ParameterSpec", "PointSpec", "BodyVelocitySpec", "ConstraintKind",
+    // lowercase macros of the C library
+    "errno", "assert", "offsetof", "stdin", "stdout", "stderr", "setjmp", "va_arg", "va_start", "va_end",
+    "va_copy", "math_errhandling", "isnan", "isinf", "isfinite", "signbit", "fpclassify", "isnormal"};
+
+// The member a parameter becomes: its name where C++ lets it be one, otherwise p_<name> (more p_ until it is free).
+std::string member_name(const std::string& name, const std::set<std::string>& taken) {
+  // A macro's shape: capitals, digits and underscores, with an underscore or three letters (M_PI, NULL, EOF); the
+  // physicist's I1, L2, EI stay themselves.
+  const auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
+  const auto letters = std::count_if(name.begin(), name.end(), upper);
+  const bool capitals = name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos &&
+                        letters > 0 && (name.find('_') != std::string::npos || letters >= 3);
+  const bool implementation =
+      (name.size() > 1 && name[0] == '_' && upper(name[1])) || name.find("__") != std::string::npos;
+  // v<digits> would meet the code's own variables.
+  const bool like_variable =
+      name.size() > 1 && name[0] == 'v' && name.find_first_not_of("0123456789", 1) == std::string::npos;
+  if (!kReserved.count(name) && !capitals && !implementation && !like_variable && !taken.count(name)) return name;
+  std::string out = "p_" + name;
+  for (std::size_t at; (at = out.find("__")) != std::string::npos;) out.replace(at, 2, "_0");  // the implementation's
+  while (taken.count(out)) out = "p" + out;
+  return out;
+}
+
+// Names of namespace clm (the headers the export includes, and the core's common ones) a struct may not take
+// (issue 43: mechanisms named problem, vec, mat exported as Problem, Vec, Mat).
+const std::set<std::string> kClmNames = {
+    "Problem", "Vec", "Mat", "VecN", "MatN", "Model", "InputError", "NumericalFailure", "ParameterSpec", "PointSpec",
+    "BodyVelocitySpec", "ConstraintKind", "AutoDiffModel", "Formulation", "Integrator", "Tape", "Mechanism",
+    "MechanismFile", "CompiledMechanism", "ModelTerms", "ModelWorkspace", "DynamicsDerivatives", "HasGeneralizedForce",
+    "HasDifferentiableGeneralizedForce", "IsTimeDependent", "RunSpec", "RunRecord"};
+
+// Text for a // comment: control characters (a newline would end the comment) as \xNN.
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 class Writer {
  public:
   Writer(const MechanismFile& f, const SymbolicMechanism& s) : g_(s.graph), n_(s.n) {
+    std::set<std::string> taken;
+    for (const auto& p : f.parameters) taken.insert(p.name);  // a mangled name may not meet another parameter
     for (const auto& p : f.parameters) {
-      // v<digits> would meet the code's own variables.
-      const bool like_variable = p.name.size() > 1 && p.name[0] == 'v' &&
-                                 p.name.find_first_not_of("0123456789", 1) == std::string::npos;
-      members_.push_back(kReserved.count(p.name) || like_variable ? "p_" + p.name : p.name);
+      taken.erase(p.name);
+      members_.push_back(member_name(p.name, taken));
+      taken.insert(members_.back());
     }
   }
 
@@ -150,6 +217,7 @@ std::string exported_struct_name(const std::string& mechanism_name) {
     upper = false;
   }
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "Mechanism" + out;
+  if (kClmNames.count(out) || kReserved.count(out)) out += "Mechanism";
   return out;
 }
 
@@ -161,7 +229,7 @@ std::string export_header(const MechanismFile& f) {
   const bool td = s.time_dependent;
   std::ostringstream h;
   h << "// " << Name << ": exported by `clmbench mechanism export` from the mechanism file\n"
-    << "// " << f.path << " (sha256 " << f.sha256 << ").\n"
+    << "// " << comment_text(f.path) << " (sha256 " << f.sha256 << ").\n"
     << "// The terms the suite derives from the file (M = d2T/dqd2, V - T0"
     << (s.has_gyroscopic ? ", the gyroscopic a(q)" : "") << (s.holonomic ? ", h" : s.position_rows > 0 ? ", h, A, b" : ", A, b")
     << (s.has_forces ? ", the forces" : "") << ")\n"
@@ -258,12 +326,15 @@ std::string export_header(const MechanismFile& f) {
   h << "  }\n";
 
   // One templated function: signature, code, assignments.
+  // template_head: the templated functions' line (the force's vectors are of any type: a run passes Eigen's dynamic
+  // vectors, the exact Jacobian Jet vectors of the problem's size).
   auto function = [&](const std::string& signature, const std::vector<int>& outputs,
-                      const std::function<std::string(std::size_t)>& target, bool returns, bool double_only) {
+                      const std::function<std::string(std::size_t)>& target, bool returns, bool double_only,
+                      const std::string& template_head = "template <class T>") {
     std::ostringstream body;
     const auto refs = w.code(outputs, body);
     h << "\n";
-    if (!double_only) h << "  template <class T>\n";
+    if (!double_only) h << "  " << template_head << "\n";
     h << "  " << signature << " const {\n";
     if (double_only) h << "    using T = double;\n";
     h << "    using namespace elementary;\n" << body.str();
@@ -301,8 +372,8 @@ std::string export_header(const MechanismFile& f) {
     function("void gyroscopic([[maybe_unused]] const VecN<T, kDof>& q_in, VecN<T, kDof>& out)", s.gyroscopic, vector_target, false,
              false);
   if (s.has_forces)
-    function("void generalized_force([[maybe_unused]] double t_in, [[maybe_unused]] const Vec& q_in, [[maybe_unused]] const Vec& qd_in, Vec& out)", s.force,
-             vector_target, false, true);
+    function("void generalized_force([[maybe_unused]] const T& t_in, [[maybe_unused]] const Q& q_in, [[maybe_unused]] const Q& qd_in, Out& out)",
+             s.force, vector_target, false, false, "template <class T, class Q, class Out>");
   if (!s.velocity_basis.empty())
     function("void velocity_basis([[maybe_unused]] const VecN<T, kDof>& q_in, MatN<T, kDof, Eigen::Dynamic>& out)",
              s.velocity_basis, matrix_target(n - m), false, false);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/number_range.hpp"
 #include "core/value_parsing.hpp"
 
 namespace clm {
@@ -129,8 +130,11 @@ class Parser {
     }
     double v = 0;
     const auto [end, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, v);
-    if (ec != std::errc() || end != text_.data() + pos_ || !std::isfinite(v))
-      throw ExpressionError(start, "malformed number '" + std::string(text_.substr(start, pos_ - start)) + "'");
+    if (ec != std::errc() || end != text_.data() + pos_ || !std::isfinite(v)) {
+      const std::string text(text_.substr(start, pos_ - start));
+      const std::string range = number_range_problem(text);
+      throw ExpressionError(start, range.empty() ? "malformed number '" + echo_value(text) + "'" : range);
+    }
     return g_.constant(v);
   }
   std::string_view identifier() {

@@ -18,7 +18,9 @@
 #pragma pop_macro("NDEBUG")
 #include <cassert>
 
+#include "core/input_changed.hpp"
 #include "core/input_file.hpp"
+#include "core/number_range.hpp"
 #include "core/sha256.hpp"
 #include "core/value_parsing.hpp"
 #include "mechanism_files/expression_parser.hpp"
@@ -501,8 +503,9 @@ MechanismFile read_named_mechanism_file(const std::string& problem) {
   const auto [path, expected] = split_identity(problem);
   MechanismFile f = read_mechanism_file(path);
   if (!expected.empty() && expected != f.sha256)
-    throw InputError("mechanism file " + path + " has changed since the result was computed (sha256 " + f.sha256 +
-                     ", recorded " + expected + "): restore it, or name it without @sha256 to use it as it is now");
+    throw InputChanged("mechanism file " + path + " has changed since the result was computed (sha256 " + f.sha256 +
+                           ", recorded " + expected + "): restore it, or name it without @sha256 to use it as it is now",
+                       "mechanism file " + path, f.sha256, expected);
   return f;
 }
 
@@ -626,8 +629,15 @@ MechanismFile parse_mechanism_text(const std::string& text, const std::string& p
   try {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    throw_at(path, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column),
-         "not TOML: " + echo_value(std::string(e.description())));  // toml++ may quote a newline it saw
+    std::string what = "not TOML: " + echo_value(std::string(e.description()));  // toml++ may quote a newline it saw
+    // toml++ refuses a number beyond a double's range as "could not be interpreted": say which range (issue 43).
+    const std::string description(e.description());
+    if (const auto open = description.find('\''), close = description.find('\'', open + 1);
+        open != std::string::npos && close != std::string::npos) {
+      if (std::string range = number_range_problem(description.substr(open + 1, close - open - 1)); !range.empty())
+        what = range;
+    }
+    throw_at(path, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column), what);
   }
   return Reader(root, path).read();
 }

@@ -21,6 +21,7 @@
 #include <set>
 #include <thread>
 
+#include "core/input_changed.hpp"
 #include "core/types.hpp"
 #include "runs/results_writer.hpp"
 #include "studies/process_group.hpp"
@@ -461,6 +462,24 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
       }
       // The last part, also when another worker failed: its runs are complete and a --resume keeps them.
       commit_part();
+    } catch (const InputChanged& e) {
+      // A file edited while the sweep ran: this worker's finished runs are kept with the others'.
+      std::string committed;
+      try {
+        commit_part();
+      } catch (const std::exception& c) {
+        committed = " (this worker's last runs could not be kept: " + std::string(c.what()) + ")";
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      const std::string id = k < todo.size() ? "run " + plan.runs[todo[k]].spec.run_id : std::string("a reference run");
+      if (!error)
+        error = std::make_exception_ptr(InputChangedDuringSweep(
+            id + ": " + e.file + " changed while the sweep ran (sha256 " + e.found + ", " + e.recorded +
+            " when it started); the runs finished so far are kept in " + dir + committed + ": restore the file and run "
+            "the same sweep again with --resume to continue, or run the sweep of the new contents into another "
+            "output"));
+      stop = true;
+      schedule.stop();
     } catch (const InputError& e) {
       // Every run was checked before the split: bad input found now is a bug, and must end an MPI job
       // (the command aborts on anything but an InputError, which it takes for the agreed kind).
@@ -509,7 +528,7 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
   std::exception_ptr merge_error;
   std::thread merger;
   if (group.rank() == 0 && !selection.empty()) {
-    merge.emplace(plan.out, options.command_line);
+    merge.emplace(plan.out, options.command_line, /*caller_holds_lock=*/true);
     merger = std::thread([&] {
       try {
         while (!merging_done.load()) {
@@ -561,7 +580,9 @@ SweepReport run_sweep(const SweepPlan& plan, const std::vector<size_t>& selectio
     const double merge_cpu0 = thread_cpu_seconds();
     if (selection.empty()) {
       // A shard without runs (more shards than runs): a complete results file with no runs.
-      ResultsWriter empty(plan.out, {plan.source});
+      WriterOptions under_our_lock;  // rank 0 holds OUT's lock (a second writer of it in one process is refused)
+      under_our_lock.lock_output = false;
+      ResultsWriter empty(plan.out, {plan.source}, under_our_lock);
       empty.commit({options.command_line, plan.sweep_config, plan.sweep_config});
     } else {
       try {

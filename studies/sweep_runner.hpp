@@ -90,6 +90,13 @@ struct PeerFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An input of the sweep (a mechanism or shape file) changed while it ran (core/input_changed.hpp): one line
+// saying what changed, that the finished runs are kept and how to go on. Not an InputError, which the command
+// takes for one every process agreed on before the split: under MPI this one must end the whole job.
+struct InputChangedDuringSweep : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The parts directory of an output: OUT.parts.
 std::string parts_directory(const std::string& out);
 

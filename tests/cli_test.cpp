@@ -360,6 +360,20 @@ TEST(Config, NumberParsingIsStrict) {
   EXPECT_EQ(parse_number("+2.5", "x"), 2.5);
   for (const char* bad : {"1e-3x", "abc", "", "nan", "inf", "1,5", "0x10", "1e400"})
     EXPECT_THROW(parse_number(bad, "x"), InputError) << bad;
+  // Beyond a double: said so (issue 43: "malformed number" with every digit echoed).
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {"1e999", "number '1e999' is beyond the range of a double (largest 1.8e308) for --param m"},
+           {"-1e999", "number '-1e999' is beyond the range of a double"},
+           {"1e-999", "number '1e-999' is below the smallest positive double (4.9e-324): write 0 where zero is meant"},
+           {std::string(401, '9'), "(401 characters)' is beyond the range of a double"}}) {
+    try {
+      parse_number(bad, "--param m");
+      ADD_FAILURE() << bad << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_LT(std::string(e.what()).size(), 200u) << e.what();
+    }
+  }
   EXPECT_EQ(parse_number_list("1, -2 3", "x"), (std::vector<double>{1, -2, 3}));
   EXPECT_EQ(parse_number_list(" 1 ,\t-2 ,3 ", "x"), (std::vector<double>{1, -2, 3}));
   // An empty entry is a typo, not a shorter list: "0.6,,-0.8" was read as (0.6, -0.8), which a problem of two

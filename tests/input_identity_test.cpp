@@ -71,6 +71,34 @@ TEST(InputIdentity, ResumeRefusesPartsComputedFromOtherContents) {
   EXPECT_NE(info.out.find("shape.phi = file:phi.txt@sha256:" + hash), std::string::npos) << info.out;
 }
 
+// A mechanism file edited while a sweep of it runs (issue 43: exit 3, "internal error", and advice about
+// "@sha256"): one line, exit 1, naming the file and the run that found it, saying that the finished runs are kept
+// and that --resume continues once the file is restored; and it does.
+TEST(InputIdentity, AFileEditedDuringASweepEndsItWithResumeAdvice) {
+  ScratchDir dir("identity_edit");
+  const std::string sleigh = read_text(std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/chaplygin_sleigh.toml");
+  write_text(dir / "m.toml", sleigh);
+  write_text(dir / "s.ini", "[run]\nproblem = m.toml\nformulation = kkt\nintegrator = rk4\nt_end = 4\ndt = 2e-4\n"
+                            "output_every = 0.5\ntiming_budget = 0\nout = s.h5\n[sweep]\n"
+                            "param.b = 0.1 0.15 0.2 0.25 0.3 0.35\nparam.m = 1 1.5 2 2.5 3 3.5 4 4.5\n");
+  // The file is edited once the sweep has planned (its parts directory exists) and its first runs are done.
+  const ProcessResult edited = dir.run_shell_prefix(
+      "{ (while [ ! -d s.h5.parts ]; do sleep 0.01; done; sleep 0.1; printf '# edited\\n' >> m.toml) & } ;",
+      "sweep s.ini --jobs 1 --progress never");
+  expect_one_line_error(edited, 1,
+                        {"m.toml changed while the sweep ran (sha256 ", "the runs finished so far are kept in s.h5.parts",
+                         "restore the file and run the same sweep again with --resume to continue"});
+  EXPECT_EQ(edited.err.find("internal error"), std::string::npos) << edited.err;
+  EXPECT_FALSE(fs::exists(dir / "s.h5"));
+  write_text(dir / "m.toml", sleigh);
+  const ProcessResult resumed = dir.run("sweep s.ini --resume --progress never");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  std::smatch counts;
+  ASSERT_TRUE(std::regex_search(resumed.out, counts, std::regex("computed (\\d+), resumed (\\d+)"))) << resumed.out;
+  EXPECT_EQ(std::stoi(counts[1]) + std::stoi(counts[2]), 48) << resumed.out;
+  EXPECT_GT(std::stoi(counts[2]), 0) << resumed.out;
+}
+
 TEST(InputIdentity, ShardsComputedFromOtherContentsDoNotMerge) {
   ScratchDir dir("identity_shards");
   write_text(dir / "s.ini", kSweep);

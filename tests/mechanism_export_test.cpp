@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <iterator>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -225,6 +228,68 @@ TEST(MechanismExport, StringsAreEscapedInTheHeader) {
   const std::string header = export_header(file);
   EXPECT_NE(header.find("kDescription = \"a\\015b\\001c\\\"d\\\\e\\012f\";"), std::string::npos) << header;
   for (const char c : header) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << int(c);
+}
+
+// Names the C++ of the header cannot take (issue 43: `mechanism export` exited 0 with 23 headers that did not
+// compile): parameters named as C++ keywords, macros, the header's own identifiers and the Problem's members, a
+// mechanism named as a clm type, a path with a newline in the header's comment. Exported, then compiled with the
+// system's C++ compiler (syntax and template instantiation of every term, in double and ceres::Jet; a few
+// seconds): the parameters keep their names in kParameters, the members are mangled.
+TEST(MechanismExport, HostileNamesExportToAHeaderThatCompiles) {
+  const std::vector<std::string> names = {"potential", "mass_matrix", "default_initial", "nullptr", "constexpr",
+                                          "M_PI",      "NULL",        "errno",           "abs_",    "Vec",
+                                          "T",         "Q",           "Out",             "v1",      "_X",
+                                          "a__b",      "p_potential", "EOF",             "assert",  "concept"};
+  std::string parameters, sum;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    parameters += names[k] + " = " + std::to_string(1.0 + 0.1 * k) + "\n";
+    sum += (k ? " + " : "") + names[k];
+  }
+  const MechanismFile file = parse_mechanism_text(
+      "name = \"problem\"\ncoordinates = [\"x\", \"y\"]\n[parameters]\n" + parameters +
+          "[energy]\nT = \"(" + sum + ")*(der(x)^2 + der(y)^2)/2\"\nV = \"potential*x^2 + M_PI*y^2\"\n"
+          "[forces]\nx = \"-errno*der(x) + NULL*sin(t)\"\n[constraints]\nvelocity = [\"der(x) - concept*x*der(y)\"]\n"
+          "[initial]\nq = [0.1, 0.2]\nqd = [0.3, 0.4]\n",
+      "odd/dir\nname.toml");
+  const std::string header = export_header(file);
+  EXPECT_NE(header.find("struct ProblemMechanism {"), std::string::npos);
+  EXPECT_NE(header.find("// odd/dir\\x0aname.toml (sha256 "), std::string::npos);
+  EXPECT_NE(header.find("ParameterSpec<ProblemMechanism>{\"nullptr\", &ProblemMechanism::p_nullptr"), std::string::npos);
+  EXPECT_NE(header.find("&ProblemMechanism::pp_potential"), std::string::npos);  // p_potential is a parameter's own
+  EXPECT_NE(header.find("&ProblemMechanism::p_a_0b"), std::string::npos);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "clm_export_hostile";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "problem_mechanism.hpp") << header;
+  std::ofstream(dir / "use.cpp") << R"cpp(#include "problem_mechanism.hpp"
+#include <ceres/jet.h>
+static_assert(clm::Problem<clm::ProblemMechanism>);
+static_assert(clm::HasDifferentiableGeneralizedForce<clm::ProblemMechanism>);
+template <class T>
+void terms() {
+  const clm::ProblemMechanism p;
+  p.validate();
+  clm::VecN<T, 2> q(T(0.1), T(0.2)), qd(T(0.3), T(0.4)), F;
+  clm::MatN<T, 2, 2> M;
+  clm::MatN<T, 1, 2> A;
+  p.template mass_matrix<T>(q, M);
+  (void)p.template potential<T>(q);
+  p.template pfaffian<T>(q, A);
+  p.generalized_force(T(0.5), q, qd, F);
+}
+int main() {
+  terms<double>();
+  terms<ceres::Jet<double, 4>>();
+  clm::Vec q0(2), qd0(2);
+  clm::ProblemMechanism().default_initial(q0, qd0);
+}
+)cpp";
+  const std::string cmd = "c++ -std=c++20 -fsyntax-only -I'" + kSource + "' -I/usr/include/eigen3 '" +
+                          (dir / "use.cpp").string() + "' > '" + (dir / "errors.txt").string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  std::ifstream errors(dir / "errors.txt");
+  const std::string text((std::istreambuf_iterator<char>(errors)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << text.substr(0, 4000);
+  std::filesystem::remove_all(dir);
 }
 
 // The optional sections become the zoo's members, and give what the file gives: the sleigh's velocity basis

@@ -18,6 +18,8 @@
 #include "input_error_of.hpp"
 #include "clmbench_process.hpp"
 #include "recorded_run.hpp"
+#include "run_spec_for.hpp"
+#include "core/consistency.hpp"
 #include "core/problem_registry.hpp"
 #include "core/shape_schedule.hpp"
 #include "mechanism_files/mechanism_file.hpp"
@@ -267,6 +269,51 @@ TEST(MechanismFileSections, ErrorsAreOneLineWithFileLineAndColumn) {
   }
 }
 
+// Rows that constrain nothing, or everything, or cannot hold together (issue 43: a row "1", a velocity row
+// "x - 1" and contradictory rows passed `mechanism check` and failed the run without a place; m = n was accepted
+// without a word): the first two refused at the row, the last named by the projection, and no degree of freedom
+// refused by every run and reported by `mechanism check`.
+TEST(MechanismFileSections, RowsThatConstrainNothingOrEverythingAreSaid) {
+  const std::string head =
+      "name = \"p\"\ncoordinates = [\"x\", \"y\"]\n[parameters]\nL = 1.0\n[energy]\nT = \"(der(x)^2 + der(y)^2)/2\"\n"
+      "V = \"9.81*y\"\n[initial]\nq = [0.6, -0.8]\n[constraints]\n";
+  const std::string path = ::testing::TempDir() + "rows.toml";
+  auto message = [&](const std::string& rows) {
+    std::ofstream(path) << head << rows;
+    return error_of([&] { make_model(path); });
+  };
+  EXPECT_EQ(message("position = [\"1\"]\n"), path + ":11:14: position row depends on no coordinate: h(t) = 0 does not "
+                                                   "constrain the motion (it holds at all q or at none)");
+  EXPECT_EQ(message("velocity = [\"x - 1\"]\n"), path + ":11:14: velocity row depends on no der(q): A(q) = 0 leaves "
+                                                         "the velocities free; a condition on the positions belongs "
+                                                         "under position");
+  // Contradictory: x^2 + y^2 = L^2 and = 4 L^2 (redundant in A, different in h).
+  std::ofstream(path) << head << "position = [\"(x^2 + y^2 - L^2)/2\", \"(x^2 + y^2 - 4*L^2)/2\"]\n";
+  auto model = make_model(path);
+  Vec q(2), qd(2);
+  q << 0.6, -0.8;
+  qd << 0, 0;
+  const std::string contradiction = error_of([&] { project_onto_constraints(*model, q, qd); });
+  EXPECT_NE(contradiction.find("cannot be projected onto h(q) = 0"), std::string::npos) << contradiction;
+  EXPECT_NE(contradiction.find("; still off: position row 1 h = "), std::string::npos) << contradiction;
+  EXPECT_NE(contradiction.find("position row 2 h = "), std::string::npos) << contradiction;
+  EXPECT_NE(contradiction.find("(rows that cannot hold together, or a q0 far from where they meet)"),
+            std::string::npos) << contradiction;
+  // No degree of freedom: the pendulum's rod and y = -0.8.
+  std::ofstream(path) << head << "position = [\"(x^2 + y^2 - L^2)/2\", \"y + 0.8\"]\n";
+  RunSpec spec = clm::testing::spec_for(path, "kkt", "rk4");
+  std::ostringstream log;
+  const std::string fixed = error_of([&] { prepare_run(spec, log); });
+  EXPECT_NE(fixed.find("the constraints of problem p leave no degree of freedom: A(q0) has rank 2 = n (2 rows), so "
+                       "nothing can move"),
+            std::string::npos) << fixed;
+  clm::testing::ScratchDir dir("rows_check");
+  const clm::testing::ProcessResult check = dir.run("mechanism check " + path);
+  EXPECT_EQ(check.exit_code, 4) << check.out << check.err;
+  EXPECT_NE(check.out.find("the constraints leave no degree of freedom: rank A(q0) = n = 2"), std::string::npos)
+      << check.out;
+}
+
 // A run on a file with [points] records their positions at every sample (/points, read here by h5py, independent
 // of the suite's HDF5 code) equal to the file's expressions evaluated from the recorded q.
 TEST(MechanismFileSections, RunsRecordTheNamedPoints) {
@@ -339,6 +386,13 @@ TEST(MechanismFileSections, ABrokenTableHeaderIsNotToml) {
   const std::string message = error_of([] { parse_mechanism_text("name = \"a\"\n[\n\n@a]\n", "broken.toml"); });
   EXPECT_EQ(message.rfind("broken.toml:2:2: not TOML: ", 0), 0u) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// A TOML number beyond a double (issue 43: 1e999 was "could not be interpreted as a value"): one line saying so,
+// at the column where toml++ stops reading it.
+TEST(MechanismFileSections, ATomlNumberBeyondADoubleSaysSo) {
+  EXPECT_EQ(error_of([] { parse_mechanism_text("name = \"a\"\nx = 1e999\n", "big.toml"); }),
+            "big.toml:2:10: number '1e999' is beyond the range of a double (largest 1.8e308)");
 }
 
 // Non-ASCII text outside strings and comments (found by fuzz/fuzz_mechanism.cpp: toml++ 3.3's whitespace table

@@ -144,7 +144,11 @@ TEST(ExpressionParser, ErrorsNameThePlace) {
                        Bad{"sin(x", 5, "expected ')'"}, Bad{"foo(x)", 0, "unknown function 'foo'"},
                        Bad{"atan2(x)", 0, "atan2() takes 2 arguments, got 1"}, Bad{"x $ y", 2, "unexpected '$'"},
                        Bad{"1.2.3", 0, "malformed number"}, Bad{"", 0, "empty expression"},
-                       Bad{"der(a)", 4, "der() takes the name of a coordinate"}, Bad{"x y", 2, "unexpected 'y'"}}) {
+                       Bad{"der(a)", 4, "der() takes the name of a coordinate"}, Bad{"x y", 2, "unexpected 'y'"},
+                       // issue 43: numbers beyond a double were "malformed" with every digit echoed
+                       Bad{"x*1e999", 2, "number '1e999' is beyond the range of a double (largest 1.8e308)"},
+                       Bad{"1e-999 + x", 0, "number '1e-999' is below the smallest positive double"},
+                       Bad{"x + 1e400000", 4, "beyond the range of a double"}}) {
     XY c;
     try {
       parse_expression(b.text, c.g, c.s);
@@ -152,6 +156,19 @@ TEST(ExpressionParser, ErrorsNameThePlace) {
     } catch (const ExpressionError& e) {
       EXPECT_EQ(e.offset(), b.offset) << b.text << ": " << e.what();
       EXPECT_NE(std::string(e.what()).find(b.message), std::string::npos) << b.text << ": " << e.what();
+    }
+  }
+  // A 401-digit integer: said in one line of bounded length.
+  {
+    XY c;
+    try {
+      parse_expression("x + " + std::string(401, '1'), c.g, c.s);
+      ADD_FAILURE() << "a 401-digit integer: no error";
+    } catch (const ExpressionError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("is beyond the range of a double"), std::string::npos) << what;
+      EXPECT_NE(what.find("(401 characters)"), std::string::npos) << what;
+      EXPECT_LT(what.size(), 200u) << what;
     }
   }
   // Deep nesting is refused, not a stack overflow.

@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "clmbench_process.hpp"
+#include "io/output_lock.hpp"
+#include "io/results_file.hpp"
 
 namespace clm {
 namespace {
@@ -157,6 +159,34 @@ TEST(OutputLock, OfTwoSweepsStartedTogetherOneRunsAndTheOtherIsRefused) {
   EXPECT_EQ(std::system(diff.c_str()), 0) << "s.h5 differs from the same sweep run alone";
   EXPECT_FALSE(fs::exists(dir / "s.h5.lock"));
   EXPECT_FALSE(fs::exists(dir / "s.h5.parts"));
+}
+
+// Two writers of one output in one process (issue 43, bad 5: Run.save in one Python thread while a sweep wrote
+// the same output in another both returned, and the saved run was lost; the lock was shared within a process).
+// The lock is per writer: a second one is refused naming this process, whatever the path's spelling, and the
+// output is free again once the first is done. Temporaries are named per writer.
+TEST(OutputLock, ASecondWriterInTheSameProcessIsRefused) {
+  ScratchDir dir("lock_in_process");
+  const std::string out = dir / "o.h5";
+  {
+    OutputLock first(out);
+    for (const std::string& spelling : {out, (dir.path() / "." / "o.h5").string()}) {
+      std::string error;
+      try {
+        OutputLock second(spelling);
+      } catch (const OutputError& e) {
+        error = e.what();
+      }
+      EXPECT_NE(error.find("is being written by another writer in this process"), std::string::npos) << error;
+    }
+    EXPECT_THROW(ResultsFile writer(out), OutputError);
+  }
+  ResultsFile a(dir / "a.h5"), b(dir / "b.h5");  // free again; distinct temporaries
+  std::vector<std::string> temporaries;
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    if (e.path().filename().string().find(".tmp-") != std::string::npos) temporaries.push_back(e.path().string());
+  EXPECT_EQ(temporaries.size(), 2u);
+  OutputLock again(out);
 }
 
 TEST(OutputLock, ARunComputedTwiceIsOneRunToMerge) {

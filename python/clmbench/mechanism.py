@@ -8,6 +8,7 @@ the text is read by the suite's own parser (nothing is ever passed to Python's e
 import hashlib
 import math
 import os
+import threading
 import re
 
 __all__ = ["Mechanism"]
@@ -137,6 +138,21 @@ class Mechanism:
 
             _print_Abs = _print_Min = _print_Max = _print_Function
 
+            def _print_Heaviside(self, e):
+                # issue 43: printed as Heaviside(x), which passed here and failed at run time. With sympy's default
+                # H(0) = 1/2 it is (1 + sign(x))/2 in the file language; another H(0) is refused.
+                if len(e.args) > 1 and sp.nsimplify(e.args[1]) != sp.Rational(1, 2):
+                    raise ValueError(f"Mechanism.from_sympy: {e} (H(0) = {e.args[1]}) is not in the file language; "
+                                     "Heaviside(x) with H(0) = 1/2 is written (1 + sign(x))/2")
+                return f"((1 + sign({self._print(e.args[0])}))/2)"
+
+            def _print_Piecewise(self, e):
+                raise ValueError(f"Mechanism.from_sympy: Piecewise is not in the file language; write it with "
+                                 "sign, abs, min or max ({e})")
+
+            def _print_DiracDelta(self, e):
+                raise ValueError(f"Mechanism.from_sympy: {e} is not in the file language (no distributions)")
+
             def _print_Exp1(self, e):
                 return "exp(1)"
 
@@ -161,8 +177,18 @@ class Mechanism:
         d["coordinates"] = [names[c] for c in coordinates]
         if units:
             d["units"] = list(units)
+        def number(value, what):
+            # issue 43: a symbolic or string value raised sympy's or float()'s message, naming no parameter
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"Mechanism.from_sympy: {what} = {value!r} must be a number") from None
+            if x != x or x in (float("inf"), float("-inf")):
+                raise ValueError(f"Mechanism.from_sympy: {what} = {value!r} must be finite")
+            return x
+
         if parameters:
-            d["parameters"] = {str(k): float(v) for k, v in parameters.items()}
+            d["parameters"] = {str(k): number(v, f"parameter {k}") for k, v in parameters.items()}
         d["energy"] = {"T": text(T), "V": text(V)}
         if forces:
             d["forces"] = {names[c]: text(f) for c, f in forces.items()}
@@ -173,9 +199,10 @@ class Mechanism:
                     return {str(k): text(r) for k, r in given.items()}
                 return [text(r) for r in given]
             d["constraints"] = {"position": rows(position_constraints), "velocity": rows(velocity_constraints)}
-        initial = {"q": [float(x) for x in (q0 if q0 is not None else [0.0] * len(coordinates))]}
+        given_q0 = q0 if q0 is not None else [0.0] * len(coordinates)
+        initial = {"q": [number(x, f"q0[{i}]") for i, x in enumerate(given_q0)]}
         if qd0 is not None:
-            initial["qd"] = [float(x) for x in qd0]
+            initial["qd"] = [number(x, f"qd0[{i}]") for i, x in enumerate(qd0)]
         d["initial"] = initial
         if points:
             d["points"] = {str(k): [text(x) for x in v] for k, v in points.items()}
@@ -191,8 +218,14 @@ class Mechanism:
         os.makedirs(root, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)[:64] or "mechanism"
         path = os.path.join(root, f"{safe}-{digest[:16]}.toml")
-        if not os.path.exists(path):
-            tmp = f"{path}.tmp-{os.getpid()}"
+        # issue 43: a file of the cache edited by hand was run instead of this text; its contents are checked.
+        try:
+            with open(path, "rb") as f:
+                stored = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            stored = None
+        if stored != digest:
+            tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(self.text)
             os.replace(tmp, path)  # whole or absent

@@ -139,6 +139,37 @@ def test_warnings_are_the_commands_each_once(tmp_path, capfd):
     assert ours == theirs
 
 
+def test_a_second_writer_of_one_output_in_one_process_is_refused(tmp_path):
+    # issue 43, bad 5: Run.save(OUT) in one thread while clmbench.sweep(out=OUT) ran in another both returned in 2
+    # of 5 trials and the saved run was lost (the output's lock was shared within a process). Now the second
+    # writer is refused in one line and the sweep's output is whole.
+    ini = tmp_path / "s.ini"
+    ini.write_text("[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = rk4\nt_end = 2\ndt = 1e-4\n"
+                   "output_every = 0.5\ntiming_budget = 0\n[sweep]\nparam.m = 1 2 3\nparam.b = 0.1 0.2 0.3\n"
+                   "dt = 1e-4 2e-4 3e-4\n")
+    out = tmp_path / "s.h5"
+    run = clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="rk4", t_end=0.1, dt=1e-3,
+                       progress="never")
+    failures = []
+
+    def sweep():
+        try:
+            clmbench.sweep(ini, out=out, progress="never")
+        except Exception as e:  # noqa: BLE001 (reported below)
+            failures.append(e)
+
+    worker = threading.Thread(target=sweep)
+    worker.start()
+    while not (tmp_path / "s.h5.lock").exists() and worker.is_alive():
+        time.sleep(0.001)
+    assert worker.is_alive(), "the sweep ended before its lock was seen"
+    with pytest.raises(OSError, match="is being written by another writer in this process"):
+        run.save(out)
+    worker.join()
+    assert failures == []
+    assert len(clmbench.load(out)) == 27
+
+
 def test_the_gil_is_released_while_a_run_integrates():
     done = threading.Event()
     result = {}
@@ -259,6 +290,39 @@ def test_mechanisms_from_sympy_run_as_the_zoo_sleigh():
     assert np.max(np.abs(r.points[:, 4] - np.cos(r.t))) < 1e-15  # a point of t moves with the sample's time
     assert r.body_velocity_columns == zoo.body_velocity_columns == ["u1", "omega"]
     assert np.max(np.abs(r.body_velocities - zoo.body_velocities)) < 1e-15
+
+
+def test_from_sympy_edges(tmp_path, monkeypatch):
+    # issue 43: Heaviside passed and failed at run time; a symbolic or string parameter value did not name the
+    # parameter; a file of the mechanism cache edited by hand was run instead of the Mechanism's own text.
+    import sympy as sp
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    x, xd, k = sp.symbols("x xd k")
+    # A spring whose stiffness switches on at x = 0: Heaviside with H(0) = 1/2 is (1 + sign(x))/2.
+    mech = clmbench.Mechanism.from_sympy("switch", [x], [xd], T=xd**2 / 2, V=k * x**2 / 2 * sp.Heaviside(x),
+                                         parameters={k: 4.0}, q0=[0.5], qd0=[0.0])
+    assert 'V = "k*x**2*((1 + sign(x))/2)/2"' in mech.text
+    r = clmbench.run(problem=mech, formulation="kkt", integrator="dop853", t_end=0.5, rtol=1e-12, atol=1e-14,
+                     progress="never")
+    assert r.status == "ok"
+    # x > 0 throughout: x = 0.5 cos(2 t).
+    assert np.max(np.abs(r.q[:, 0] - 0.5 * np.cos(2 * r.t))) < 1e-10
+    with pytest.raises(ValueError, match="H\\(0\\) = 0"):
+        clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, V=sp.Heaviside(x, 0))
+    with pytest.raises(ValueError, match="Piecewise is not in the file language"):
+        clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, V=sp.Piecewise((x, x > 0), (0, True)))
+    for value in (sp.Symbol("a"), "four"):
+        with pytest.raises(ValueError, match=f"parameter k = {value!r} must be a number".replace("(", "\\(")):
+            clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, V=k * x**2, parameters={k: value})
+    with pytest.raises(ValueError, match="q0\\[0\\] = 'zero' must be a number"):
+        clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, q0=["zero"])
+    # The cache file edited by hand is written again from the Mechanism's text before it runs.
+    path = mech.path()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("# edited\n")
+    assert mech.path() == path
+    assert open(path, encoding="utf-8").read() == mech.text
 
 
 def test_mechanisms_from_dict_string_and_file(tmp_path):
