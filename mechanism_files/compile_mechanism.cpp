@@ -5,11 +5,13 @@
 #include <Eigen/SVD>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "core/value_parsing.hpp"
 #include "mechanism_files/expression_parser.hpp"
 #include "mechanism_files/mechanism_file.hpp"
+#include "mechanism_files/rigid_bodies.hpp"
 
 namespace clm {
 
@@ -32,7 +34,8 @@ class Compiler {
   // symbolic_parameters: the parameters are inputs of the graph (2n + 1 + k, in the file's order) instead of
   // numbers folded in, for an exported header whose parameters stay members (SymbolicMechanism).
   Compiler(const MechanismFile& f, const std::map<std::string, double>& overrides, bool symbolic_parameters = false)
-      : f_(f),
+      : file_(f),
+        f_(file_),
         n_(static_cast<int>(f.coordinates.size())),
         symbolic_(symbolic_parameters),
         g_(2 * n_ + 1 + (symbolic_parameters ? static_cast<int>(f.parameters.size()) : 0)) {
@@ -75,6 +78,7 @@ class Compiler {
       add("pi");
       for (const auto& p : f_.parameters) add(p.name);
       for (const auto& [name, text] : f_.lets) add(name);
+      for (const auto& b : f_.bodies) add(b.name + ".(" + body_member_names() + ")");
       return out;
     };
   }
@@ -96,8 +100,25 @@ class Compiler {
 
     // Every [let] name, used or not (its errors are the file's errors too).
     for (const auto& [name, text] : f_.lets) resolve(name);
-    const int T = parse(f_.kinetic, "T");
-    const int V = parse(f_.potential, "V");
+    add_body_rows();
+    int T = parse(f_.kinetic, "T");
+    int V = parse(f_.potential, "V");
+    // The bodies' kinetic energies, and their weight: V - m g . p (issue 41).
+    for (std::size_t k = 0; k < f_.bodies.size(); ++k) T = g_.binary(ExprOp::kAdd, T, body(k).T);
+    if (!f_.gravity.empty()) {
+      std::vector<int> gv;
+      for (const SourceText& s : f_.gravity) {
+        gv.push_back(parse(s, "[gravity] g"));
+        for (int k = 0; k <= 2 * n_; ++k)
+          if (g_.depends_on(gv.back(), k)) fail_expr(s, "[gravity] g must be a constant (numbers and parameters)");
+      }
+      for (std::size_t k = 0; k < f_.bodies.size(); ++k) {
+        const BodyNodes& b = body(k);
+        int work = g_.constant(0);
+        for (std::size_t i = 0; i < gv.size(); ++i) work = g_.binary(ExprOp::kAdd, work, g_.binary(ExprOp::kMul, gv[i], b.p[i]));
+        V = g_.binary(ExprOp::kSub, V, g_.binary(ExprOp::kMul, b.mass, work));
+      }
+    }
     if (g_.depends_on(T, t_in))
       fail_expr(f_.kinetic, "T depends on t: a kinetic energy with explicit time dependence is not supported "
                             "(write the motion of a moving frame as coordinates, or its effect as a potential)");
@@ -323,6 +344,7 @@ class Compiler {
     c.m = d.m;
     c.position_rows = d.position_rows;
     c.constraint_names = f_.constraint_names();
+    c.bodies = body_lines();
     c.time_dependent = d.time_dependent;
     c.has_forces = d.has_forces;
     c.has_gyroscopic = d.has_gyroscopic;
@@ -406,6 +428,14 @@ class Compiler {
 
  private:
   std::optional<int> resolve(std::string_view name) {
+    if (const auto dot = name.find('.'); dot != std::string_view::npos) {  // BODY.member (issue 41)
+      for (std::size_t k = 0; k < f_.bodies.size(); ++k)
+        if (f_.bodies[k].name == name.substr(0, dot)) {
+          const int node = body_member(body(k), std::string(name.substr(dot + 1)));
+          if (node >= 0) return node;
+        }
+      return std::nullopt;
+    }
     for (int i = 0; i < n_; ++i)
       if (f_.coordinates[i] == name) return g_.input(i);
     if (name == "t") return g_.input(2 * n_);
@@ -434,7 +464,130 @@ class Compiler {
     return node;
   }
 
+  // Body k's nodes (mechanism_files/rigid_bodies.hpp), built once; a body whose expressions read its own members
+  // is a cycle.
+  const BodyNodes& body(std::size_t k) {
+    if (body_state_.empty()) {
+      body_state_.assign(f_.bodies.size(), 0);
+      body_nodes_.resize(f_.bodies.size());
+    }
+    const MechanismFile::Body& b = f_.bodies[k];
+    if (body_state_[k] == 1) throw_at(f_.path, b.line, b.column, "body " + b.name + " is defined by its own kinematics");
+    if (body_state_[k] == 0) {
+      body_state_[k] = 1;
+      body_nodes_[k] = body_nodes(
+          g_, n_, b, [this](const SourceText& s, const std::string& what) { return parse(s, what); },
+          [this](const SourceText& s, const std::string& message) { fail_expr(s, message); });
+      body_state_[k] = 2;
+    }
+    return body_nodes_[k];
+  }
+
+  // `mechanism check`'s lines: each body's mass, inertia and orientation, each contact's rows.
+  std::vector<std::string> body_lines() {
+    using Orientation = MechanismFile::Body::Orientation;
+    std::vector<std::string> out;
+    auto value = [&](const SourceText& s) {
+      const int node = parse(s, "a body's constant");
+      return g_.is_constant(node) ? format_number(g_.node(node).value) : s.text;
+    };
+    for (const auto& b : f_.bodies) {
+      std::string line = b.name + ": m = " + value(b.mass);
+      if (!b.inertia.empty()) {
+        line += b.inertia.size() == 1 ? ", I = " : b.inertia.size() == 3 ? ", I = diag(" : ", I (xx yy zz xy xz yz) = (";
+        for (std::size_t i = 0; i < b.inertia.size(); ++i) line += (i ? ", " : "") + value(b.inertia[i]);
+        if (b.inertia.size() > 1) line += ")";
+      }
+      std::string angles;
+      for (const auto& a : b.angles) angles += (angles.empty() ? "" : ", ") + a.text;
+      line += b.orientation == Orientation::kEuler        ? ", Euler " + b.sequence + " (" + angles + ")"
+              : b.orientation == Orientation::kQuaternion ? ", quaternion (" + angles + "), norm row " + b.name + "_norm"
+              : b.orientation == Orientation::kAngle      ? ", planar angle " + angles
+                                                          : ", a point mass";
+      out.push_back(line);
+    }
+    for (std::size_t r = 0; r < f_.rolling.size(); ++r) {
+      const std::string name = "rolling" + std::to_string(r + 1);
+      std::string rows;
+      auto has = [&](const std::string& row, const std::vector<SourceText>& texts) {
+        for (const auto& t : texts)
+          if (t.text == "@" + row) return true;
+        return false;
+      };
+      if (has(name + "_height", f_.position_rows)) rows += name + "_height (position), ";
+      rows += name + "_x, " + name + "_y";
+      if (has(name + "_no_spin", f_.velocity_rows)) rows += ", " + name + "_no_spin";
+      out.push_back(name + ": " + f_.rolling[r].body + " rolls on the plane z = 0; rows " + rows + " (velocity)");
+    }
+    return out;
+  }
+
+  // Whether a node of q and t vanishes at every state, judged at 8 pseudo-random states (q, qd and t in [-2, 2]) to
+  // 1e-12 of `scale`'s size there: a sum the graph cannot cancel symbolically (r cos(a) - r cos(a) written in two
+  // expressions) is zero to round-off.
+  bool vanishes(int node, int scale) {
+    const Tape tape(g_, {node, scale});
+    std::vector<double> regs(std::max(tape.registers(), tape.inputs()));
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (int sample = 0; sample < 8; ++sample) {
+      for (int i = 0; i <= 2 * n_; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        regs[i] = -2.0 + 4.0 * static_cast<double>(state >> 11) / 9007199254740992.0;
+      }
+      if (symbolic_)
+        for (std::size_t k = 0; k < values_.size(); ++k) regs[2 * n_ + 1 + k] = values_[k].second;
+      tape.run(regs.data());
+      const double h = regs[tape.output_register(0)], size = regs[tape.output_register(1)];
+      if (!(std::abs(h) <= 1e-12 * (1 + std::abs(size)))) return false;
+    }
+    return true;
+  }
+
+  // The rows the bodies make, appended to the file's rows as texts "@..." (parse() returns their nodes): a
+  // quaternion's norm and a rolling contact's height as position rows, the contact's tangential velocity and
+  // spin as velocity rows. Named where the file's rows are named (or the file has none).
+  void add_body_rows() {
+    if (body_rows_added_) return;
+    body_rows_added_ = true;
+    const bool none = file_.position_rows.empty() && file_.velocity_rows.empty();
+    const bool named = none || !file_.constraint_names().empty();
+    auto add = [&](bool position, const std::string& name, int node, int line, int column) {
+      const std::string text = "@" + name;
+      generated_[text] = node;
+      (position ? file_.position_rows : file_.velocity_rows).push_back({text, line, column});
+      (position ? file_.position_names : file_.velocity_names).push_back(named ? name : "");
+    };
+    for (std::size_t k = 0; k < f_.bodies.size(); ++k) {
+      const MechanismFile::Body& b = f_.bodies[k];
+      if (body(k).norm >= 0) add(true, b.name + "_norm", body(k).norm, b.line, b.column);
+    }
+    for (std::size_t r = 0; r < f_.rolling.size(); ++r) {
+      const MechanismFile::Rolling roll = f_.rolling[r];  // a copy: the rows below grow file_
+      std::size_t k = 0;
+      while (f_.bodies[k].name != roll.body) ++k;  // the reader checked that it exists
+      const RollingRows rows = rolling_rows(
+          g_, n_, body(k), roll, [this](const SourceText& s, const std::string& what) { return parse(s, what); },
+          [this](const SourceText& s, const std::string& message) { fail_expr(s, message); });
+      const std::string name = "rolling" + std::to_string(r + 1);
+      if (rows.height >= 0 && vanishes(rows.height, body(k).p[2])) {
+        // The height written in two expressions that cancel (a disc's centre at r cos(lean), its contact at
+        // -r cos(lean)): zero at every state, no row (it would be a zero row of A).
+      } else if (rows.height >= 0) {
+        add(true, name + "_height", rows.height, roll.line, roll.column);
+      } else if (rows.height_constant != 0) {
+        std::ostringstream m;
+        m << "[[rolling]] body " << roll.body << ": its contact point is at height " << rows.height_constant
+          << " at every q, not on the plane z = 0 (position z plus contact z must vanish)";
+        throw_at(f_.path, roll.line, roll.column, m.str());
+      }
+      add(false, name + "_x", rows.vx, roll.line, roll.column);
+      add(false, name + "_y", rows.vy, roll.line, roll.column);
+      if (rows.spin >= 0) add(false, name + "_no_spin", rows.spin, roll.line, roll.column);
+    }
+  }
+
   int parse(const SourceText& s, const std::string& what) {
+    if (const auto it = generated_.find(s.text); it != generated_.end()) return it->second;  // a body's row
     try {
       return parse_expression(s.text, g_, symbols_);
     } catch (const ExpressionError& e) {
@@ -634,6 +787,7 @@ class Compiler {
     }
   }
 
+  MechanismFile file_;  // the file, with the rows its bodies make appended (add_body_rows)
   const MechanismFile& f_;
   int n_;
   bool symbolic_;
@@ -641,6 +795,12 @@ class Compiler {
   ExpressionSymbols symbols_;
   std::vector<std::pair<std::string, double>> values_;
   std::map<std::string, int> let_nodes_;
+  // The bodies' nodes, built on first use (0 not yet, 1 being built, 2 built), and the rows they make, by the
+  // "@..." text their SourceText carries (no expression starts with '@').
+  std::vector<BodyNodes> body_nodes_;
+  std::vector<int> body_state_;
+  std::map<std::string, int> generated_;
+  bool body_rows_added_ = false;
   std::vector<std::string> let_stack_;
 };
 

@@ -137,9 +137,18 @@ class Parser {
     }
     return g_.constant(v);
   }
+  // A name, or BODY.member (a rigid body's kinematics, issue 41): one dot followed by a letter or '_'.
   std::string_view identifier() {
     const std::size_t start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    auto word = [&] {
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    };
+    word();
+    if (pos_ + 1 < text_.size() && text_[pos_] == '.' &&
+        (std::isalpha(static_cast<unsigned char>(text_[pos_ + 1])) || text_[pos_ + 1] == '_')) {
+      ++pos_;
+      word();
+    }
     return text_.substr(start, pos_ - start);
   }
   int name() {

@@ -7,8 +7,8 @@
 //   power      := primary [ ("^" | "**") unary ]          right-associative: 2^3^2 = 2^9, -x^2 = -(x^2)
 //   primary    := number | name | name "(" expression { "," expression } ")" | "(" expression ")"
 //
-// Names are resolved by the caller's Symbols: coordinates, parameters, t, the [let] names, and der(q) (or q_dot)
-// for the velocity of coordinate q. Functions: sin cos tan asin acos atan atan2 sinh cosh tanh exp log sqrt abs
+// Names are resolved by the caller's Symbols: coordinates, parameters, t, the [let] names, a body's kinematics
+// (BODY.member: one dot), and der(q) (or q_dot) for the velocity of coordinate q. Functions: sin cos tan asin acos atan atan2 sinh cosh tanh exp log sqrt abs
 // min max pow sign.
 #pragma once
 

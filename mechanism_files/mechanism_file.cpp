@@ -44,7 +44,7 @@ class Reader {
     check_keys(root_, "the top level",
                {"name", "description", "coordinates", "units", "parameters", "let", "energy", "forces", "constraints",
                 "initial", "actuated", "velocity_basis", "transversal_frame", "closed_form", "reference", "points",
-                "body_velocities"});
+                "body_velocities", "bodies", "rolling", "gravity"});
     f.name = required_string(root_, "name");
     if (f.name.empty()) fail_at(root_["name"].node(), "name must not be empty");
     for (char c : f.name)
@@ -116,15 +116,18 @@ class Reader {
         f.lets[name] = expression_of(node, "[let] " + name);
       }
     }
+    read_bodies(f);
+    // With [bodies] the energies are theirs, and [energy] holds what the bodies do not (optional).
+    const bool bodies = !f.bodies.empty();
     const toml::table* energy = root_["energy"].as_table();
-    if (!energy) {
-      if (root_["energy"]) fail_at(root_["energy"].node(), "[energy] must be a table with T and V");
-      throw_at(path_, 1, 1, "missing [energy] section (T = \"kinetic energy\", V = \"potential\")");
-    }
-    check_keys(*energy, "[energy]", {"T", "V"});
-    if (!(*energy)["T"]) fail_at(root_["energy"].node(), "[energy] needs T, the kinetic energy");
-    f.kinetic = expression_of(*(*energy)["T"].node(), "T");
-    if ((*energy)["V"]) f.potential = expression_of(*(*energy)["V"].node(), "V");
+    if (!energy && root_["energy"]) fail_at(root_["energy"].node(), "[energy] must be a table with T and V");
+    if (!energy && !bodies)
+      throw_at(path_, 1, 1, "missing [energy] section (T = \"kinetic energy\", V = \"potential\") or [bodies]");
+    if (energy) check_keys(*energy, "[energy]", {"T", "V"});
+    if (energy && (*energy)["T"]) f.kinetic = expression_of(*(*energy)["T"].node(), "T");
+    else if (bodies) f.kinetic = {"0", f.bodies.front().line, f.bodies.front().column};
+    else fail_at(root_["energy"].node(), "[energy] needs T, the kinetic energy");
+    if (energy && (*energy)["V"]) f.potential = expression_of(*(*energy)["V"].node(), "V");
     else f.potential = {"0", 0, 0};
     if (auto fo = root_["forces"]) {
       const toml::table* t = fo.as_table();
@@ -313,6 +316,134 @@ class Reader {
                        [](const MechanismFile::BodyVelocity& a, const MechanismFile::BodyVelocity& b) {
                          return a.line != b.line ? a.line < b.line : a.column < b.column;
                        });
+    }
+  }
+  // [bodies.NAME], [[rolling]], [gravity] (issue 41).
+  void read_bodies(MechanismFile& f) const {
+    using Body = MechanismFile::Body;
+    auto expressions = [&](const toml::node& n, std::size_t lo, std::size_t hi, const std::string& what) {
+      const toml::array* arr = n.as_array();
+      if (!arr || arr->size() < lo || arr->size() > hi)
+        fail_at(&n, what + " must be an array of " +
+                        (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+                        " expressions");
+      std::vector<SourceText> out;
+      for (const toml::node& e : *arr) out.push_back(expression_of(e, "an entry of " + what));
+      return out;
+    };
+    if (auto bs = root_["bodies"]) {
+      const toml::table* t = bs.as_table();
+      if (!t) fail_at(bs.node(), "[bodies] must hold tables [bodies.NAME] with mass, position (and inertia, orientation)");
+      for (auto&& [key, node] : *t) {
+        Body b;
+        b.name = std::string(key.str());
+        const Where w = where(node);
+        b.line = w.line;
+        b.column = w.column;
+        if (!valid_identifier(b.name))
+          fail_at(&node, "body '" + echo_value(b.name) + "' is not a name (a letter or '_', then letters, digits, '_')");
+        const std::string what = "body " + b.name;
+        const toml::table* spec = node.as_table();
+        if (!spec) fail_at(&node, what + " must be a table [bodies." + b.name + "] with mass, position (and inertia, orientation)");
+        check_keys(*spec, what, {"mass", "inertia", "position", "orientation"});
+        if (!(*spec)["mass"]) fail_at(&node, what + " needs mass");
+        b.mass = expression_of(*(*spec)["mass"].node(), what + " mass");
+        if (!(*spec)["position"]) fail_at(&node, what + " needs position = [x, y(, z)], its centre of mass in the space frame");
+        b.position = expressions(*(*spec)["position"].node(), 2, 3, what + " position");
+        const bool planar = b.position.size() == 2;
+        if (auto o = (*spec)["orientation"]) {
+          const toml::table* ot = o.as_table();
+          if (!ot)
+            fail_at(o.node(), what + " orientation must be a table: { euler = \"ZXZ\", angles = [...] }, "
+                                     "{ quaternion = [e0, e1, e2, e3] } or { angle = \"theta\" } (planar)");
+          check_keys(*ot, what + " orientation", {"euler", "angles", "quaternion", "angle"});
+          const int kinds = ((*ot)["euler"] ? 1 : 0) + ((*ot)["quaternion"] ? 1 : 0) + ((*ot)["angle"] ? 1 : 0);
+          if (kinds != 1) fail_at(o.node(), what + " orientation needs exactly one of euler, quaternion, angle");
+          if (auto e = (*ot)["euler"]) {
+            if (planar) fail_at(e.node(), what + " is planar (2 position entries): its orientation is { angle = \"...\" }");
+            b.orientation = Body::Orientation::kEuler;
+            b.sequence = string_of(*e.node(), what + " euler");
+            const bool axes = b.sequence.size() == 3 && b.sequence.find_first_not_of("XYZ") == std::string::npos;
+            if (!axes || b.sequence[0] == b.sequence[1] || b.sequence[1] == b.sequence[2])
+              fail_at(e.node(), "Euler sequence '" + echo_value(b.sequence) + "' does not exist (three of X, Y, Z, no "
+                                "axis twice in a row: ZXZ, ZYX, XYZ, ...)");
+            if (!(*ot)["angles"]) fail_at(o.node(), what + " orientation needs angles = [a1, a2, a3] with its euler sequence");
+            b.angles = expressions(*(*ot)["angles"].node(), 3, 3, what + " angles");
+          } else if (auto qn = (*ot)["quaternion"]) {
+            if (planar) fail_at(qn.node(), what + " is planar (2 position entries): its orientation is { angle = \"...\" }");
+            if ((*ot)["angles"]) fail_at((*ot)["angles"].node(), what + " orientation: angles go with euler");
+            b.orientation = Body::Orientation::kQuaternion;
+            b.angles = expressions(*qn.node(), 4, 4, what + " quaternion");
+          } else {
+            const auto a = (*ot)["angle"];
+            if (!planar) fail_at(a.node(), what + " has 3 position entries: its orientation is euler or quaternion");
+            if ((*ot)["angles"]) fail_at((*ot)["angles"].node(), what + " orientation: angles go with euler");
+            b.orientation = Body::Orientation::kAngle;
+            b.angles = {expression_of(*a.node(), what + " angle")};
+          }
+        }
+        if (auto in = (*spec)["inertia"]) {
+          if (b.orientation == Body::Orientation::kNone)
+            fail_at(in.node(), what + " has an inertia but no orientation (a body without one is a point mass)");
+          if (planar) {
+            if (in.node()->is_array()) b.inertia = expressions(*in.node(), 1, 1, what + " inertia");
+            else b.inertia = {expression_of(*in.node(), what + " inertia")};
+          } else {
+            b.inertia = expressions(*in.node(), 3, 6, what + " inertia");
+            if (b.inertia.size() != 3 && b.inertia.size() != 6)
+              fail_at(in.node(), what + " inertia has " + std::to_string(b.inertia.size()) +
+                                     " entries: 3 principal moments or 6 (Ixx, Iyy, Izz, Ixy, Ixz, Iyz)");
+          }
+        } else if (b.orientation != Body::Orientation::kNone) {
+          fail_at(&node, what + " has an orientation and needs its inertia");
+        }
+        f.bodies.push_back(std::move(b));
+      }
+      std::stable_sort(f.bodies.begin(), f.bodies.end(), [](const Body& a, const Body& b) {
+        return a.line != b.line ? a.line < b.line : a.column < b.column;
+      });
+    }
+    if (auto r = root_["rolling"]) {
+      const toml::array* arr = r.as_array();
+      if (!arr) fail_at(r.node(), "rolling must be an array of tables [[rolling]] with body and contact");
+      for (const toml::node& node : *arr) {
+        const toml::table* spec = node.as_table();
+        if (!spec) fail_at(&node, "each [[rolling]] must be a table with body and contact");
+        check_keys(*spec, "[[rolling]]", {"body", "contact", "no_spin"});
+        MechanismFile::Rolling roll;
+        const Where w = where(node);
+        roll.line = w.line;
+        roll.column = w.column;
+        if (!(*spec)["body"]) fail_at(&node, "[[rolling]] needs body = \"NAME\" of a [bodies.NAME]");
+        roll.body = string_of(*(*spec)["body"].node(), "[[rolling]] body");
+        const auto body = std::find_if(f.bodies.begin(), f.bodies.end(), [&](const Body& b) { return b.name == roll.body; });
+        if (body == f.bodies.end()) {
+          std::string known;
+          for (const Body& b : f.bodies) known += (known.empty() ? "" : ", ") + b.name;
+          fail_at((*spec)["body"].node(), "[[rolling]] body '" + echo_value(roll.body) + "' is not a body (bodies: " +
+                                              (known.empty() ? "none" : known) + ")");
+        }
+        if (body->position.size() != 3 || body->orientation == Body::Orientation::kNone)
+          fail_at((*spec)["body"].node(), "[[rolling]] body " + roll.body + " must have 3 position entries and an "
+                                          "orientation (it rolls on the plane z = 0)");
+        if (!(*spec)["contact"]) fail_at(&node, "[[rolling]] needs contact = [x, y, z], the contact point minus the centre of mass");
+        roll.contact = expressions(*(*spec)["contact"].node(), 3, 3, "[[rolling]] contact");
+        if (auto ns = (*spec)["no_spin"]) {
+          if (!ns.is_boolean()) fail_at(ns.node(), "[[rolling]] no_spin must be true or false");
+          roll.no_spin = ns.as_boolean()->get();
+        }
+        f.rolling.push_back(std::move(roll));
+      }
+    }
+    if (auto g = root_["gravity"]) {
+      const toml::table* t = g.as_table();
+      if (!t) fail_at(g.node(), "[gravity] must be a table with g = [gx, gy(, gz)]");
+      check_keys(*t, "[gravity]", {"g"});
+      if (!(*t)["g"]) fail_at(g.node(), "[gravity] needs g = [gx, gy(, gz)]");
+      if (f.bodies.empty()) fail_at(g.node(), "[gravity] acts on [bodies]: the file has none (write the potential in V)");
+      f.gravity = expressions(*(*t)["g"].node(), 2, 3, "[gravity] g");
+      const Where w = where(*g.node());
+      f.gravity_at = {"", w.line, w.column};
     }
   }
   std::vector<SourceText> sized_expressions(const toml::table& t, const char* key, std::size_t n, const std::string& what) const {

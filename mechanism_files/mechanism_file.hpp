@@ -100,6 +100,36 @@ struct MechanismFile {
     int line = 0, column = 0;
   };
   std::vector<BodyVelocity> body_velocities;
+  // [bodies.NAME] (docs/mechanism-files.md, "Rigid bodies"; issue 41): a rigid body by its mass, inertia, centre of
+  // mass and orientation, expressions in q (and t for the position and angles); the suite adds its
+  // T = 1/2 m |v|^2 + 1/2 Omega . I Omega to the file's T and names its kinematics for every expression
+  // (NAME.vx, NAME.w1, NAME.wx, NAME.R11, ...).
+  struct Body {
+    enum class Orientation { kNone, kEuler, kQuaternion, kAngle };
+    std::string name;
+    SourceText mass;
+    std::vector<SourceText> inertia;   // planar: 1 (about the normal); 3D: 3 principal or 6 (Ixx Iyy Izz Ixy Ixz Iyz)
+    std::vector<SourceText> position;  // 2 (a planar body, in the plane z = 0) or 3
+    Orientation orientation = Orientation::kNone;
+    std::string sequence;            // kEuler: three axes, "ZXZ": R = Rz(a1) Rx(a2) Rz(a3), body to space
+    std::vector<SourceText> angles;  // kEuler 3, kQuaternion 4 (e0 first), kAngle 1
+    int line = 0, column = 0;
+  };
+  std::vector<Body> bodies;
+  // [[rolling]] body = "NAME", contact = [3 expressions in q] (the contact point minus the centre of mass, space
+  // frame), no_spin = false: rolling without slipping on the plane z = 0 (the rows the suite adds: the contact
+  // point's velocity, tangential components as velocity rows, its height as a position row where that is not
+  // constant; no_spin: the spin about the normal, a velocity row).
+  struct Rolling {
+    std::string body;
+    std::vector<SourceText> contact;
+    bool no_spin = false;
+    int line = 0, column = 0;
+  };
+  std::vector<Rolling> rolling;
+  // [gravity] g = [gx, gy(, gz)]: V gains -m g . position for every body.
+  std::vector<SourceText> gravity;
+  SourceText gravity_at;
 };
 
 // Reads and checks the shape of a mechanism file. Throws InputError ("PATH:LINE:COLUMN: message").
@@ -117,6 +147,9 @@ struct CompiledMechanism {
   bool holonomic = false;        // position rows only: h(q, t) = 0
   int position_rows = 0;         // the rows of h, first (all m when holonomic; 0 < position_rows < m: mixed)
   std::vector<std::string> constraint_names;  // m names, position rows first; empty when the rows are unnamed
+  // One line per [bodies.NAME] (mass, inertia, orientation) and per [[rolling]] (the rows it made), for
+  // `mechanism check`.
+  std::vector<std::string> bodies;
   bool time_dependent = false;   // t in V, h or b, or b(q) != 0
   bool has_forces = false;       // a [forces] section
   bool has_gyroscopic = false;   // T has a term linear in qd

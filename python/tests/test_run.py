@@ -462,7 +462,15 @@ def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
     def f(s):
         return np.linalg.solve(np.array(MM(*s), float), np.array(F(*s), float).ravel())
 
-    h, worst = 1e-3, 0.0
+    # The same disc as a rigid body and a rolling contact (mechanisms/rolling_disc.toml, issue 41): no energy or row
+    # written by hand.
+    bodies = clmbench.run(problem=os.path.join(os.path.dirname(__file__), "..", "..", "mechanisms", "rolling_disc.toml"),
+                          formulation="kkt", integrator="dopri5", t_end=2, rtol=1e-12, atol=1e-12, output_every=0.5,
+                          progress="never")
+    assert bodies.status == "ok" and bodies.summary["max_rel_energy_error"] < 1e-11
+    assert np.allclose(bodies.q[0], q0, rtol=0, atol=1e-15) and np.allclose(bodies.qd[0], qd0, rtol=0, atol=1e-15)
+
+    h, worst, worst_bodies = 1e-3, 0.0, 0.0
     for k in range(1, 2001):
         k1 = f(s)
         k2 = f(s + h / 2 * k1)
@@ -471,8 +479,11 @@ def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
         s = s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
         if k % 500 == 0:
             worst = max(worst, np.abs(run.q[k // 500, :3] - s[:3]).max())
-    print(f"rolling disc: max |(yaw, lean, spin) - Kane's method + RK4| {worst:.2e}")
+            worst_bodies = max(worst_bodies, np.abs(bodies.q[k // 500, :3] - s[:3]).max())
+    print(f"rolling disc: max |(yaw, lean, spin) - Kane's method + RK4| {worst:.2e} (from sympy), "
+          f"{worst_bodies:.2e} ([bodies] and [[rolling]])")
     assert worst < 3e-10  # measured 9.8e-11 (RK4 at h = 1e-3 and dopri5 at rtol 1e-12)
+    assert worst_bodies < 3e-10
 
 
 def test_ctrl_c_stops_a_sweep_and_resume_finishes_it(tmp_path):
