@@ -8,9 +8,11 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -19,6 +21,7 @@
 
 #include "app/command.hpp"
 #include "core/types.hpp"
+#include "core/value_parsing.hpp"
 #include "io/results_file.hpp"
 #include "io/signal_cleanup.hpp"
 #include "runs/progress_line.hpp"
@@ -27,6 +30,23 @@
 #include "runs/run_config.hpp"
 #include "runs/run_options.hpp"
 #include "runs/runner.hpp"
+
+namespace {
+
+// The memory the kernel says a process can still take (MemAvailable of /proc/meminfo), in bytes; 0 when unknown.
+double available_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  double kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
+}  // namespace
+
 
 namespace py = pybind11;
 
@@ -88,6 +108,18 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
       prepared.push_back(prepare_run(spec, std::cerr));
       if (spec.reference.compute) check_reference(prepared.back());
     }
+    // Python keeps every run's samples in memory (the command streams them to its file): refused before anything
+    // runs when they would not fit (issue 43: "unexpected error: std::bad_alloc" after the run had computed).
+    double bytes = 0;
+    for (const PreparedRun& run : prepared) bytes += run.sample_bytes;
+    if (const double available = available_memory_bytes(); available > 0 && bytes > 0.8 * available) {
+      char text[200];
+      std::snprintf(text, sizeof text, "about %.3g GB, more than the %.3g GB this machine has available", bytes / 1e9,
+                    available / 1e9);
+      throw InputError("clmbench.run: the samples of " + std::string(prepared.size() == 1 ? "the run" : "its runs") +
+                       " would take " + text + " in memory (raise output_every or shorten t_end, or write them to a "
+                       "file with `clmbench run`, which streams them)");
+    }
     ReferenceCache references;
     for (PreparedRun& run : prepared) {
       try {  // the reference run is a run too: Ctrl-C stops it as well
@@ -99,6 +131,9 @@ std::shared_ptr<const Invocation> run_config(const std::optional<std::string>& c
         ProgressLine line(std::cerr, mode, "run " + run.spec.run_id);
         out->records.push_back(std::make_shared<const RunRecord>(
             execute_run(run, nullptr, /*keep_samples=*/true, &line, reference.get())));
+      } catch (const std::bad_alloc&) {  // output_every = 0 (a sample per step) has no estimate
+        throw InputError("clmbench.run: run " + run.spec.run_id + " ran out of memory keeping its samples (output_every = " +
+                         format_number(run.spec.output_every) + "; raise it, or write them with `clmbench run`)");
       } catch (const Interrupted& e) {
         interrupted = std::string("run ") + run.spec.run_id + ": " + e.what();
         break;

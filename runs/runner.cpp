@@ -163,12 +163,13 @@ PreparedRun prepare_run(const RunSpec& spec, std::ostream& log, bool warn_unused
     throw InputError(label + ": " + why);
   }
   // The samples' size, estimated before anything runs (output_every = 0 samples every step: unknown).
-  if (spec.output_every > 0 && spec.max_output_gb > 0) {
+  if (spec.output_every > 0) {
     const double samples = sample_bound(spec);
     const double columns = 3 + 2.0 * model.n() + model.m() + (model.holonomic() || model.has_position_rows() ? 1 : 0) +
                            static_cast<double>(run.formulation->extra_names().size());
     const double gb = samples * columns * sizeof(double) / 1e9;
-    if (gb > spec.max_output_gb) {
+    run.sample_bytes = gb * 1e9;
+    if (spec.max_output_gb > 0 && gb > spec.max_output_gb) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "%.3g GB (%.3g samples of %.0f numbers)", gb, samples, columns);
       throw InputError(label + ": its samples would take about " + std::string(buf) + ", above run.max_output_gb = " +

@@ -142,6 +142,10 @@ struct PreparedRun {
   std::unique_ptr<Integrator> integrator;
   Vec q0, qd0, y0;
   int constraint_rank = 0;  // numerical_rank of A(q0)
+  // The samples' size in bytes at most (t, q, qd, lambda, energy, drift, the formulation's extras; floor(t_end /
+  // output_every) + 2 samples), what a caller keeping them in memory (Python) needs; 0 when unknown
+  // (output_every = 0: a sample per step).
+  double sample_bytes = 0;
   std::string initial_source;
   ProjectionReport projection;
   std::vector<std::string> warnings;  // options set for this run that it does not read

@@ -81,9 +81,9 @@ class Mechanism:
         return cls(_toml(d), "<dict>")
 
     @classmethod
-    def from_sympy(cls, name, coordinates, velocities, T, V=0, position_constraints=(), velocity_constraints=(),
+    def from_sympy(cls, name, coordinates, velocities, T=None, V=0, position_constraints=(), velocity_constraints=(),
                    forces=None, parameters=None, q0=None, qd0=None, description="", units=None, points=None,
-                   body_velocities=None):
+                   body_velocities=None, bodies=None, frame=None, origin=None, gravity=None):
         """sympy expressions in plain symbols (coordinates and velocities given as lists of symbols) or in
         dynamicsymbols and their time derivatives, printed into the mechanism-file language.
 
@@ -92,8 +92,20 @@ class Mechanism:
         the rows (then name both kinds).
         forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers (q0 defaults
         to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
-        first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities])."""
+        first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities]).
+
+        bodies: sympy.physics.mechanics RigidBody and Particle objects (issue 41), their kinematics in the coordinates
+        and their time derivatives; frame: the inertial ReferenceFrame; origin: a fixed Point, from which a mass
+        centre's velocity is taken (d/dt in frame of its position) where it has none set in frame; gravity: a Vector
+        in frame, the acceleration of gravity (V gains -m gravity . position for every body, the position relative
+        to origin). Each body adds its kinetic energy, 1/2 m v . v + 1/2 omega . I omega about its mass centre, and
+        its potential_energy where set, to T and V (which may then be 0)."""
         import sympy as sp
+
+        if bodies:
+            T, V = _bodies_energies(bodies, frame, origin, gravity, T if T is not None else 0, V)
+        elif T is None:
+            raise ValueError("Mechanism.from_sympy: T is required without bodies")
 
         coordinates, velocities = list(coordinates), list(velocities)
         if len(coordinates) != len(velocities):
@@ -210,6 +222,14 @@ class Mechanism:
             d["body_velocities"] = {str(k): text(v) for k, v in body_velocities.items()}
         return cls(_toml(d), "<sympy>")
 
+    @classmethod
+    def from_mechanics(cls, name, coordinates, velocities, bodies, frame, origin=None, gravity=None, **keywords):
+        """Mechanism.from_sympy with sympy.physics.mechanics objects (KanesMethod's inputs): bodies (RigidBody,
+        Particle), the inertial frame, a fixed origin point and gravity; the other keywords as from_sympy's
+        (velocity_constraints, position_constraints, forces, parameters, q0, qd0, ...)."""
+        return cls.from_sympy(name, coordinates, velocities, bodies=bodies, frame=frame, origin=origin,
+                              gravity=gravity, **keywords)
+
     def path(self):
         """A file with this text, named by its contents (written once; the same text, the same file)."""
         digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()
@@ -233,3 +253,38 @@ class Mechanism:
 
     def __repr__(self):
         return f"<clmbench.Mechanism {self.name} ({self.origin})>"
+
+
+def _bodies_energies(bodies, frame, origin, gravity, T, V):
+    """T and V of sympy.physics.mechanics bodies (Mechanism.from_sympy's bodies=): 1/2 m v . v + 1/2 omega . I omega
+    about the mass centre, the potential_energy each has, and -m gravity . position."""
+    from sympy.physics.mechanics import Particle, RigidBody
+    from sympy.physics.vector import dot
+
+    if frame is None:
+        raise ValueError("Mechanism.from_sympy: bodies need frame=, the inertial ReferenceFrame")
+    for body in bodies:
+        if isinstance(body, RigidBody):
+            point = body.masscenter
+        elif isinstance(body, Particle):
+            point = body.point
+        else:
+            raise ValueError(f"Mechanism.from_sympy: {body!r} is not a sympy.physics.mechanics RigidBody or Particle")
+        try:
+            v = point.vel(frame)
+        except ValueError:
+            if origin is None:
+                raise ValueError(f"Mechanism.from_sympy: the velocity of {point} in {frame} is not set: set it, or "
+                                 "give origin= (a fixed Point) to take it from its position") from None
+            v = point.pos_from(origin).dt(frame)
+        T = T + body.mass * dot(v, v) / 2
+        if isinstance(body, RigidBody):
+            w = body.frame.ang_vel_in(frame)
+            inertia = body.central_inertia
+            T = T + dot(w, dot(inertia, w)) / 2
+        V = V + body.potential_energy
+        if gravity is not None:
+            if origin is None:
+                raise ValueError("Mechanism.from_sympy: gravity needs origin= (a fixed Point) for the positions")
+            V = V - body.mass * dot(gravity, point.pos_from(origin))
+    return T, V

@@ -4,6 +4,7 @@ Results equal to `clmbench run`'s bit for bit, arrays as views of the run's buff
 one-line errors as ValueError / OSError, the GIL released while a run integrates, Ctrl-C as KeyboardInterrupt.
 """
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,6 +169,28 @@ def test_a_second_writer_of_one_output_in_one_process_is_refused(tmp_path):
     worker.join()
     assert failures == []
     assert len(clmbench.load(out)) == 27
+
+
+def test_samples_that_would_not_fit_in_memory_are_refused_before_the_run():
+    # issue 43: a run whose samples exceeded memory ended "unexpected error: std::bad_alloc" after computing; the
+    # command streams samples to its file, Python keeps them: estimated and refused first, with the figures.
+    # 1e11 samples of 10 numbers: 8e3 GB. In a child process limited to 4 GB of address space, so that a refusal
+    # that did not happen cannot take this machine's memory.
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+        "import clmbench\n"
+        "try:\n"
+        "    clmbench.run(problem='chaplygin_sleigh', formulation='kkt', integrator='dopri5', t_end=1e8,\n"
+        "                 output_every=1e-3, max_output_gb=0, progress='never')\n"
+        "except ValueError as e:\n"
+        "    print(e)\n"
+        "    sys.exit(0)\n"
+        "sys.exit(1)\n")
+    done = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"the samples of the run would take about 8e\+03 GB, more than the [0-9.e+]+ GB this machine "
+                     r"has available in memory", done.stdout), done.stdout
 
 
 def test_the_gil_is_released_while_a_run_integrates():
@@ -407,7 +430,7 @@ def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
     integrated by RK4 (h = 1e-3): an independent derivation and integration."""
     import sympy as sp
     from sympy.physics.mechanics import (KanesMethod, Point, ReferenceFrame, RigidBody, cross, dot,
-                                         dynamicsymbols, inertia)
+                                         dynamicsymbols, inertia)  # noqa: F401
 
     t = sp.Symbol("t")
     r, m, g = sp.symbols("r m g")
@@ -469,6 +492,21 @@ def test_the_rolling_disc_from_sympy_mechanics_agrees_with_kanes_method():
                           progress="never")
     assert bodies.status == "ok" and bodies.summary["max_rel_energy_error"] < 1e-11
     assert np.allclose(bodies.q[0], q0, rtol=0, atol=1e-15) and np.allclose(bodies.qd[0], qd0, rtol=0, atol=1e-15)
+
+    # And as sympy.physics.mechanics objects, KanesMethod's inputs (a RigidBody in the frame R, its mass centre
+    # located from a fixed origin): from_mechanics builds T and V from them.
+    O = Point("O")
+    O.set_vel(N, 0)
+    centre = O.locatenew("centre", r_cm)
+    disc_body = RigidBody("disc", centre, R, m, (I, centre))
+    mech = clmbench.Mechanism.from_mechanics("rolling_disc_mechanics", coords, vel, [disc_body], N, origin=O,
+                                             gravity=-g * N.z, velocity_constraints=rows, parameters=params, q0=q0,
+                                             qd0=qd0)
+    mechanics = clmbench.run(problem=mech, formulation="kkt", integrator="dopri5", t_end=2, rtol=1e-12, atol=1e-12,
+                             output_every=0.5, progress="never")
+    assert mechanics.status == "ok"
+    print(f"rolling disc from mechanics objects: max |q - q(T by hand)| {np.max(np.abs(mechanics.q - run.q)):.2e}")
+    assert np.max(np.abs(mechanics.q - run.q)) < 1e-13  # measured 0: the same T
 
     h, worst, worst_bodies = 1e-3, 0.0, 0.0
     for k in range(1, 2001):
