@@ -506,6 +506,13 @@ class Compiler {
                                                           : ", a point mass";
       out.push_back(line);
     }
+    for (std::size_t j = 0; j < f_.joints.size(); ++j) {
+      const auto& joint = f_.joints[j];
+      const std::string name = "joint" + std::to_string(j + 1);
+      out.push_back(name + ": " + joint.kind + " joint of " + joint.body + " to " + joint.to + "; rows " + name + "_x, " +
+                    name + "_y, " + name + "_z" + (joint.kind == "revolute" ? ", " + name + "_axis1, " + name + "_axis2" : "") +
+                    " (position)");
+    }
     for (std::size_t r = 0; r < f_.rolling.size(); ++r) {
       const std::string name = "rolling" + std::to_string(r + 1);
       std::string rows;
@@ -560,6 +567,22 @@ class Compiler {
     for (std::size_t k = 0; k < f_.bodies.size(); ++k) {
       const MechanismFile::Body& b = f_.bodies[k];
       if (body(k).norm >= 0) add(true, b.name + "_norm", body(k).norm, b.line, b.column);
+    }
+    for (std::size_t j = 0; j < f_.joints.size(); ++j) {
+      const MechanismFile::Joint joint = f_.joints[j];  // a copy: the rows below grow file_
+      auto index = [&](const std::string& name) {
+        std::size_t k = 0;
+        while (f_.bodies[k].name != name) ++k;  // the reader checked that it exists
+        return k;
+      };
+      const BodyNodes& a = body(index(joint.body));
+      const BodyNodes* b = joint.to == "ground" ? nullptr : &body(index(joint.to));
+      const std::vector<int> rows = joint_rows(
+          g_, n_, a, b, joint, [this](const SourceText& s, const std::string& what) { return parse(s, what); },
+          [this](const SourceText& s, const std::string& message) { fail_expr(s, message); });
+      const char* names[] = {"_x", "_y", "_z", "_axis1", "_axis2"};
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        add(true, "joint" + std::to_string(j + 1) + names[i], rows[i], joint.line, joint.column);
     }
     for (std::size_t r = 0; r < f_.rolling.size(); ++r) {
       const MechanismFile::Rolling roll = f_.rolling[r];  // a copy: the rows below grow file_

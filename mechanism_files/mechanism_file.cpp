@@ -44,7 +44,7 @@ class Reader {
     check_keys(root_, "the top level",
                {"name", "description", "coordinates", "units", "parameters", "let", "energy", "forces", "constraints",
                 "initial", "actuated", "velocity_basis", "transversal_frame", "closed_form", "reference", "points",
-                "body_velocities", "bodies", "rolling", "gravity"});
+                "body_velocities", "bodies", "rolling", "gravity", "joint"});
     f.name = required_string(root_, "name");
     if (f.name.empty()) fail_at(root_["name"].node(), "name must not be empty");
     for (char c : f.name)
@@ -433,6 +433,54 @@ class Reader {
           roll.no_spin = ns.as_boolean()->get();
         }
         f.rolling.push_back(std::move(roll));
+      }
+    }
+    if (auto js = root_["joint"]) {
+      const toml::array* arr = js.as_array();
+      if (!arr) fail_at(js.node(), "joint must be an array of tables [[joint]] with kind, body, point (and to, to_point)");
+      for (const toml::node& node : *arr) {
+        const toml::table* spec = node.as_table();
+        if (!spec) fail_at(&node, "each [[joint]] must be a table with kind, body, point (and to, to_point)");
+        check_keys(*spec, "[[joint]]", {"kind", "body", "point", "to", "to_point", "axis", "to_axis"});
+        MechanismFile::Joint joint;
+        const Where w = where(node);
+        joint.line = w.line;
+        joint.column = w.column;
+        if (!(*spec)["kind"]) fail_at(&node, "[[joint]] needs kind = \"spherical\" or \"revolute\"");
+        joint.kind = string_of(*(*spec)["kind"].node(), "[[joint]] kind");
+        if (joint.kind != "spherical" && joint.kind != "revolute")
+          fail_at((*spec)["kind"].node(), "[[joint]] kind '" + echo_value(joint.kind) + "' is not spherical or revolute");
+        auto a_body = [&](const char* key, bool ground_allowed) {
+          const std::string name = string_of(*(*spec)[key].node(), std::string("[[joint]] ") + key);
+          if (ground_allowed && name == "ground") return name;
+          const auto b = std::find_if(f.bodies.begin(), f.bodies.end(), [&](const Body& x) { return x.name == name; });
+          if (b == f.bodies.end()) {
+            std::string known;
+            for (const Body& x : f.bodies) known += (known.empty() ? "" : ", ") + x.name;
+            fail_at((*spec)[key].node(), std::string("[[joint]] ") + key + " '" + echo_value(name) + "' is not a body (bodies: " +
+                                             (known.empty() ? "none" : known) + (ground_allowed ? "; or ground)" : ")"));
+          }
+          if (b->position.size() != 3)
+            fail_at((*spec)[key].node(), "[[joint]] body " + name + " must have 3 position entries");
+          return name;
+        };
+        if (!(*spec)["body"]) fail_at(&node, "[[joint]] needs body = \"NAME\" of a [bodies.NAME]");
+        joint.body = a_body("body", false);
+        if ((*spec)["to"]) joint.to = a_body("to", true);
+        if (joint.to == joint.body) fail_at((*spec)["to"].node(), "[[joint]] joins body " + joint.body + " to itself");
+        if (!(*spec)["point"]) fail_at(&node, "[[joint]] needs point = [x, y, z] in the body's frame, from its centre of mass");
+        joint.point = expressions(*(*spec)["point"].node(), 3, 3, "[[joint]] point");
+        if ((*spec)["to_point"]) joint.to_point = expressions(*(*spec)["to_point"].node(), 3, 3, "[[joint]] to_point");
+        else joint.to_point = {{"0", w.line, w.column}, {"0", w.line, w.column}, {"0", w.line, w.column}};
+        if (joint.kind == "revolute") {
+          if (!(*spec)["axis"] || !(*spec)["to_axis"])
+            fail_at(&node, "a revolute [[joint]] needs axis = [...] (body frame) and to_axis = [...] (the other's frame)");
+          joint.axis = expressions(*(*spec)["axis"].node(), 3, 3, "[[joint]] axis");
+          joint.to_axis = expressions(*(*spec)["to_axis"].node(), 3, 3, "[[joint]] to_axis");
+        } else if ((*spec)["axis"] || (*spec)["to_axis"]) {
+          fail_at((*spec)[(*spec)["axis"] ? "axis" : "to_axis"].node(), "a spherical [[joint]] has no axis");
+        }
+        f.joints.push_back(std::move(joint));
       }
     }
     if (auto g = root_["gravity"]) {

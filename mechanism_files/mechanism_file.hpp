@@ -127,6 +127,16 @@ struct MechanismFile {
     int line = 0, column = 0;
   };
   std::vector<Rolling> rolling;
+  // [[joint]] kind = "spherical" | "revolute", body = "NAME", point = [3 expressions] (body frame, from its centre
+  // of mass), to = "ground" | "OTHER", to_point = [3] (OTHER's frame, or space coordinates for the ground),
+  // revolute: axis = [3] (body frame) and to_axis = [3 numbers] (OTHER's frame or space): position rows that keep
+  // the two points together (3) and, for a revolute joint, the axes aligned (2 more).
+  struct Joint {
+    std::string kind, body, to = "ground";
+    std::vector<SourceText> point, to_point, axis, to_axis;
+    int line = 0, column = 0;
+  };
+  std::vector<Joint> joints;
   // [gravity] g = [gx, gy(, gz)]: V gains -m g . position for every body.
   std::vector<SourceText> gravity;
   SourceText gravity_at;

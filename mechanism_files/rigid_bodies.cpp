@@ -1,6 +1,7 @@
 #include "mechanism_files/rigid_bodies.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/Geometry>
 
 #include <sstream>
 
@@ -247,6 +248,48 @@ RollingRows rolling_rows(ExpressionGraph& g, int n, const BodyNodes& body, const
   if (moves) rows.height = height;
   else if (g.is_constant(height)) rows.height_constant = g.node(height).value;
   if (roll.no_spin) rows.spin = w[2];
+  return rows;
+}
+
+std::vector<int> joint_rows(ExpressionGraph& g, int n, const BodyNodes& body, const BodyNodes* other,
+                            const MechanismFile::Joint& joint, const ParseSource& parse, const FailAt& fail) {
+  Nodes x{g, n};
+  auto vector_of = [&](const std::vector<SourceText>& texts, const std::string& what) {
+    V3 out{};
+    for (int i = 0; i < 3; ++i) {
+      out[i] = parse(texts[i], "[[joint]] " + what);
+      if (x.reads_velocities(out[i])) fail(texts[i], "[[joint]] " + what + " must not depend on velocities");
+    }
+    return out;
+  };
+  // The joint's point as each side has it, in space.
+  const V3 on_body = sum(x, body.p, apply(x, body.R, vector_of(joint.point, "point"), false));
+  const V3 to = vector_of(joint.to_point, "to_point");
+  const V3 on_other = other ? sum(x, other->p, apply(x, other->R, to, false)) : to;
+  std::vector<int> rows;
+  for (int i = 0; i < 3; ++i) rows.push_back(x.sub(on_body[i], on_other[i]));
+  if (joint.kind == "revolute") {
+    const V3 axis = apply(x, body.R, vector_of(joint.axis, "axis"), false);
+    // Two unit directions across the other's axis (numbers: the axis is fixed in the other's frame).
+    Eigen::Vector3d a;
+    for (int i = 0; i < 3; ++i) {
+      const int node = parse(joint.to_axis[i], "[[joint]] to_axis");
+      if (!g.is_constant(node)) fail(joint.to_axis[i], "[[joint]] to_axis must be numbers (a direction fixed in its frame)");
+      a[i] = g.node(node).value;
+    }
+    if (!(a.norm() > 0)) fail(joint.to_axis[0], "[[joint]] to_axis must not be zero");
+    a.normalize();
+    Eigen::Index k = 0;
+    a.cwiseAbs().minCoeff(&k);
+    const Eigen::Vector3d u1 = a.cross(Eigen::Vector3d::Unit(k)).normalized(), u2 = a.cross(u1);
+    for (const Eigen::Vector3d& u : {u1, u2}) {
+      V3 across{x.c(u[0]), x.c(u[1]), x.c(u[2])};
+      if (other) across = apply(x, other->R, across, false);
+      int dot = x.c(0);
+      for (int i = 0; i < 3; ++i) dot = x.add(dot, x.mul(axis[i], across[i]));
+      rows.push_back(dot);
+    }
+  }
   return rows;
 }
 

@@ -13,6 +13,9 @@
 //   T = 1/2 m v . v + 1/2 Omega . I Omega, plus for a quaternion 2 Ireg (e . e')^2 with Ireg = trace(I) / 3, zero
 //     on the motion (d/dt |e|^2 = 0), which makes M positive definite along e (G e = 0); its norm row
 //     (e . e - 1) / 2 is a position row;
+//   joints: a spherical joint keeps a point of the body (p + R point) at a point of another body or of the ground
+//     (3 position rows); a revolute joint also keeps the body's axis R axis across two directions perpendicular to
+//     the other's axis (2 more);
 //   rolling: the contact point's velocity v + omega x c (c = contact point minus centre of mass, space frame) has
 //     zero x and y components (velocity rows) and the contact point stays on the plane, p_z + c_z = 0 (a position
 //     row, omitted where it is constant on the graph: a ball's centre at height r); no_spin: omega_z = 0.
@@ -57,5 +60,9 @@ struct RollingRows {
 };
 RollingRows rolling_rows(ExpressionGraph& g, int n, const BodyNodes& body, const MechanismFile::Rolling& roll,
                          const ParseSource& parse, const FailAt& fail);
+
+// The position rows of a [[joint]]: 3 (spherical) or 5 (revolute). `other` is null for the ground.
+std::vector<int> joint_rows(ExpressionGraph& g, int n, const BodyNodes& body, const BodyNodes* other,
+                            const MechanismFile::Joint& joint, const ParseSource& parse, const FailAt& fail);
 
 }  // namespace clm
