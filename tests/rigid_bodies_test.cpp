@@ -55,6 +55,17 @@ TEST(RigidBodies, TheZoosRollingDiskWrittenAsABody) {
   EXPECT_EQ(body.stats.steps, zoo.stats.steps);
 }
 
+// A planar body ({ angle = "theta" }, one moment about the normal): the zoo's Chaplygin sleigh, its blade row written
+// with the body's velocity (sleigh.vx, sleigh.vy, sleigh.wz): the zoo's motion and multiplier to round-off.
+TEST(RigidBodies, TheZoosSleighWrittenAsAPlanarBody) {
+  const RunRecord zoo = run("chaplygin_sleigh", "dopri5", 5, 1e-10);
+  const RunRecord body = run(kSource + "/tests/data/mechanisms/chaplygin_sleigh_body.toml", "dopri5", 5, 1e-10);
+  const double dq = max_difference(body.q, zoo.q), dl = max_difference(body.lambda, zoo.lambda);
+  std::printf("sleigh as a planar body: max |q - q_zoo| %.2e, max |lambda - lambda_zoo| %.2e\n", dq, dl);
+  EXPECT_LE(dq, 1e-14);
+  EXPECT_LE(dl, 1e-14);
+}
+
 // The heavy top as a body (the centre of mass l R e3, the inertia about it I - m l^2 across, gravity) against the
 // hand-written files of the same top: in ZXZ Euler angles and in a unit quaternion; the body's angular velocity
 // against the Euler-angle formula written by hand; and the two bodies' centres of mass against each other.
