@@ -172,7 +172,8 @@ const std::vector<Option<RunSpec>>& run_options() {
                                    "by the system's C compiler (CLMBENCH_CC, else cc) into a shared object cached by "
                                    "content in CLMBENCH_CACHE_DIR or ~/.cache/clmbench/native), tape (the interpreted "
                                    "tape, the reference the native code is tested against), auto (native where a "
-                                   "compiler is found, else the tape with one line saying so). The derivatives of "
+                                   "compiler is found and the code is cached or at most 4 MB of C, about 15 s to "
+                                   "compile; else the tape with one line saying why). The derivatives of "
                                    "exact Jacobians come from the tape either way",
                                    "mechanism-evaluation", "mechanism_evaluation"));
     r.back().no_effect = [](const RunSpec& s, const Model&, const Integrator&) -> std::string {

@@ -12,6 +12,9 @@
 
 namespace clm {
 
+// The coordinates mechanism files are measured for (docs/mechanism-files.md, "Limits"): beyond, a run says so.
+inline constexpr int kMeasuredCoordinates = 256;
+
 struct FileModel {
   std::shared_ptr<const Model> model;
   std::string evaluation;  // what evaluates it: "native" or "tape"

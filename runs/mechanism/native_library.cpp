@@ -7,9 +7,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -119,7 +121,7 @@ NativeLoad load_object(const fs::path& object) {
   return load;
 }
 
-NativeLoad build(const MechanismFile& file) {
+NativeLoad build(const MechanismFile& file, bool compile_any_size) {
   const auto start = std::chrono::steady_clock::now();
   NativeLoad load;
   std::string name;
@@ -137,7 +139,18 @@ NativeLoad build(const MechanismFile& file) {
   fs::create_directories(dir, ec);
   const fs::path object = dir / (key + ".so");
   bool compiled = false;
+  const double megabytes = static_cast<double>(source.size()) / (1 << 20);
+  char size[96];
+  std::snprintf(size, sizeof size, "%.1f MB of C, about %.0f s to compile once", megabytes, 4 * megabytes);
+  if (!fs::exists(object) && !compile_any_size && source.size() > kAutoCompileBytes) {
+    load.why_not = "the native evaluation of " + file.path + " is " + size +
+                   " (run.mechanism_evaluation = native compiles it, cached for later runs)";
+    return load;
+  }
   if (!fs::exists(object)) {
+    if (source.size() > (1u << 20))
+      std::cerr << "clmbench: compiling the native evaluation of " << file.path << " (" << size
+                << "; cached for later runs)" << std::endl;
     const std::string suffix = unique_suffix();
     const fs::path c_file = dir / (key + "." + suffix + ".c"), tmp = dir / (key + "." + suffix + ".so"),
                    log = dir / (key + "." + suffix + ".log");
@@ -184,14 +197,15 @@ NativeLoad build(const MechanismFile& file) {
 
 }  // namespace
 
-NativeLoad load_native_evaluation(const MechanismFile& file) {
+NativeLoad load_native_evaluation(const MechanismFile& file, bool compile_any_size) {
   static std::mutex mutex;
   static std::map<std::string, NativeLoad> loaded;  // by the file's identity: derived once per process
-  const std::string identity = file.path + "@sha256:" + file.sha256 + "|" + env("CLMBENCH_CC");
-  if (file.sha256.empty()) return build(file);  // text without a file's hash (tests): not cached by name
+  const std::string identity =
+      file.path + "@sha256:" + file.sha256 + "|" + env("CLMBENCH_CC") + (compile_any_size ? "|any" : "|auto");
+  if (file.sha256.empty()) return build(file, compile_any_size);  // text without a file's hash (tests): not cached
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = loaded.find(identity); it != loaded.end()) return it->second;
-  NativeLoad load = build(file);
+  NativeLoad load = build(file, compile_any_size);
   loaded.emplace(identity, load);
   return load;
 }
