@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "core/number_range.hpp"
@@ -38,7 +39,7 @@ class Parser {
     if (pos_ == text_.size()) throw ExpressionError(0, "empty expression");
     const int node = expression();
     skip_space();
-    if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected '" + echo_value(std::string(1, text_[pos_])) + "'");
+    if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected " + character_at(pos_));
     return node;
   }
 
@@ -115,7 +116,7 @@ class Parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return number();
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
-    throw ExpressionError(pos_, "unexpected '" + echo_value(std::string(1, c)) + "'");
+    throw ExpressionError(pos_, "unexpected " + character_at(pos_));
   }
   int number() {
     const std::size_t start = pos_;
@@ -136,6 +137,24 @@ class Parser {
       throw ExpressionError(start, range.empty() ? "malformed number '" + echo_value(text) + "'" : range);
     }
     return g_.constant(v);
+  }
+  // The character at `at` as a message shows it: 'c' for ASCII, its code point for a UTF-8 sequence (issue 43: a
+  // non-ASCII operator such as U+00D7 printed a lone byte), else the byte.
+  std::string character_at(std::size_t at) const {
+    const auto b = static_cast<unsigned char>(text_[at]);
+    if (b < 0x80) return "'" + echo_value(std::string(1, text_[at])) + "'";
+    const int extra = b >= 0xF0 && b < 0xF8 ? 3 : b >= 0xE0 ? 2 : b >= 0xC0 ? 1 : 0;
+    char32_t cp = b & (0x3F >> extra);
+    bool ok = extra > 0 && at + extra < text_.size();
+    for (int k = 1; ok && k <= extra; ++k) {
+      const auto c = static_cast<unsigned char>(text_[at + k]);
+      ok = (c & 0xC0) == 0x80;
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    char buf[48];
+    if (ok) std::snprintf(buf, sizeof buf, "character U+%04X", static_cast<unsigned>(cp));
+    else std::snprintf(buf, sizeof buf, "byte 0x%02X (not UTF-8)", b);
+    return buf;
   }
   // A name, or BODY.member (a rigid body's kinematics, issue 41): one dot followed by a letter or '_'.
   std::string_view identifier() {

@@ -148,7 +148,10 @@ TEST(ExpressionParser, ErrorsNameThePlace) {
                        // issue 43: numbers beyond a double were "malformed" with every digit echoed
                        Bad{"x*1e999", 2, "number '1e999' is beyond the range of a double (largest 1.8e308)"},
                        Bad{"1e-999 + x", 0, "number '1e-999' is below the smallest positive double"},
-                       Bad{"x + 1e400000", 4, "beyond the range of a double"}}) {
+                       Bad{"x + 1e400000", 4, "beyond the range of a double"},
+                       // issue 43: a non-ASCII operator printed a lone byte
+                       Bad{"x \xC3\x97 y", 2, "unexpected character U+00D7"},
+                       Bad{"x \xFF y", 2, "unexpected byte 0xFF (not UTF-8)"}}) {
     XY c;
     try {
       parse_expression(b.text, c.g, c.s);
