@@ -22,6 +22,7 @@
 #include "io/results_file.hpp"
 #include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
+#include "runs/mechanism/file_model.hpp"
 #include "runs/model_checks.hpp"
 
 namespace clm {
@@ -134,6 +135,10 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
                        std::to_string(c.constraint.instructions() + c.pfaffian.instructions()) +
                        " instructions; read and compiled in " + fmt(ms) + " ms");
   line("T quadratic in qd", "yes (checked: d2T/dqd2 does not change with the velocities)");
+  if (c.n > kMeasuredCoordinates)  // issue 43: 2,000 coordinates took 61 s here without a word
+    line("scale", "n = " + std::to_string(c.n) + " coordinates is beyond the " + std::to_string(kMeasuredCoordinates) +
+                      " mechanism files are measured for (docs/mechanism-files.md, Limits: dense terms grow as n^2, "
+                      "each step's solve as n^3)");
   auto ws = model->make_workspace();
   ModelTerms t = model->make_terms();
   model->evaluate(0.0, q, qd, kMassMatrix | kConstraintJacobian | kEnergy, *ws, t);
@@ -220,7 +225,14 @@ int mechanism(const CommandInvocation& call) {
   if (action == "export") {
     if (vm.count("param") || vm.count("q0"))
       throw InputError("mechanism export: --param and --q0 are check's (the header keeps every parameter)");
-    const std::string header = export_header(read_named_mechanism_file(files[0]));
+    const MechanismFile file = read_named_mechanism_file(files[0]);
+    // Beyond the measured scale (issue 43: 2,000 coordinates wrote a 116 MB header without a word): said first,
+    // since the derivation and the header grow as n^2.
+    if (static_cast<int>(file.coordinates.size()) > kMeasuredCoordinates)
+      call.err << "clmbench: note: n = " << file.coordinates.size() << " coordinates is beyond the "
+               << kMeasuredCoordinates << " mechanism files are measured for: the derivation and the header grow as "
+                  "n^2 (closed_chain(300): 8 MB)" << std::endl;
+    const std::string header = export_header(file);
     if (!vm.count("out")) {
       call.out << header;
       return kExitOk;
