@@ -78,12 +78,13 @@ TEST(InputIdentity, AFileEditedDuringASweepEndsItWithResumeAdvice) {
   ScratchDir dir("identity_edit");
   const std::string sleigh = read_text(std::string(CLMBENCH_SOURCE_DIR) + "/tests/data/mechanisms/chaplygin_sleigh.toml");
   write_text(dir / "m.toml", sleigh);
-  write_text(dir / "s.ini", "[run]\nproblem = m.toml\nformulation = kkt\nintegrator = rk4\nt_end = 4\ndt = 2e-4\n"
+  write_text(dir / "s.ini", "[run]\nproblem = m.toml\nformulation = kkt\nintegrator = rk4\nt_end = 8\ndt = 2e-4\n"
                             "output_every = 0.5\ntiming_budget = 0\nout = s.h5\n[sweep]\n"
                             "param.b = 0.1 0.15 0.2 0.25 0.3 0.35\nparam.m = 1 1.5 2 2.5 3 3.5 4 4.5\n");
-  // The file is edited once the sweep has planned (its parts directory exists) and its first runs are done.
+  // The file is edited once the sweep has committed its first part (every 0.2 s: runs finished are kept), so that
+  // there is something to resume however fast or slow the build runs (a sanitizer build had none at 0.1 s).
   const ProcessResult edited = dir.run_shell_prefix(
-      "{ (while [ ! -d s.h5.parts ]; do sleep 0.01; done; sleep 0.1; printf '# edited\\n' >> m.toml) & } ;",
+      "{ (until ls s.h5.parts/*.part > /dev/null 2>&1; do sleep 0.005; done; printf '# edited\\n' >> m.toml) & } ;",
       "sweep s.ini --jobs 1 --progress never");
   expect_one_line_error(edited, 1,
                         {"m.toml changed while the sweep ran (sha256 ", "the runs finished so far are kept in s.h5.parts",
