@@ -20,10 +20,14 @@
 #include <vector>
 
 #include "app/command.hpp"
+#include "core/formulation.hpp"
+#include "core/problem_registry.hpp"
 #include "core/types.hpp"
 #include "core/value_parsing.hpp"
 #include "io/results_file.hpp"
 #include "io/signal_cleanup.hpp"
+#include "mechanism_files/mechanism_file.hpp"
+#include "runs/mechanism/file_model.hpp"
 #include "runs/progress_line.hpp"
 #include "runs/reference_cache.hpp"
 #include "runs/results_writer.hpp"
@@ -337,6 +341,67 @@ PYBIND11_MODULE(_clmbench, m) {
         return runs;
       },
       py::arg("config"), py::arg("sets"), py::arg("keys"), py::arg("progress"), py::arg("command_line"));
+  // clmbench.terms (issue 42): the model's terms at one state, evaluated as a run evaluates them (a mechanism file
+  // natively where a run would be), and, for a formulation whose state is (q, qd), its qdd and lambda there.
+  m.def(
+      "terms",
+      [](const std::string& problem, const std::map<std::string, double>& params, const std::vector<double>& q,
+         const std::vector<double>& qd, double t, const std::optional<std::string>& formulation) {
+        std::shared_ptr<const Model> model;
+        {
+          py::gil_scoped_release release;
+          model = is_mechanism_file(problem) ? make_file_model(problem, params, "auto").model : make_model(problem, params);
+        }
+        const int n = model->n(), m = model->m();
+        if (static_cast<int>(q.size()) != n || static_cast<int>(qd.size()) != n)
+          throw InputError("clmbench.terms: problem " + model->name() + " has " + std::to_string(n) + " coordinates; q has " +
+                           std::to_string(q.size()) + " entries and qd " + std::to_string(qd.size()));
+        const Vec qv = Eigen::Map<const Vec>(q.data(), n), qdv = Eigen::Map<const Vec>(qd.data(), n);
+        auto ws = model->make_workspace();
+        ModelTerms terms = model->make_terms();
+        unsigned what = kMassMatrix | kBias | kForce | kEnergy;
+        if (m > 0)
+          what |= kConstraintJacobian | kConstraintBias | (model->has_position_rows() ? kConstraintValue : 0u) |
+                  (model->time_dependent() ? kConstraintRate : 0u);
+        model->evaluate(t, qv, qdv, what, *ws, terms);
+        auto array = [](const Mat& x) {  // row-major numpy copy
+          py::array_t<double> a({x.rows(), x.cols()});
+          auto r = a.mutable_unchecked<2>();
+          for (Eigen::Index i = 0; i < x.rows(); ++i)
+            for (Eigen::Index j = 0; j < x.cols(); ++j) r(i, j) = x(i, j);
+          return a;
+        };
+        auto vector = [](const Vec& x) { return py::array_t<double>(x.size(), x.data()); };
+        py::dict d;
+        d["M"] = array(terms.M);
+        d["c"] = vector(terms.c);
+        d["F"] = vector(terms.F);
+        d["A"] = array(m > 0 ? terms.A : Mat(0, n));
+        d["Adot_qd"] = vector(m > 0 ? terms.Adot_qd : Vec(0));
+        d["h"] = vector(terms.h.size() ? terms.h : Vec(0));
+        d["b"] = vector(terms.b.size() ? terms.b : Vec::Zero(m));
+        d["T"] = terms.kinetic;
+        d["V"] = terms.potential;
+        d["energy"] = terms.energy();
+        if (formulation) {
+          auto f = formulation_registry().get(*formulation).make(model, FormulationOptions{});
+          if (!f->state_starts_with_q_qd())
+            throw InputError("clmbench.terms: formulation " + *formulation + " integrates other velocity coordinates; "
+                             "qdd and lambda come from those whose state is (q, qd): kkt, schur, penalty, added_mass, "
+                             "vakonomic, fernandez_bloch");
+          Vec y(f->dimension()), dy(f->dimension());
+          y.setZero();
+          y.head(n) = qv;
+          y.segment(n, n) = qdv;
+          f->rhs(t, y, dy);
+          Observation obs;
+          f->observe(t, y, obs);
+          d["qdd"] = vector(Vec(dy.segment(n, n)));
+          d["lambda"] = vector(obs.lambda);
+        }
+        return d;
+      },
+      py::arg("problem"), py::arg("params"), py::arg("q"), py::arg("qd"), py::arg("t"), py::arg("formulation"));
   m.def("save", &save, py::arg("runs"), py::arg("path"));
   m.def("command", &command, py::arg("name"), py::arg("args"), py::arg("command_line"));
 }

@@ -18,7 +18,7 @@ from . import _clmbench
 from .mechanism import Mechanism
 from .results import LoadedRun, load
 
-__all__ = ["run", "options", "save", "load", "sweep", "kozlov", "analyze", "Mechanism", "Run", "LoadedRun"]
+__all__ = ["run", "terms", "options", "save", "load", "sweep", "kozlov", "analyze", "Mechanism", "Run", "LoadedRun"]
 
 Run = _clmbench.Run
 
@@ -114,6 +114,31 @@ def run(config=None, *, set=None, param=None, q0=None, qd0=None, formulation_opt
         [repr(config)] * (config is not None) + [f"{k}={v!r}" for k, v in sorted(run_keys.items())]) + ")"
     runs = _clmbench.run_config(config, sets, keys, progress, command_line)
     return runs[0] if len(runs) == 1 else runs
+
+
+def terms(problem, q, qd, t=0.0, param=None, formulation=None):
+    """The model's terms at one state (q, qd, t), as a run evaluates them (issue 42): a dict of numpy arrays M (n x n),
+    c, F (n), A (m x n), Adot_qd (m), h (the position rows), b (the velocity rows' affine term, zeros without time
+    dependence) and the numbers T, V, energy. problem: a zoo name, a mechanism file's path or a Mechanism; param:
+    {name: value}. With formulation (one whose state is (q, qd): kkt, schur, penalty, added_mass, vakonomic,
+    fernandez_bloch), also its qdd and lambda there (M qdd + c = F + A^T lambda for kkt)."""
+    from .mechanism import Mechanism
+
+    if isinstance(problem, Mechanism):
+        problem = problem.path()
+    params = {}
+    for k, v in (param or {}).items():
+        try:
+            params[str(k)] = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"clmbench.terms: param {k} = {v!r} must be a number") from None
+    vectors = []
+    for name, x in (("q", q), ("qd", qd)):
+        try:
+            vectors.append([float(v) for v in x])
+        except (TypeError, ValueError):
+            raise ValueError(f"clmbench.terms: {name} = {x!r} must be a list of numbers") from None
+    return _clmbench.terms(str(problem), params, vectors[0], vectors[1], float(t), formulation)
 
 
 def save(runs, path):

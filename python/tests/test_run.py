@@ -193,6 +193,29 @@ def test_samples_that_would_not_fit_in_memory_are_refused_before_the_run():
                      r"has available in memory", done.stdout), done.stdout
 
 
+def test_terms_are_the_models_at_a_state():
+    # issue 42: M, c, F, A, b, h and a formulation's qdd and lambda at one state, the numbers a run uses.
+    th, thd = 0.4, 0.8
+    s = clmbench.terms("chaplygin_sleigh", q=[0.1, 0.2, th], qd=[1.0, 0.3, thd], formulation="kkt")
+    assert np.array_equal(s["M"], np.diag([1.0, 1.0, 0.5]))  # m, m, Ic
+    assert np.allclose(s["A"], [[-np.sin(th), np.cos(th), -0.3]], rtol=0, atol=2e-16)  # sin and cos to an ulp
+    assert s["A"].shape == (1, 3) and s["h"].shape == (0,) and s["c"].shape == (3,)
+    # kkt: M qdd + c = F + A^T lambda and A qdd + Adot qd = 0, to round-off.
+    assert np.max(np.abs(s["M"] @ s["qdd"] + s["c"] - s["F"] - s["A"].T @ s["lambda"])) < 1e-15
+    assert abs((s["A"] @ s["qdd"])[0] + s["Adot_qd"][0]) < 1e-15
+    # A run's multiplier at its first sample is the same number.
+    run = clmbench.run(problem="chaplygin_sleigh", formulation="kkt", integrator="dopri5", t_end=0.1, progress="never")
+    at0 = clmbench.terms("chaplygin_sleigh", q=run.q[0], qd=run.qd[0], formulation="kkt")
+    assert abs(at0["lambda"][0] - run.lam[0, 0]) <= 1e-15 * max(1.0, abs(run.lam[0, 0]))
+    # A pendulum's position row and energy at a state: h = (x^2 + y^2 - L^2)/2, E = T + V.
+    p = clmbench.terms("pendulum_cartesian", q=[0.6, -0.9], qd=[0.1, 0.2], param={"L": 1.0})
+    assert abs(p["h"][0] - (0.36 + 0.81 - 1.0) / 2) < 1e-15 and abs(p["energy"] - p["T"] - p["V"]) < 1e-15
+    with pytest.raises(ValueError, match="has 3 coordinates; q has 2 entries"):
+        clmbench.terms("chaplygin_sleigh", q=[0, 0], qd=[0, 0, 0])
+    with pytest.raises(ValueError, match="integrates other velocity coordinates"):
+        clmbench.terms("chaplygin_sleigh", q=[0, 0, 0], qd=[0, 0, 0], formulation="nullspace")
+
+
 def test_the_gil_is_released_while_a_run_integrates():
     done = threading.Event()
     result = {}
