@@ -90,8 +90,8 @@ class Mechanism:
         position_constraints: rows h(q, t) = 0, velocity_constraints: rows A(q) qd + b = 0 (both: a mixed mechanism,
         the position rows held as positions, first in lambda's order); each a list, or a dict {name: row} to name
         the rows (then name both kinds).
-        forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers (q0 defaults
-        to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
+        forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers or sympy
+        expressions in the parameters (q0 defaults to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
         first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities]).
 
         bodies: sympy.physics.mechanics RigidBody and Particle objects (issue 41), their kinematics in the coordinates
@@ -211,10 +211,23 @@ class Mechanism:
                     return {str(k): text(r) for k, r in given.items()}
                 return [text(r) for r in given]
             d["constraints"] = {"position": rows(position_constraints), "velocity": rows(velocity_constraints)}
+        parameter_symbols = {k for k in parameters if isinstance(k, sp.Basic)}
+
+        def initial_value(value, what):
+            # A number, or (issue 42) a sympy expression in the parameters, printed into [initial] as the file
+            # language's expression (the file evaluates it at the parameters' values, overrides included).
+            if isinstance(value, sp.Basic) and not value.is_number:
+                stray = value.free_symbols - parameter_symbols
+                if stray:
+                    raise ValueError(f"Mechanism.from_sympy: {what} = {value} must be a number or an expression in the "
+                                     f"parameters ({', '.join(sorted(map(str, stray)))} are not parameters)")
+                return text(value)
+            return number(value, what)
+
         given_q0 = q0 if q0 is not None else [0.0] * len(coordinates)
-        initial = {"q": [number(x, f"q0[{i}]") for i, x in enumerate(given_q0)]}
+        initial = {"q": [initial_value(x, f"q0[{i}]") for i, x in enumerate(given_q0)]}
         if qd0 is not None:
-            initial["qd"] = [number(x, f"qd0[{i}]") for i, x in enumerate(qd0)]
+            initial["qd"] = [initial_value(x, f"qd0[{i}]") for i, x in enumerate(qd0)]
         d["initial"] = initial
         if points:
             d["points"] = {str(k): [text(x) for x in v] for k, v in points.items()}

@@ -363,6 +363,16 @@ def test_from_sympy_edges(tmp_path, monkeypatch):
             clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, V=k * x**2, parameters={k: value})
     with pytest.raises(ValueError, match="q0\\[0\\] = 'zero' must be a number"):
         clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, q0=["zero"])
+    # issue 42: q0 and qd0 may be expressions in the parameters (the file evaluates them, overrides included).
+    amp = sp.Symbol("amp")
+    started = clmbench.Mechanism.from_sympy("spring", [x], [xd], T=xd**2 / 2, V=k * x**2 / 2, parameters={k: 4.0, amp: 0.3},
+                                            q0=[amp], qd0=[2 * amp])
+    assert 'q = ["amp"]' in started.text and 'qd = ["2*amp"]' in started.text
+    r = clmbench.run(problem=started, formulation="kkt", integrator="dop853", t_end=1, rtol=1e-12, atol=1e-14,
+                     param={"amp": 0.5}, progress="never")
+    assert r.q[0, 0] == 0.5 and r.qd[0, 0] == 1.0  # at the overridden amplitude
+    with pytest.raises(ValueError, match=r"q0\[0\] = 2\*y must be a number or an expression in the parameters \(y are"):
+        clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, q0=[2 * sp.Symbol("y")])
     # The cache file edited by hand is written again from the Mechanism's text before it runs.
     path = mech.path()
     with open(path, "a", encoding="utf-8") as f:
