@@ -90,7 +90,8 @@ class Mechanism:
         position_constraints: rows h(q, t) = 0, velocity_constraints: rows A(q) qd + b = 0 (both: a mixed mechanism,
         the position rows held as positions, first in lambda's order); each a list, or a dict {name: row} to name
         the rows (then name both kinds).
-        forces: {coordinate symbol: generalized force}; parameters: {symbol: value}; q0, qd0: numbers or sympy
+        forces: {coordinate symbol: generalized force}; parameters: {symbol: value} or {symbol: {"value": v, "min":
+        lo, "max": hi, "unit": "kg", "description": "..."}}; q0, qd0: numbers or sympy
         expressions in the parameters (q0 defaults to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
         first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities]).
 
@@ -199,8 +200,27 @@ class Mechanism:
                 raise ValueError(f"Mechanism.from_sympy: {what} = {value!r} must be finite")
             return x
 
+        def parameter(k, v):
+            # A number, or (issue 42) a dict with the file's keys: value, min, max, unit, description.
+            if not isinstance(v, dict):
+                return number(v, f"parameter {k}")
+            unknown = sorted(set(map(str, v)) - {"value", "min", "max", "unit", "description"})
+            if unknown:
+                raise ValueError(f"Mechanism.from_sympy: parameter {k}: unknown keys {', '.join(unknown)} (value, min, "
+                                 "max, unit, description)")
+            if "value" not in v:
+                raise ValueError(f"Mechanism.from_sympy: parameter {k} needs a value")
+            spec = {"value": number(v["value"], f"parameter {k}")}
+            for key in ("min", "max"):
+                if key in v:
+                    spec[key] = number(v[key], f"parameter {k} {key}")
+            for key in ("unit", "description"):
+                if key in v:
+                    spec[key] = str(v[key])
+            return spec
+
         if parameters:
-            d["parameters"] = {str(k): number(v, f"parameter {k}") for k, v in parameters.items()}
+            d["parameters"] = {str(k): parameter(k, v) for k, v in parameters.items()}
         d["energy"] = {"T": text(T), "V": text(V)}
         if forces:
             d["forces"] = {names[c]: text(f) for c, f in forces.items()}

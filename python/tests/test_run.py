@@ -371,6 +371,16 @@ def test_from_sympy_edges(tmp_path, monkeypatch):
     r = clmbench.run(problem=started, formulation="kkt", integrator="dop853", t_end=1, rtol=1e-12, atol=1e-14,
                      param={"amp": 0.5}, progress="never")
     assert r.q[0, 0] == 0.5 and r.qd[0, 0] == 1.0  # at the overridden amplitude
+    # issue 42: parameters with the file's min, max, unit and description.
+    bounded = clmbench.Mechanism.from_sympy("spring", [x], [xd], T=xd**2 / 2, V=k * x**2 / 2,
+                                            parameters={k: {"value": 4.0, "min": 0, "unit": "N/m",
+                                                            "description": "stiffness"}}, q0=[0.1])
+    assert 'k = { value = 4.0, min = 0.0, unit = "N/m", description = "stiffness" }' in bounded.text, bounded.text
+    with pytest.raises(ValueError, match="parameter k = -1 is below its min 0"):
+        clmbench.run(problem=bounded, formulation="kkt", integrator="dop853", t_end=0.1, param={"k": -1},
+                     progress="never")
+    with pytest.raises(ValueError, match="parameter k: unknown keys maxx"):
+        clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, parameters={k: {"value": 1, "maxx": 2}})
     with pytest.raises(ValueError, match=r"q0\[0\] = 2\*y must be a number or an expression in the parameters \(y are"):
         clmbench.Mechanism.from_sympy("bad", [x], [xd], T=xd**2 / 2, q0=[2 * sp.Symbol("y")])
     # The cache file edited by hand is written again from the Mechanism's text before it runs.
