@@ -14,6 +14,8 @@ line's one-line message, an unwritable output OSError; Ctrl-C stops a run (Keybo
 """
 import math
 
+import numpy as np
+
 from . import _clmbench
 from .mechanism import Mechanism
 from .results import LoadedRun, load
@@ -158,6 +160,78 @@ def _run_repr(self):
             f"m = {self.lam.shape[1]}>")
 
 
+def _html_escape(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _figure(value):
+    """A figure as the tables show it: '-' where it cannot be computed (None or NaN)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return "-" if value is None else str(value)
+    return "-" if x != x else f"{x:.3g}"
+
+
+def _run_png(run):
+    """A small figure of the run's energy change and constraint drift over t, as PNG bytes (None without
+    matplotlib)."""
+    try:
+        import io
+
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.4), dpi=80)
+    e = np.asarray(run.energy, float)
+    axes[0].plot(run.t, e - e[0] if e.size else e)
+    axes[0].set_xlabel("t [s]")
+    axes[0].set_ylabel("E - E(0)")
+    drift = run.drift_position if run.drift_position is not None else run.drift_velocity
+    if drift is not None:
+        d = np.abs(np.asarray(drift, float))
+        axes[1].semilogy(run.t, np.where(d > 0, d, np.nan))  # an exact zero (the start) is no point on a log axis
+        axes[1].set_ylabel("drift" + (" |h|" if run.drift_position is not None else " |A qd + b|"))
+    axes[1].set_xlabel("t [s]")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _run_repr_html(self):
+    """A run in a notebook (issue 42): its summary as a table and a small figure of energy and drift."""
+    import base64
+
+    s = self.summary
+    rows = [("run", self.run_id), ("problem", self.problem), ("formulation", self.formulation),
+            ("integrator", self.integrator), ("status", self.status + (f" ({self.message})" if self.message else "")),
+            ("samples", len(self.t)), ("n, m", f"{self.q.shape[1]}, {self.lam.shape[1]}")]
+    for key, label in (("steps", "steps"), ("max_drift_position", "max drift |h|"),
+                       ("max_drift_velocity", "max drift |A qd + b|"), ("max_rel_energy_error", "max relative energy error"),
+                       ("q_error_max", "max q error against the reference"), ("wall_time_s", "wall time [s]")):
+        if key in s:
+            rows.append((label, _figure(s[key])))
+    validity = s.get("validity", "")
+    if validity:
+        rows.append(("validity", validity))
+    table = "".join(f"<tr><th style='text-align:left'>{_html_escape(k)}</th><td style='text-align:left'>"
+                    f"{_html_escape(v)}</td></tr>" for k, v in rows)
+    png = _run_png(self)
+    image = f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}'/>" if png else ""
+    return f"<div><table>{table}</table>{image}</div>"
+
+
+def _run_repr_png(self):
+    return _run_png(self)
+
+
+Run._repr_html_ = _run_repr_html
+Run._repr_png_ = _run_repr_png
 Run.save = _run_save
 Run.__repr__ = _run_repr
 Run.drift = property(lambda self: self.drift_position if self.drift_position is not None else self.drift_velocity,

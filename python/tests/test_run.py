@@ -216,6 +216,21 @@ def test_terms_are_the_models_at_a_state():
         clmbench.terms("chaplygin_sleigh", q=[0, 0, 0], qd=[0, 0, 0], formulation="nullspace")
 
 
+def test_a_run_displays_itself_in_a_notebook():
+    # issue 42: a Run printed as an object in a notebook; now _repr_html_ (its summary as a table, a figure of the
+    # energy change and the drift inline) and _repr_png_ (the figure).
+    r = clmbench.run(problem="pendulum_cartesian", formulation="kkt", integrator="rk4", dt=1e-2, t_end=1,
+                     progress="never")
+    html = r._repr_html_()
+    assert html.startswith("<div><table>") and "pendulum_cartesian_kkt_rk4" in html
+    assert "<th style='text-align:left'>status</th><td style='text-align:left'>ok</td>" in html
+    assert f"{r.summary['max_drift_position']:.3g}" in html
+    assert "max q error against the reference</th><td style='text-align:left'>-</td>" in html  # no reference: "-"
+    assert "data:image/png;base64," in html
+    png = r._repr_png_()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+
+
 def test_the_gil_is_released_while_a_run_integrates():
     done = threading.Event()
     result = {}
