@@ -287,6 +287,14 @@ class Mechanism:
     def __repr__(self):
         return f"<clmbench.Mechanism {self.name} ({self.origin})>"
 
+    def _repr_html_(self):
+        """In a notebook (issue 42): its name and origin, and the file's text."""
+        def escape(text):
+            return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+        return (f"<div><b>clmbench.Mechanism {escape(self.name)}</b> ({escape(self.origin)})"
+                f"<pre>{escape(self.text)}</pre></div>")
+
 
 def _bodies_energies(bodies, frame, origin, gravity, T, V):
     """T and V of sympy.physics.mechanics bodies (Mechanism.from_sympy's bodies=): 1/2 m v . v + 1/2 omega . I omega

@@ -229,6 +229,9 @@ def test_a_run_displays_itself_in_a_notebook():
     assert "data:image/png;base64," in html
     png = r._repr_png_()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+    m = clmbench.Mechanism.from_string('name = "a<b"\ncoordinates = ["x"]\n[energy]\nT = "der(x)^2/2"\n')
+    assert m._repr_html_() == ('<div><b>clmbench.Mechanism a&lt;b</b> (&lt;string&gt;)<pre>name = "a&lt;b"\n'
+                               'coordinates = ["x"]\n[energy]\nT = "der(x)^2/2"\n</pre></div>')
 
 
 def test_the_gil_is_released_while_a_run_integrates():
