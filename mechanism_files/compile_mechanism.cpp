@@ -568,13 +568,14 @@ class Compiler {
       const MechanismFile::Body& b = f_.bodies[k];
       if (body(k).norm >= 0) add(true, b.name + "_norm", body(k).norm, b.line, b.column);
     }
+    // A body the reader checked exists, by name.
+    auto index = [&](const std::string& name) {
+      std::size_t k = 0;
+      while (f_.bodies[k].name != name) ++k;
+      return k;
+    };
     for (std::size_t j = 0; j < f_.joints.size(); ++j) {
       const MechanismFile::Joint joint = f_.joints[j];  // a copy: the rows below grow file_
-      auto index = [&](const std::string& name) {
-        std::size_t k = 0;
-        while (f_.bodies[k].name != name) ++k;  // the reader checked that it exists
-        return k;
-      };
       const BodyNodes& a = body(index(joint.body));
       const BodyNodes* b = joint.to == "ground" ? nullptr : &body(index(joint.to));
       const std::vector<int> rows = joint_rows(
@@ -586,8 +587,7 @@ class Compiler {
     }
     for (std::size_t r = 0; r < f_.rolling.size(); ++r) {
       const MechanismFile::Rolling roll = f_.rolling[r];  // a copy: the rows below grow file_
-      std::size_t k = 0;
-      while (f_.bodies[k].name != roll.body) ++k;  // the reader checked that it exists
+      const std::size_t k = index(roll.body);
       const RollingRows rows = rolling_rows(
           g_, n_, body(k), roll, [this](const SourceText& s, const std::string& what) { return parse(s, what); },
           [this](const SourceText& s, const std::string& message) { fail_expr(s, message); });

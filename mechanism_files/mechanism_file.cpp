@@ -331,6 +331,18 @@ class Reader {
       for (const toml::node& e : *arr) out.push_back(expression_of(e, "an entry of " + what));
       return out;
     };
+    // The body a [[rolling]] or [[joint]] names, or one line naming the bodies there are (`or_ground`: ", or ground").
+    auto body_named = [&](const std::string& name, const toml::node* at, const std::string& what,
+                          const std::string& or_ground) -> const Body& {
+      const auto b = std::find_if(f.bodies.begin(), f.bodies.end(), [&](const Body& x) { return x.name == name; });
+      if (b == f.bodies.end()) {
+        std::string known;
+        for (const Body& x : f.bodies) known += (known.empty() ? "" : ", ") + x.name;
+        fail_at(at, what + " '" + echo_value(name) + "' is not a body (bodies: " + (known.empty() ? "none" : known) +
+                        or_ground + ")");
+      }
+      return *b;
+    };
     if (auto bs = root_["bodies"]) {
       const toml::table* t = bs.as_table();
       if (!t) fail_at(bs.node(), "[bodies] must hold tables [bodies.NAME] with mass, position (and inertia, orientation)");
@@ -416,14 +428,8 @@ class Reader {
         roll.column = w.column;
         if (!(*spec)["body"]) fail_at(&node, "[[rolling]] needs body = \"NAME\" of a [bodies.NAME]");
         roll.body = string_of(*(*spec)["body"].node(), "[[rolling]] body");
-        const auto body = std::find_if(f.bodies.begin(), f.bodies.end(), [&](const Body& b) { return b.name == roll.body; });
-        if (body == f.bodies.end()) {
-          std::string known;
-          for (const Body& b : f.bodies) known += (known.empty() ? "" : ", ") + b.name;
-          fail_at((*spec)["body"].node(), "[[rolling]] body '" + echo_value(roll.body) + "' is not a body (bodies: " +
-                                              (known.empty() ? "none" : known) + ")");
-        }
-        if (body->position.size() != 3 || body->orientation == Body::Orientation::kNone)
+        const Body& body = body_named(roll.body, (*spec)["body"].node(), "[[rolling]] body", "");
+        if (body.position.size() != 3 || body.orientation == Body::Orientation::kNone)
           fail_at((*spec)["body"].node(), "[[rolling]] body " + roll.body + " must have 3 position entries and an "
                                           "orientation (it rolls on the plane z = 0)");
         if (!(*spec)["contact"]) fail_at(&node, "[[rolling]] needs contact = [x, y, z], the contact point minus the centre of mass");
@@ -453,14 +459,9 @@ class Reader {
         auto a_body = [&](const char* key, bool ground_allowed) {
           const std::string name = string_of(*(*spec)[key].node(), std::string("[[joint]] ") + key);
           if (ground_allowed && name == "ground") return name;
-          const auto b = std::find_if(f.bodies.begin(), f.bodies.end(), [&](const Body& x) { return x.name == name; });
-          if (b == f.bodies.end()) {
-            std::string known;
-            for (const Body& x : f.bodies) known += (known.empty() ? "" : ", ") + x.name;
-            fail_at((*spec)[key].node(), std::string("[[joint]] ") + key + " '" + echo_value(name) + "' is not a body (bodies: " +
-                                             (known.empty() ? "none" : known) + (ground_allowed ? "; or ground)" : ")"));
-          }
-          if (b->position.size() != 3)
+          const Body& b = body_named(name, (*spec)[key].node(), std::string("[[joint]] ") + key,
+                                     ground_allowed ? "; or ground" : "");
+          if (b.position.size() != 3)
             fail_at((*spec)[key].node(), "[[joint]] body " + name + " must have 3 position entries");
           return name;
         };
