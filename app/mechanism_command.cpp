@@ -193,6 +193,7 @@ int check(const CommandInvocation& call, const std::string& path, const po::vari
     add("body velocities " + listed(c.body_velocities, [](const CompiledMechanism::BodyVelocity& v) { return v.name; }));
   line("optional sections", sections.empty() ? "none" : sections);
   for (const std::string& b : c.bodies) line("body", b);  // [bodies] and [[rolling]] (issue 41)
+  line("units", c.unit_check);  // the dimensional analysis (issue 42)
   if (problems.empty()) {
     line("problems found", "none");
     return kExitOk;

@@ -12,6 +12,7 @@
 #include "mechanism_files/expression_parser.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 #include "mechanism_files/rigid_bodies.hpp"
+#include "mechanism_files/unit_check.hpp"
 
 namespace clm {
 
@@ -326,7 +327,7 @@ class Compiler {
     return o;
   }
 
-  std::shared_ptr<const CompiledMechanism> compile() {
+  std::shared_ptr<CompiledMechanism> compile() {
     auto out = std::make_shared<CompiledMechanism>();
     CompiledMechanism& c = *out;
     c.path = f_.path;
@@ -831,7 +832,10 @@ class Compiler {
 
 std::shared_ptr<const CompiledMechanism> compile_mechanism(const MechanismFile& file,
                                                            const std::map<std::string, double>& overrides) {
-  return Compiler(file, overrides).compile();
+  std::shared_ptr<CompiledMechanism> c = Compiler(file, overrides).compile();
+  // After the graph: its errors (syntax, names, cycles) come first, in their own words.
+  c->unit_check = check_units(file).summary;
+  return c;
 }
 
 SymbolicMechanism symbolic_mechanism(const MechanismFile& file) {

@@ -8,6 +8,7 @@
 
 #include "core/number_range.hpp"
 #include "core/value_parsing.hpp"
+#include "mechanism_files/dimension_algebra.hpp"
 
 namespace clm {
 
@@ -30,14 +31,36 @@ constexpr FunctionSpec kFunctionSpecs[] = {
     {"max", ExprOp::kMax, 2},     {"pow", ExprOp::kPow, 2},   {"sign", ExprOp::kSign, 1},
 };
 
+// The nodes of an ExpressionGraph, the names resolved by the caller's symbols.
+class GraphBuilder {
+ public:
+  using Value = int;
+  GraphBuilder(ExpressionGraph& g, const ExpressionSymbols& s) : g_(g), s_(s) {}
+  int constant(double v, std::size_t) { return g_.constant(v); }
+  int unary(ExprOp op, int a, std::size_t) { return g_.unary(op, a); }
+  int binary(ExprOp op, int a, int b, std::size_t) { return g_.binary(op, a, b); }
+  std::optional<int> name(std::string_view id) { return s_.name(id); }
+  std::optional<int> velocity(std::string_view coordinate) { return s_.velocity(coordinate); }
+  std::string known() { return s_.known(); }
+
+ private:
+  ExpressionGraph& g_;
+  const ExpressionSymbols& s_;
+};
+
+// The grammar once, over any Builder (GraphBuilder: the graph's nodes; DimensionAlgebra: the expression's physical
+// dimension, mechanism_files/dimension_algebra.hpp). Each operation is handed the offset of its operator (of its
+// name, for a function), where a builder's own errors point.
+template <class Builder>
 class Parser {
  public:
-  Parser(std::string_view text, ExpressionGraph& g, const ExpressionSymbols& s) : text_(text), g_(g), s_(s) {}
+  using Value = typename Builder::Value;
+  Parser(std::string_view text, Builder& b) : text_(text), g_(b) {}
 
-  int parse() {
+  Value parse() {
     skip_space();
     if (pos_ == text_.size()) throw ExpressionError(0, "empty expression");
-    const int node = expression();
+    Value node = expression();
     skip_space();
     if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected " + character_at(pos_));
     return node;
@@ -70,47 +93,74 @@ class Parser {
     Parser& p_;
   };
 
-  int expression() {
+  // Operands are evaluated before the operation is built, each in its own statement (the order of a call's
+  // arguments is unspecified).
+  Value expression() {
     DepthGuard guard(*this);
-    int left = term();
+    Value left = term();
     for (;;) {
-      if (accept('+')) left = g_.binary(ExprOp::kAdd, left, term());
-      else if (accept('-')) left = g_.binary(ExprOp::kSub, left, term());
-      else return left;
+      skip_space();
+      const std::size_t at = pos_;
+      if (accept('+')) {
+        Value right = term();
+        left = g_.binary(ExprOp::kAdd, left, right, at);
+      } else if (accept('-')) {
+        Value right = term();
+        left = g_.binary(ExprOp::kSub, left, right, at);
+      } else {
+        return left;
+      }
     }
   }
-  int term() {
-    int left = unary();
+  Value term() {
+    Value left = unary();
     for (;;) {
       skip_space();
       if (pos_ + 1 < text_.size() && text_[pos_] == '*' && text_[pos_ + 1] == '*') return left;  // power's
-      if (accept('*')) left = g_.binary(ExprOp::kMul, left, unary());
-      else if (accept('/')) left = g_.binary(ExprOp::kDiv, left, unary());
-      else return left;
+      const std::size_t at = pos_;
+      if (accept('*')) {
+        Value right = unary();
+        left = g_.binary(ExprOp::kMul, left, right, at);
+      } else if (accept('/')) {
+        Value right = unary();
+        left = g_.binary(ExprOp::kDiv, left, right, at);
+      } else {
+        return left;
+      }
     }
   }
-  int unary() {
+  Value unary() {
     DepthGuard guard(*this);
-    if (accept('-')) return g_.unary(ExprOp::kNeg, unary());
+    skip_space();
+    const std::size_t at = pos_;
+    if (accept('-')) {
+      Value a = unary();
+      return g_.unary(ExprOp::kNeg, a, at);
+    }
     if (accept('+')) return unary();
     return power();
   }
-  int power() {
-    const int base = primary();
+  Value power() {
+    Value base = primary();
     skip_space();
-    if (accept('^')) return g_.binary(ExprOp::kPow, base, unary());
+    const std::size_t at = pos_;
+    if (accept('^')) {
+      Value exponent = unary();
+      return g_.binary(ExprOp::kPow, base, exponent, at);
+    }
     if (pos_ + 1 < text_.size() && text_[pos_] == '*' && text_[pos_ + 1] == '*') {
       pos_ += 2;
-      return g_.binary(ExprOp::kPow, base, unary());
+      Value exponent = unary();
+      return g_.binary(ExprOp::kPow, base, exponent, at);
     }
     return base;
   }
-  int primary() {
+  Value primary() {
     skip_space();
     if (pos_ >= text_.size()) throw ExpressionError(pos_, "expected a number, a name or '(' at the end");
     const char c = text_[pos_];
     if (accept('(')) {
-      const int inner = expression();
+      Value inner = expression();
       expect(')', "')'");
       return inner;
     }
@@ -118,7 +168,7 @@ class Parser {
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
     throw ExpressionError(pos_, "unexpected " + character_at(pos_));
   }
-  int number() {
+  Value number() {
     const std::size_t start = pos_;
     while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) ++pos_;
     if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
@@ -136,7 +186,7 @@ class Parser {
       const std::string range = number_range_problem(text);
       throw ExpressionError(start, range.empty() ? "malformed number '" + echo_value(text) + "'" : range);
     }
-    return g_.constant(v);
+    return g_.constant(v, start);
   }
   // The character at `at` as a message shows it: 'c' for ASCII, its code point for a UTF-8 sequence (issue 43: a
   // non-ASCII operator such as U+00D7 printed a lone byte), else the byte.
@@ -170,7 +220,7 @@ class Parser {
     }
     return text_.substr(start, pos_ - start);
   }
-  int name() {
+  Value name() {
     const std::size_t start = pos_;
     const std::string_view id = identifier();
     if (peek('(')) {
@@ -182,7 +232,7 @@ class Parser {
                                                               text_[pos_] == '_'))
                                          ? identifier()
                                          : std::string_view();
-        const auto node = arg.empty() ? std::nullopt : s_.velocity(arg);
+        auto node = arg.empty() ? std::nullopt : g_.velocity(arg);
         if (!node)
           throw ExpressionError(arg_start, "der() takes the name of a coordinate" +
                                                (arg.empty() ? std::string() : " (got '" + std::string(arg) + "')"));
@@ -197,7 +247,7 @@ class Parser {
         for (const auto& f : kFunctionSpecs) names += (names.empty() ? "" : " ") + std::string(f.name);
         throw ExpressionError(start, "unknown function '" + std::string(id) + "' (functions: der " + names + ")");
       }
-      std::vector<int> args;
+      std::vector<Value> args;
       if (!peek(')')) {
         args.push_back(expression());
         while (accept(',')) args.push_back(expression());
@@ -207,20 +257,19 @@ class Parser {
         throw ExpressionError(start, std::string(spec->name) + "() takes " + std::to_string(spec->arity) +
                                          (spec->arity == 1 ? " argument" : " arguments") + ", got " +
                                          std::to_string(args.size()));
-      return spec->arity == 1 ? g_.unary(spec->op, args[0]) : g_.binary(spec->op, args[0], args[1]);
+      return spec->arity == 1 ? g_.unary(spec->op, args[0], start) : g_.binary(spec->op, args[0], args[1], start);
     }
     if (id.size() > 4 && id.substr(id.size() - 4) == "_dot") {
-      if (auto node = s_.velocity(id.substr(0, id.size() - 4))) return *node;
+      if (auto node = g_.velocity(id.substr(0, id.size() - 4))) return *node;
     }
-    if (auto node = s_.name(id)) return *node;
+    if (auto node = g_.name(id)) return *node;
     for (const auto& f : kFunctionSpecs)
       if (id == f.name) throw ExpressionError(start, std::string(f.name) + " is a function: write " + f.name + "(...)");
-    throw ExpressionError(start, "unknown symbol '" + std::string(id) + "' (known: " + s_.known() + ")");
+    throw ExpressionError(start, "unknown symbol '" + std::string(id) + "' (known: " + g_.known() + ")");
   }
 
   std::string_view text_;
-  ExpressionGraph& g_;
-  const ExpressionSymbols& s_;
+  Builder& g_;
   std::size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -228,7 +277,12 @@ class Parser {
 }  // namespace
 
 int parse_expression(std::string_view text, ExpressionGraph& graph, const ExpressionSymbols& symbols) {
-  return Parser(text, graph, symbols).parse();
+  GraphBuilder builder(graph, symbols);
+  return Parser<GraphBuilder>(text, builder).parse();
+}
+
+DimensionValue parse_dimension(std::string_view text, DimensionAlgebra& algebra) {
+  return Parser<DimensionAlgebra>(text, algebra).parse();
 }
 
 }  // namespace clm

@@ -23,6 +23,7 @@
 #include "core/number_range.hpp"
 #include "core/sha256.hpp"
 #include "core/value_parsing.hpp"
+#include "mechanism_files/dimensions.hpp"
 #include "mechanism_files/expression_parser.hpp"
 
 namespace clm {
@@ -58,6 +59,8 @@ class Reader {
       if (f.units.size() != f.coordinates.size())
         fail_at(root_["units"].node(), "units has " + std::to_string(f.units.size()) + " entries for " +
                                            std::to_string(f.coordinates.size()) + " coordinates");
+      const toml::array& arr = *root_["units"].as_array();
+      for (std::size_t i = 0; i < f.units.size(); ++i) check_unit(arr[i], f.units[i], "coordinate " + f.coordinates[i]);
     } else {
       f.units.assign(f.coordinates.size(), "");
     }
@@ -91,7 +94,10 @@ class Reader {
         } else if (const toml::table* spec = node.as_table()) {
           check_keys(*spec, "parameter " + par.name, {"value", "unit", "description", "min", "max"});
           par.value = required_number(*spec, "value", "parameter " + par.name);
-          if (auto u = (*spec)["unit"]) par.unit = string_of(*u.node(), "unit");
+          if (auto u = (*spec)["unit"]) {
+            par.unit = string_of(*u.node(), "unit");
+            check_unit(*u.node(), par.unit, "parameter " + par.name);
+          }
           if (auto d = (*spec)["description"]) par.description = string_of(*d.node(), "description");
           if (auto lo = (*spec)["min"]) par.min = number_of(*lo.node(), "min");
           if (auto hi = (*spec)["max"]) par.max = number_of(*hi.node(), "max");
@@ -269,7 +275,10 @@ class Reader {
         const toml::table* spec = node.as_table();
         if (spec) {
           check_keys(*spec, "point " + point.name, {"position", "unit"});
-          if ((*spec)["unit"]) point.unit = string_of(*(*spec)["unit"].node(), "point " + point.name + " unit");
+          if ((*spec)["unit"]) {
+            point.unit = string_of(*(*spec)["unit"].node(), "point " + point.name + " unit");
+            check_unit(*(*spec)["unit"].node(), point.unit, "point " + point.name);
+          }
           if (!(*spec)["position"]) fail_at(&node, "point " + point.name + " needs position = [\"x\", \"y\"]");
         }
         const toml::array* arr = spec ? (*spec)["position"].as_array() : node.as_array();
@@ -299,7 +308,10 @@ class Reader {
         const toml::table* spec = node.as_table();
         if (spec) {
           check_keys(*spec, "body velocity " + v.name, {"value", "unit", "description"});
-          if ((*spec)["unit"]) v.unit = string_of(*(*spec)["unit"].node(), "body velocity " + v.name + " unit");
+          if ((*spec)["unit"]) {
+            v.unit = string_of(*(*spec)["unit"].node(), "body velocity " + v.name + " unit");
+            check_unit(*(*spec)["unit"].node(), v.unit, "body velocity " + v.name);
+          }
           if ((*spec)["description"])
             v.description = string_of(*(*spec)["description"].node(), "body velocity " + v.name + " description");
           if (!(*spec)["value"]) fail_at(&node, "body velocity " + v.name + " needs value = \"expression in q, der(q) and t\"");
@@ -599,6 +611,17 @@ class Reader {
   }
   // An expression: a string (its first character's position: one past the opening quote of a one-line string)
   // or a number.
+  // A declared unit must be one the dimensional analysis reads (mechanism_files/dimensions.hpp): a misspelt unit
+  // would otherwise leave everything that reads the name unchecked without a word. Empty: no unit (unchecked).
+  void check_unit(const toml::node& n, const std::string& unit, const std::string& what) const {
+    if (unit.empty()) return;
+    std::string why;
+    if (!parse_unit(unit, &why))
+      fail_at(&n, "unit '" + echo_value(unit) + "' of " + what + " is not one the suite reads (" + why +
+                     "): SI symbols (kg m s A K mol cd) with the prefixes n u m c k M G, N J W Pa Hz C V Ohm, rad deg "
+                     "rev sr, min h l, '^' for powers, '/' and spaces between factors, '-' for dimensionless; "
+                     "write no unit to leave it unchecked");
+  }
   SourceText expression_of(const toml::node& n, const std::string& what) const {
     const Where w = where(n);
     if (const auto* s = n.as_string()) return {s->get(), w.line, w.column + 1};

@@ -172,6 +172,9 @@ struct CompiledMechanism {
   Tape force;       // n outputs: F (q, qd, t)
   Tape kinetic;     // 1 output: T (q, qd) (checks)
   int graph_nodes = 0;  // the size of the expression graph (diagnostics)
+  // The dimensional analysis (mechanism_files/unit_check.hpp): what it checked, what it could not (a name without
+  // a unit), for `mechanism check`.
+  std::string unit_check;
   Vec q0, qd0;
 
   // Optional sections (empty tapes where the file has none).

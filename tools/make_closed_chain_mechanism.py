@@ -159,7 +159,7 @@ def mechanism(N, separable=False, geometry=None):
         "units = [" + ", ".join('"rad"' for _ in th) + "]",
         "",
         "[parameters]",
-        f'n = {{ value = {N}, description = "number of bars (integer, 2 .. {MAX_BARS}); fixed in this file '
+        f'n = {{ value = {N}, unit = "-", description = "number of bars (integer, 2 .. {MAX_BARS}); fixed in this file '
         f'(min = max): regenerate for another", min = {N}, max = {N} }}',
         f'm = {{ value = {p["m"]!r}, unit = "kg", description = "mass of one bar", min = 0 }}',
         f'L = {{ value = {p["L"]!r}, unit = "m", description = "length of one bar; fixed with the initial state '
