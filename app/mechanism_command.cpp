@@ -1,7 +1,8 @@
 // clmbench mechanism check FILE: what a researcher wants to know about a mechanism file before running it
 // (docs/mechanism-files.md): parsed and compiled, its sizes and kind, T quadratic, M at the initial state, the
 // rank of A and the constraint residual of the initial state, and analyze's integrability verdict, one line each.
-// clmbench mechanism export FILE [--out PATH]: the file as a C++ header for the zoo (mechanism_files/export_header.hpp).
+// clmbench mechanism export FILE [--format header|sympy|latex] [--out PATH]: the file as a C++ header for the zoo
+// (mechanism_files/export_header.hpp), or its derived equations as sympy or LaTeX (mechanism_files/export_equations.hpp).
 // A file with an error gives that error in one line (FILE:LINE:COLUMN) and exit 1, like every command.
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "core/problem_registry.hpp"
 #include "core/value_parsing.hpp"
 #include "io/results_file.hpp"
+#include "mechanism_files/export_equations.hpp"
 #include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 #include "runs/mechanism/file_model.hpp"
@@ -34,7 +36,9 @@ po::options_description mechanism_options() {
   o.add_options()
       ("param", po::value<std::vector<std::string>>()->composing(), "name=value, repeatable: a parameter of the file")
       ("q0", po::value<std::string>(), "check: a,b,c: the configuration to check at (default: the file's initial q)")
-      ("out,o", po::value<std::string>(), "export: write the header to this path (default: standard output)")
+      ("format", po::value<std::string>()->default_value("header"),
+       "export: header (C++ for the zoo), sympy (a Python module of sympy objects) or latex (an align* environment)")
+      ("out,o", po::value<std::string>(), "export: write the export to this path (default: standard output)")
       ("help,h", "this help");
   return o;
 }
@@ -42,7 +46,7 @@ po::options_description mechanism_options() {
 std::string mechanism_help() {
   std::ostringstream s;
   s << "usage: clmbench mechanism check FILE.toml [--param name=value ...] [--q0 a,b,...]\n"
-       "       clmbench mechanism export FILE.toml [--out problems/NAME.hpp]\n\n"
+       "       clmbench mechanism export FILE.toml [--format header|sympy|latex] [--out PATH]\n\n"
        "Reads and checks a mechanism file (docs/mechanism-files.md) and prints, one line each: its name, n, m and\n"
        "kind (holonomic / Pfaffian, time-dependent, forces, gyroscopic term), the size of its expression graph and\n"
        "tapes and the time to read and compile it, that T is quadratic in the velocities, the eigenvalues of the\n"
@@ -53,9 +57,13 @@ std::string mechanism_help() {
        "export writes the file as a C++ header satisfying the Problem concept (M = d2T/dqd2, V - T0, h or A and b,\n"
        "the forces and the initial state as templated code, the parameters as members with the file's min and max),\n"
        "so that a file mechanism joins the zoo with a registration line (README, Extending); it equals the file's\n"
-       "tapes to round-off (the tapes fold the parameter values into their constants, the header keeps them).\n\n"
+       "tapes to round-off (the tapes fold the parameter values into their constants, the header keeps them).\n"
+       "--format sympy writes the derived equations as a Python module of sympy objects (T, V, M = d2T/dqd2, the\n"
+       "gyroscopic a, F, h, A, b over symbolic parameters, and Lagrange's equations with multipliers;\n"
+       "clmbench.Mechanism.equations() reads it); --format latex writes them as a LaTeX align* environment.\n\n"
        "Examples: clmbench mechanism check mechanisms/coin_on_incline.toml\n"
-       "          clmbench mechanism export mechanisms/coin_on_incline.toml --out problems/coin_on_incline.hpp\n\n"
+       "          clmbench mechanism export mechanisms/coin_on_incline.toml --out problems/coin_on_incline.hpp\n"
+       "          clmbench mechanism export mechanisms/coin_on_incline.toml --format latex\n\n"
     << mechanism_options() << "\n"
     << exit_codes_help();
   return s.str();
@@ -233,7 +241,12 @@ int mechanism(const CommandInvocation& call) {
       call.err << "clmbench: note: n = " << file.coordinates.size() << " coordinates is beyond the "
                << kMeasuredCoordinates << " mechanism files are measured for: the derivation and the header grow as "
                   "n^2 (closed_chain(300): 8 MB)" << std::endl;
-    const std::string header = export_header(file);
+    const std::string format = vm["format"].as<std::string>();
+    if (format != "header" && format != "sympy" && format != "latex")
+      throw InputError("mechanism export: --format '" + echo_value(format) + "' is not one of header, sympy, latex");
+    const std::string header = format == "sympy"   ? export_sympy(file)
+                               : format == "latex" ? export_latex(file)
+                                                   : export_header(file);
     if (!vm.count("out")) {
       call.out << header;
       return kExitOk;
@@ -243,6 +256,7 @@ int mechanism(const CommandInvocation& call) {
     return kExitOk;
   }
   if (vm.count("out")) throw InputError("mechanism check: --out is export's");
+  if (!vm["format"].defaulted()) throw InputError("mechanism check: --format is export's");
   return check(call, files[0], vm);
 }
 

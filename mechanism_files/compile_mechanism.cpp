@@ -87,7 +87,7 @@ class Compiler {
   // The derived terms as nodes of g_, with the file's structural checks (T quadratic form, V free of velocities,
   // rows linear in them, A free of t), shared by compile() and symbolic().
   struct Derived {
-    int T = -1, V_eff = -1;
+    int T = -1, V = -1, V_eff = -1;  // T(q, qd); V(q, t) as written, the bodies' weight included; V - T0
     std::vector<int> M, M_full, a, h, A, A_full, b, F;
     bool mass_reads_qd = false, rows_read_qd = false;
     bool holonomic = false, time_dependent = false, has_forces = false, has_gyroscopic = false;
@@ -172,6 +172,7 @@ class Compiler {
     d.has_gyroscopic = std::any_of(a.begin(), a.end(), [&](int node) { return !g_.is_constant(node, 0); });
     const int V_eff = g_.binary(ExprOp::kSub, V, T0);
     d.T = T;
+    d.V = V;
     d.V_eff = V_eff;
 
     // Constraints.
@@ -407,6 +408,8 @@ class Compiler {
     out.has_gyroscopic = d.has_gyroscopic;
     out.mass = d.M;
     out.potential = d.V_eff;
+    out.kinetic = d.T;
+    out.potential_energy = d.V;
     out.gyroscopic = d.a;
     out.force = d.F;
     out.constraint = d.h;

@@ -103,21 +103,6 @@ const std::set<std::string> kClmNames = {
     "MechanismFile", "CompiledMechanism", "ModelTerms", "ModelWorkspace", "DynamicsDerivatives", "HasGeneralizedForce",
     "HasDifferentiableGeneralizedForce", "IsTimeDependent", "RunSpec", "RunRecord"};
 
-// Text for a // comment: control characters (a newline would end the comment) as \xNN.
-std::string comment_text(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 class Writer {
  public:
@@ -204,6 +189,21 @@ class Writer {
 };
 
 }  // namespace
+
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 std::string exported_struct_name(const std::string& mechanism_name) {
   std::string out;

@@ -22,5 +22,7 @@ namespace clm {
 std::string export_header(const MechanismFile& file);
 // The C++ struct name the header declares for a mechanism name: my_sleigh -> MySleigh.
 std::string exported_struct_name(const std::string& mechanism_name);
+// Text for a one-line comment (// or # or %): control characters (a newline would end the comment) as \xNN.
+std::string comment_text(const std::string& s);
 
 }  // namespace clm

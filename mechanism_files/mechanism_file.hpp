@@ -213,6 +213,7 @@ struct SymbolicMechanism {
   // constraint: the position rows h; pfaffian, affine: the velocity rows' A and b (after them)
   std::vector<int> mass, constraint, pfaffian, affine, gyroscopic, force, q0, qd0;  // qd0 empty: zero
   int potential = -1;  // V - T0
+  int kinetic = -1, potential_energy = -1;  // T (q, qd) and V (q, t) as the file states them (export --format sympy)
   // The optional sections (empty where the file has none), as CompiledMechanism's tapes.
   std::vector<int> velocity_basis, transversal_frame, closed_form, point_positions, body_velocities;
 };

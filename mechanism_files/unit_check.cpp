@@ -29,6 +29,13 @@ class UnitChecker {
   }
 
   UnitCheck run() {
+    // A file that declares no unit at all is in units of its own (a nondimensional model, t included): unchecked.
+    bool declares = false;
+    for (const std::string& u : f_.units) declares = declares || !u.empty();
+    for (const MechanismParameter& p : f_.parameters) declares = declares || !p.unit.empty();
+    for (const MechanismFile::Point& p : f_.points) declares = declares || !p.unit.empty();
+    for (const MechanismFile::BodyVelocity& v : f_.body_velocities) declares = declares || !v.unit.empty();
+    if (!declares) return {"unchecked: the file declares no units (coordinates' units, parameters' unit)", false};
     const Dimension E = energy(), L = length(), T = time_dimension();
     for (const auto& [name, text] : f_.lets) expect(text, "[let] " + name, std::nullopt, "");
     expect(f_.kinetic, "T", E, "T");
@@ -99,13 +106,15 @@ class UnitChecker {
     if (s.text.empty() || s.text[0] == '@') return;  // absent (an optional T), or a row a body made
     const std::size_t unitless_before = unitless_reads_;
     const DimensionValue v = dimension_of(s, what);
-    const bool unknown = !v.number && !v.dimension;
+    // What reads a name without a unit is held to no expected dimension (a V = -cos(theta) with theta unitless is
+    // dimensionless only because the file states no scale); its inside was checked.
+    const bool unknown = (!v.number && !v.dimension) || unitless_reads_ != unitless_before;
     if (expected && !unknown && !v.number && *v.dimension != *expected)
       throw_at(f_.path, s.line, s.column,
                what + " has dimension " + describe(*v.dimension) + ", expected " + describe(*expected) +
                    unstated_constant_hint(v));
     if (group.empty()) return;
-    if (unknown || (!expected && unitless_reads_ != unitless_before)) ++unchecked_[group];
+    if (unknown) ++unchecked_[group];
     else ++checked_[group];
   }
 
@@ -161,10 +170,6 @@ class UnitChecker {
     };
     UnitCheck u;
     u.complete = unitless_.empty();
-    if (checked_.empty() && !unchecked_.empty()) {
-      u.summary = "unchecked: no unit is declared for what the expressions read (coordinates' units, parameters' unit)";
-      return u;
-    }
     u.summary = "checked " + (checked_.empty() ? std::string("nothing") : list(checked_));
     if (!unitless_.empty()) {
       std::string names;

@@ -21,6 +21,7 @@
 #include "core/integrator.hpp"
 #include "core/problem_registry.hpp"
 #include "core/simulate.hpp"
+#include "mechanism_files/export_equations.hpp"
 #include "mechanism_files/export_header.hpp"
 #include "mechanism_files/mechanism_file.hpp"
 #include "runs/problem_capabilities.hpp"
@@ -351,4 +352,35 @@ TEST(MechanismExport, OptionalSectionsAreExported) {
   }
   EXPECT_EQ(exported_model<RollerRacerFile>({})->actuated_coordinates(),
             make_model(data + "roller_racer.toml")->actuated_coordinates());
+}
+
+// `mechanism export --format latex | sympy` (issue 42; mechanism_files/export_equations.hpp): the derived terms as a
+// person reads them. LaTeX: Greek names as letters, digits and suffixes as subscripts, velocities dotted, zero
+// entries left out. sympy: names the module itself uses (a parameter named a, h or lambda) mangled in Python while the
+// symbols keep the file's names; python/tests checks the module's equations against sympy's own derivation.
+TEST(MechanismExport, EquationsAsLatexAndSympy) {
+  const MechanismFile coin = read_mechanism_file(std::string(CLMBENCH_SOURCE_DIR) + "/mechanisms/coin_on_incline.toml");
+  const std::string latex = export_latex(coin);
+  for (const char* line : {"V &= x m g \\sin\\left(\\alpha\\right)", "A_{1,1} &= 1",
+                           "A_{1,4} &= -a \\cos\\left(\\phi\\right)", "A_{2,4} &= -a \\sin\\left(\\phi\\right)",
+                           "\\begin{align*}", "\\end{align*}"})
+    EXPECT_NE(latex.find(line), std::string::npos) << line << "\n" << latex;
+  EXPECT_EQ(latex.find("A_{1,2}"), std::string::npos) << "a zero entry is left out";
+
+  const MechanismFile odd = parse_mechanism_text(
+      "name = \"names\"\ncoordinates = [\"theta1\", \"phi_2\", \"x_left\"]\n"
+      "[parameters]\na = 2.0\nh = 0.5\nlambda = 3.0\n"
+      "[energy]\nT = \"a*(der(theta1)^2 + der(phi_2)^2 + der(x_left)^2)/2\"\nV = \"h*lambda*cos(theta1)\"\n"
+      "[constraints]\nvelocity = [\"der(x_left) - a*der(phi_2)\"]\n[initial]\nq = [0.1, 0.2, 0.3]\n",
+      "names.toml");
+  const std::string tex = export_latex(odd);
+  for (const char* piece : {"{\\dot{\\theta}_{1}}^{2}", "{\\dot{\\phi}_{2}}^{2}", "{\\dot{x}_{\\mathrm{left}}}^{2}",
+                            "V &= h \\lambda \\cos\\left(\\theta_{1}\\right)", "A_{1,2} &= -a"})
+    EXPECT_NE(tex.find(piece), std::string::npos) << piece << "\n" << tex;
+  const std::string py = export_sympy(odd);
+  for (const char* piece : {"a_, h_, lambda_ = _sp.symbols(\"a h lambda\", real=True, seq=True)",
+                            "theta1, phi_2, x_left = _sp.symbols(\"theta1 phi_2 x_left\", real=True, seq=True)",
+                            "V = h_*lambda_*_sp.cos(theta1)", "A = _sp.Matrix([[0, -a_, 1]])", "b = _sp.Matrix([0])",
+                            "parameters = {a_: 2, h_: 0.5, lambda_: 3}", "h = None"})
+    EXPECT_NE(py.find(piece), std::string::npos) << piece << "\n" << py;
 }

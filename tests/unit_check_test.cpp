@@ -168,8 +168,20 @@ TEST(UnitCheck, SaysWhatANameWithoutAUnitLeavesUnchecked) {
       "name = \"bare\"\ncoordinates = [\"x\"]\n[parameters]\nk = 2.0\n[energy]\nT = \"der(x)^2/2\"\nV = \"k*x^2/2\"\n"
       "[initial]\nq = [1.0]\n",
       "bare.toml"));
-  EXPECT_EQ(none->unit_check,
-            "unchecked: no unit is declared for what the expressions read (coordinates' units, parameters' unit)");
+  EXPECT_EQ(none->unit_check, "unchecked: the file declares no units (coordinates' units, parameters' unit)");
+  // V reads k, which has no unit: held to no dimension (its inside is checked), and the summary says so.
+  const auto scale_unstated = compile_mechanism(parse_mechanism_text(
+      "name = \"p\"\ncoordinates = [\"theta\"]\nunits = [\"rad\"]\n[parameters]\nk = 2.0\n"
+      "J = { value = 0.1, unit = \"kg m^2\" }\n[energy]\nT = \"J*der(theta)^2/2\"\nV = \"-k*cos(theta)\"\n"
+      "[initial]\nq = [1.0]\n",
+      "p.toml"));
+  EXPECT_EQ(scale_unstated->unit_check, "checked T; unchecked V: no unit on parameter k");
+  // Without units, t is in the file's own time unit too: sin(t) is no mismatch.
+  const auto forced = compile_mechanism(parse_mechanism_text(
+      "name = \"bare\"\ncoordinates = [\"x\"]\n[energy]\nT = \"der(x)^2/2\"\nV = \"1 - cos(x)\"\n"
+      "[forces]\nx = \"sin(t)\"\n[initial]\nq = [1.0]\n",
+      "bare.toml"));
+  EXPECT_EQ(forced->unit_check, "unchecked: the file declares no units (coordinates' units, parameters' unit)");
 }
 
 // Every mechanism file the project ships (mechanisms/, the tests' data, the examples) passes, with every name given a
