@@ -167,11 +167,19 @@ std::optional<Dimension> Dimension::power(int p, int q) const {
 std::string to_string(const Dimension& d) {
   if (d.dimensionless()) return "1";
   auto factor = [](int k, int sixths) {
-    std::string s = kBaseSymbols[k];
+    std::string s(kBaseSymbols[k]);
     if (sixths == Dimension::kDenominator) return s;
     const int g = std::gcd(sixths, Dimension::kDenominator);
     const int p = sixths / g, q = Dimension::kDenominator / g;
-    return s + "^" + (q == 1 ? std::to_string(p) : "(" + std::to_string(p) + "/" + std::to_string(q) + ")");
+    s.push_back('^');
+    if (q == 1) {
+      s.append(std::to_string(p));
+    } else {
+      s.push_back('(');
+      s.append(std::to_string(p)).push_back('/');
+      s.append(std::to_string(q)).push_back(')');
+    }
+    return s;
   };
   std::string num, den;
   for (int k = 0; k < Dimension::kBase; ++k) {

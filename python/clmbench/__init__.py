@@ -232,6 +232,8 @@ def _run_repr_png(self):
 
 Run._repr_html_ = _run_repr_html
 Run._repr_png_ = _run_repr_png
+LoadedRun._repr_html_ = _run_repr_html  # a run read from a file displays as a run made here
+LoadedRun._repr_png_ = _run_repr_png
 Run.save = _run_save
 Run.__repr__ = _run_repr
 Run.drift = property(lambda self: self.drift_position if self.drift_position is not None else self.drift_velocity,

@@ -24,6 +24,44 @@ class CommandResult(dict):
     def __repr__(self):
         return f"<clmbench.CommandResult {self.path}: {len(self)} runs>"
 
+    def varied(self):
+        """The configuration keys whose values differ between the runs (a sweep's grid axes: formulation,
+        integrator, rtol, param.m, ...), in the runs' attribute order."""
+        runs = list(self.values())
+        keys = []
+        for run in runs:
+            for k in run.attrs:
+                if k not in keys and k not in _NOT_CONFIGURATION and not k.startswith(_NOT_CONFIGURATION_PREFIXES):
+                    keys.append(k)
+        return [k for k in keys if len({repr(r.attrs.get(k)) for r in runs}) > 1]
+
+    def _repr_html_(self):
+        """In a notebook (issue 42): one row per run, the varied keys' values first (not "set 1, 2, 3"), then
+        status and the figures; '-' where a figure cannot be computed."""
+        from . import _figure, _html_escape
+
+        varied = self.varied()
+        figures = (("steps", "steps"), ("max_drift_position", "max |h|"), ("max_drift_velocity", "max |A qd + b|"),
+                   ("max_rel_energy_error", "max rel. energy error"), ("q_error_max", "max q error"),
+                   ("wall_time_s", "wall time [s]"))
+        shown = [(k, label) for k, label in figures if any(k in r.summary for r in self.values())]
+        head = "".join(f"<th>{_html_escape(h)}</th>" for h in ["run"] + varied + ["status"] + [l for _, l in shown])
+        rows = []
+        for run_id, r in self.items():
+            status = r.status + (" (" + r.summary["validity"] + ")" if r.summary.get("validity") else "")
+            cells = [run_id] + [_figure(r.attrs.get(k)) if not isinstance(r.attrs.get(k), str) else r.attrs.get(k)
+                                for k in varied] + [status] + [_figure(r.summary.get(k)) for k, _ in shown]
+            rows.append("<tr>" + "".join(f"<td style='text-align:left'>{_html_escape(c)}</td>" for c in cells) + "</tr>")
+        title = f"<b>{_html_escape(self.path)}</b>: {len(self)} runs" + (
+            f", varied: {_html_escape(', '.join(varied))}" if varied else "")
+        return f"<div>{title}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
+
+
+# A run's attributes that record what happened or where, not what was asked for (CommandResult.varied).
+_NOT_CONFIGURATION = {"status", "message", "run_id", "validity", "created", "host", "wall_time_s", "git_commit",
+                      "binary", "config_text"}
+_NOT_CONFIGURATION_PREFIXES = ("provenance", "timing", "input_sha256", "clmbench_")
+
 
 def _sets(set):
     if set is None:

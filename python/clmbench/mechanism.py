@@ -11,7 +11,7 @@ import os
 import threading
 import re
 
-__all__ = ["Mechanism"]
+__all__ = ["Mechanism", "Equations"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -83,7 +83,8 @@ class Mechanism:
     @classmethod
     def from_sympy(cls, name, coordinates, velocities, T=None, V=0, position_constraints=(), velocity_constraints=(),
                    forces=None, parameters=None, q0=None, qd0=None, description="", units=None, points=None,
-                   body_velocities=None, bodies=None, frame=None, origin=None, gravity=None):
+                   body_velocities=None, bodies=None, frame=None, origin=None, gravity=None, actuated=None,
+                   velocity_basis=None, transversal_frame=None, closed_form=None, reference=None):
         """sympy expressions in plain symbols (coordinates and velocities given as lists of symbols) or in
         dynamicsymbols and their time derivatives, printed into the mechanism-file language.
 
@@ -92,8 +93,16 @@ class Mechanism:
         the rows (then name both kinds).
         forces: {coordinate symbol: generalized force}; parameters: {symbol: value} or {symbol: {"value": v, "min":
         lo, "max": hi, "unit": "kg", "description": "..."}}; q0, qd0: numbers or sympy
-        expressions in the parameters (q0 defaults to zeros, qd0 to rest); points: {name: (x, y[, z])}, expressions of q and t (the file's [points], the
-        first the reference point); body_velocities: {name: expression of q, qd and t} ([body_velocities]).
+        expressions in the parameters (q0 defaults to zeros, qd0 to rest); units: one per coordinate ("m", "rad");
+        points: {name: (x, y[, z])} or {name: {"position": (x, y[, z]), "unit": "m"}}, expressions of q and t (the
+        file's [points], the first the reference point); body_velocities: {name: expression of q, qd and t} or
+        {name: {"value": expression, "unit": "m/s", "description": "..."}} ([body_velocities]).
+
+        The optional sections (docs/mechanism-files.md): actuated: the coordinates a run's [shape] prescribes;
+        velocity_basis: S(q), n x (n - m), and transversal_frame: X(q), n x m, each a sympy Matrix or a list of
+        columns; closed_form: {"q": [...], "qd": [...]} (qd optional), expressions in t, the parameters and the
+        coordinates and velocities standing for their values at t = 0; reference: {"t", "q", "qd", "lambda",
+        "source", "description"}, values published for these parameters and this initial state.
 
         bodies: sympy.physics.mechanics RigidBody and Particle objects (issue 41), their kinematics in the coordinates
         and their time derivatives; frame: the inertial ReferenceFrame; origin: a fixed Point, from which a mass
@@ -249,10 +258,74 @@ class Mechanism:
         if qd0 is not None:
             initial["qd"] = [initial_value(x, f"qd0[{i}]") for i, x in enumerate(qd0)]
         d["initial"] = initial
+        def keyed(value, what, keys, required):
+            # A dict with the file's keys (issue 42: units and descriptions of points and body velocities).
+            unknown = sorted(set(map(str, value)) - set(keys))
+            if unknown:
+                raise ValueError(f"Mechanism.from_sympy: {what}: unknown keys {', '.join(unknown)} ({', '.join(keys)})")
+            if required not in value:
+                raise ValueError(f"Mechanism.from_sympy: {what} needs {required}")
+
+        def point(k, v):
+            if isinstance(v, dict):
+                keyed(v, f"point {k}", ("position", "unit"), "position")
+                spec = {"position": [text(x) for x in v["position"]]}
+                if "unit" in v:
+                    spec["unit"] = str(v["unit"])
+                return spec
+            return [text(x) for x in v]
+
+        def body_velocity(k, v):
+            if isinstance(v, dict):
+                keyed(v, f"body velocity {k}", ("value", "unit", "description"), "value")
+                spec = {"value": text(v["value"])}
+                for key in ("unit", "description"):
+                    if key in v:
+                        spec[key] = str(v[key])
+                return spec
+            return text(v)
+
+        def columns(value, what):
+            # A sympy Matrix (its columns) or a list of columns, each n expressions.
+            if hasattr(value, "shape") and hasattr(value, "col"):
+                cols = [list(value.col(j)) for j in range(value.shape[1])]
+            else:
+                cols = [list(c) for c in value]
+            for j, c in enumerate(cols):
+                if len(c) != len(coordinates):
+                    raise ValueError(f"Mechanism.from_sympy: {what} column {j} has {len(c)} entries for "
+                                     f"{len(coordinates)} coordinates")
+            return {"columns": [[text(x) for x in c] for c in cols]}
+
+        if actuated:
+            stray = [c for c in actuated if c not in names]
+            if stray:
+                raise ValueError(f"Mechanism.from_sympy: actuated {', '.join(map(str, stray))} are not coordinates")
+            d["actuated"] = [names[c] for c in actuated]
         if points:
-            d["points"] = {str(k): [text(x) for x in v] for k, v in points.items()}
+            d["points"] = {str(k): point(k, v) for k, v in points.items()}
         if body_velocities:
-            d["body_velocities"] = {str(k): text(v) for k, v in body_velocities.items()}
+            d["body_velocities"] = {str(k): body_velocity(k, v) for k, v in body_velocities.items()}
+        if velocity_basis is not None:
+            d["velocity_basis"] = columns(velocity_basis, "velocity_basis")
+        if transversal_frame is not None:
+            d["transversal_frame"] = columns(transversal_frame, "transversal_frame")
+        if closed_form is not None:
+            if not isinstance(closed_form, dict):
+                closed_form = {"q": closed_form}
+            keyed(closed_form, "closed_form", ("q", "qd"), "q")
+            d["closed_form"] = {k: [text(x) for x in v] for k, v in closed_form.items()}
+        if reference is not None:
+            keyed(reference, "reference", ("t", "q", "qd", "lambda", "source", "description"), "q")
+            spec = {}
+            for key, value in reference.items():
+                if key in ("source", "description"):
+                    spec[key] = str(value)
+                elif key == "t":
+                    spec[key] = number(value, "reference t")
+                else:
+                    spec[key] = [number(x, f"reference {key}[{i}]") for i, x in enumerate(value)]
+            d["reference"] = spec
         return cls(_toml(d), "<sympy>")
 
     @classmethod
@@ -284,6 +357,35 @@ class Mechanism:
             os.replace(tmp, path)  # whole or absent
         return path
 
+    def _export(self, fmt):
+        from . import _clmbench
+
+        args = ["export", self.path(), "--format", fmt]
+        code, text = _clmbench.command("mechanism", args, "python: clmbench.Mechanism." +
+                                       ("equations()" if fmt == "sympy" else "latex()"))
+        if code != 0:
+            raise RuntimeError(f"clmbench mechanism export ended with exit code {code}")
+        return text
+
+    def equations(self):
+        """The equations the suite derives from this mechanism (issue 42), as sympy objects: an Equations with T, V
+        (as stated, bodies and gravity included), M = d2T/dqd2, a (T's part linear in the velocities, dT/dqd at
+        qd = 0; None where absent), F (the generalized forces or None), h (the position rows or None), A and b (the
+        velocity rows A qd + b = 0, or None), the symbols (coordinates, velocities NAME_dot, accelerations
+        NAME_ddot, t, multipliers lambda_1 ..), parameters {symbol: value} and equations_of_motion (Lagrange's
+        equations, d/dt dT/dqd - dT/dq + dV/dq - F - C^T lambda = 0, C = [dh/dq; A]). The expressions are those
+        `clmbench mechanism export --format sympy` prints: the nodes the run evaluates, over symbolic parameters."""
+        text = self._export("sympy")
+        namespace = {}
+        # The module is the suite's own output: names the file's parser accepted, numbers and sympy calls.
+        exec(compile(text, f"<clmbench mechanism export {self.name} --format sympy>", "exec"), namespace)
+        return Equations(namespace, self.name)
+
+    def latex(self):
+        """The derived equations as LaTeX (an align* environment), as `clmbench mechanism export --format latex`
+        writes them (T, V, M's upper triangle, a, F, h, A, b; zero entries left out)."""
+        return self._export("latex")
+
     def __repr__(self):
         return f"<clmbench.Mechanism {self.name} ({self.origin})>"
 
@@ -294,6 +396,50 @@ class Mechanism:
 
         return (f"<div><b>clmbench.Mechanism {escape(self.name)}</b> ({escape(self.origin)})"
                 f"<pre>{escape(self.text)}</pre></div>")
+
+
+class Equations:
+    """A mechanism's derived equations (Mechanism.equations()): attributes T, V, M, a, F, h, A, b, coordinates,
+    velocities, accelerations, t, parameters, multipliers, constraint_names, equations_of_motion; in a notebook they
+    display as LaTeX (sympy's printing, which cancels what the graph leaves written out, such as 2*(m/2))."""
+
+    _TERMS = ("T", "V", "M", "a", "F", "h", "A", "b")
+    _SYMBOLS = ("coordinates", "velocities", "accelerations", "t", "parameters", "multipliers", "constraint_names",
+                "equations_of_motion")
+
+    def __init__(self, namespace, name):
+        self.name = name
+        for key in self._TERMS + self._SYMBOLS:
+            setattr(self, key, namespace[key])
+
+    def as_dict(self):
+        """{name: sympy object} of the terms (None where absent) and the symbols."""
+        return {key: getattr(self, key) for key in self._TERMS + self._SYMBOLS}
+
+    def numeric(self, expr, values=None):
+        """expr with the parameters' values substituted (values: {symbol or name: value} overriding them)."""
+        import sympy as sp
+
+        subs = dict(self.parameters)
+        by_name = {str(k): k for k in subs}
+        for k, v in (values or {}).items():
+            subs[by_name.get(str(k), k)] = v
+        return sp.sympify(expr).subs(subs)
+
+    def __repr__(self):
+        present = [k for k in self._TERMS if getattr(self, k) is not None]
+        return (f"<clmbench.Equations {self.name}: {', '.join(present)}; n = {len(self.coordinates)}, "
+                f"m = {len(self.multipliers)}>")
+
+    def _repr_latex_(self):
+        import sympy as sp
+
+        lines = []
+        for key in self._TERMS:
+            value = getattr(self, key)
+            if value is not None and not (hasattr(value, "shape") and 0 in value.shape):
+                lines.append(f"{key} &= {sp.latex(value)}")
+        return "$$\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}$$"
 
 
 def _bodies_energies(bodies, frame, origin, gravity, T, V):
