@@ -27,11 +27,14 @@ class CommandResult(dict):
     def varied(self):
         """The configuration keys whose values differ between the runs (a sweep's grid axes: formulation,
         integrator, rtol, param.m, ...), in the runs' attribute order."""
+        # The option table's attributes and the problem's parameters are configuration; the rest of a run's
+        # attributes record what happened (steps, cpu_time_s, ...).
+        configuration = {row[6] for row in _clmbench.options()}
         runs = list(self.values())
         keys = []
         for run in runs:
             for k in run.attrs:
-                if k not in keys and k not in _NOT_CONFIGURATION and not k.startswith(_NOT_CONFIGURATION_PREFIXES):
+                if k not in keys and (k in configuration or k.startswith(("param.", "shape."))):
                     keys.append(k)
         return [k for k in keys if len({repr(r.attrs.get(k)) for r in runs}) > 1]
 
@@ -55,12 +58,6 @@ class CommandResult(dict):
         title = f"<b>{_html_escape(self.path)}</b>: {len(self)} runs" + (
             f", varied: {_html_escape(', '.join(varied))}" if varied else "")
         return f"<div>{title}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
-
-
-# A run's attributes that record what happened or where, not what was asked for (CommandResult.varied).
-_NOT_CONFIGURATION = {"status", "message", "run_id", "validity", "created", "host", "wall_time_s", "git_commit",
-                      "binary", "config_text"}
-_NOT_CONFIGURATION_PREFIXES = ("provenance", "timing", "input_sha256", "clmbench_")
 
 
 def _sets(set):

@@ -89,24 +89,26 @@ def knife_edge(**extra):
     """A knife edge on a level plane, written with every section from_sympy takes."""
     x, y, th = sp.symbols("x y theta")
     xd, yd, thd = sp.symbols("xd yd thetad")
-    m, J, w = sp.symbols("m J w")
+    m, J, w, l = sp.symbols("m J w l")
     u = xd * sp.cos(th) + yd * sp.sin(th)
     keywords = dict(
         T=m / 2 * (xd**2 + yd**2) + J / 2 * thd**2, V=0,
         velocity_constraints={"blade": -xd * sp.sin(th) + yd * sp.cos(th)},
         parameters={m: {"value": 2.0, "unit": "kg", "min": 0, "description": "mass"},
                     J: {"value": 0.3, "unit": "kg m^2", "min": 0, "max": 10, "description": "inertia"},
-                    w: {"value": 0.7, "unit": "rad/s", "description": "turning rate at the start"}},
+                    w: {"value": 0.7, "unit": "rad/s", "description": "turning rate at the start"},
+                    l: {"value": 0.1, "unit": "m", "description": "blade to nose"}},
         units=["m", "m", "rad"], q0=[0, 0, 0.2], qd0=[sp.cos(0.2), sp.sin(0.2), w],
         description="knife edge, every section", actuated=[th],
-        points={"blade": {"position": (x, y), "unit": "m"}, "nose": (x + sp.cos(th) / 10, y + sp.sin(th) / 10)},
+        points={"blade": {"position": (x, y), "unit": "m"}, "nose": (x + l * sp.cos(th), y + l * sp.sin(th))},
         body_velocities={"u": {"value": u, "unit": "m/s", "description": "forward speed"}, "omega": thd},
         velocity_basis=sp.Matrix([[sp.cos(th), 0], [sp.sin(th), 0], [0, 1]]),
         transversal_frame=[[-sp.sin(th), sp.cos(th), 0]],
         closed_form={"q": [x + u / thd * (sp.sin(th + thd * sp.Symbol("t")) - sp.sin(th)),
                            y - u / thd * (sp.cos(th + thd * sp.Symbol("t")) - sp.cos(th)),
                            th + thd * sp.Symbol("t")]},
-        reference={"t": 1.0, "q": [0.1, 0.2, 0.3], "source": "a test", "description": "values to round-trip"})
+        reference={"t": 1.0, "q": [0.1, 0.2, 0.3], "qd": [0.4, 0.5, 0.6], "source": "a test",
+                   "description": "values to round-trip"})
     keywords.update(extra)
     return clmbench.Mechanism.from_sympy("knife_edge", [x, y, th], [xd, yd, thd], **keywords), (x, y, th, xd, yd, thd)
 
@@ -115,7 +117,7 @@ def test_from_sympy_round_trips_every_section():
     mech, (x, y, th, xd, yd, thd) = knife_edge()
     d = tomllib.loads(mech.text)
     local = {"x": x, "y": y, "theta": th, "t": sp.Symbol("t"), "m": sp.Symbol("m"), "J": sp.Symbol("J"),
-             "w": sp.Symbol("w"), "der": lambda c: {x: xd, y: yd, th: thd}[c]}
+             "w": sp.Symbol("w"), "l": sp.Symbol("l"), "der": lambda c: {x: xd, y: yd, th: thd}[c]}
 
     def read(text):
         return sp.parse_expr(text, local_dict=local)
@@ -126,7 +128,7 @@ def test_from_sympy_round_trips_every_section():
     assert zero(read(d["constraints"]["velocity"]["blade"]) - (-xd * sp.sin(th) + yd * sp.cos(th)))
     assert zero(read(d["initial"]["qd"][2]) - sp.Symbol("w"))
     assert d["points"]["blade"] == {"position": ["x", "y"], "unit": "m"}
-    assert zero(read(d["points"]["nose"][0]) - (x + sp.cos(th) / 10))
+    assert zero(read(d["points"]["nose"][0]) - (x + sp.Symbol("l") * sp.cos(th)))
     assert d["body_velocities"]["u"]["unit"] == "m/s" and d["body_velocities"]["u"]["description"] == "forward speed"
     assert zero(read(d["body_velocities"]["u"]["value"]) - (xd * sp.cos(th) + yd * sp.sin(th)))
     assert zero(read(d["body_velocities"]["omega"]) - thd)
@@ -134,7 +136,8 @@ def test_from_sympy_round_trips_every_section():
     assert same_matrix(sp.Matrix(basis).T, sp.Matrix([[sp.cos(th), 0], [sp.sin(th), 0], [0, 1]]))
     assert [[read(e) for e in c] for c in d["transversal_frame"]["columns"]] == [[-sp.sin(th), sp.cos(th), 0]]
     assert zero(read(d["closed_form"]["q"][2]) - (th + thd * sp.Symbol("t")))
-    assert d["reference"] == {"t": 1.0, "q": [0.1, 0.2, 0.3], "source": "a test", "description": "values to round-trip"}
+    assert d["reference"] == {"t": 1.0, "q": [0.1, 0.2, 0.3], "qd": [0.4, 0.5, 0.6], "source": "a test",
+                              "description": "values to round-trip"}
     # The suite reads it back whole: mechanism check passes, its units checked.
     code, text = clmbench._clmbench.command("mechanism", ["check", mech.path()], "test")
     assert code == 0, text
@@ -145,7 +148,8 @@ def test_from_sympy_units_are_checked():
     # A T with a length too many: one line naming both dimensions (issue 42).
     x, y, th, xd, yd, thd = sp.symbols("x y theta xd yd thetad")
     m = sp.Symbol("m")
-    bad, _ = knife_edge(T=m / 2 * (xd**2 + yd**2) * x + thd**2 / 2, reference=None, closed_form=None)
+    J, w = sp.symbols("J w")
+    bad, _ = knife_edge(T=w * (m / 2 * (xd**2 + yd**2) + J / 2 * thd**2))  # w in rad/s: an energy per second
     with pytest.raises(ValueError, match=r"T has dimension .* expected kg m\^2 / s\^2 \(an energy\)"):
         bad.equations()
     with pytest.raises(ValueError, match="unknown keys colour"):
