@@ -959,15 +959,11 @@ def plot_error_vs_reference(path, stem, name):
         key = (e["problem"], e["params"], e["initial"], e["t_end"])
         groups.setdefault(key, []).append((e, t, err))
     keys = list(groups)
+    titles = group_titles(keys, {key: [e for e, _, _ in groups[key]] for key in keys}, stem=True)
     panels = []
     for key in keys:
         members = groups[key]
-        problem = key[0].split("@sha256:")[0]
-        if "/" in problem or problem.endswith(".toml"):
-            problem = os.path.splitext(os.path.basename(problem))[0]
-        title = problem
-        if sum(1 for k in keys if k[0] == key[0]) > 1:
-            title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == key[0])}, T = {key[3]:g} s)"
+        title = titles[key]
         sources = sorted({e["reference_source"] for e, _, _ in members})
         against = ("the closed-form motion" if sources == ["closed_form"] else
                    members[0][0]["reference_message"].split(":")[0] if sources == ["reference_run"] else
@@ -1235,6 +1231,8 @@ def load_work_precision(path):
                                                           np.asarray(a.get("qd0", []), dtype=float).ravel()]), 12)),
                 "t_end": attr_float(a, "t_end"),
                 "q_units": [u for u in (q_units or [])],
+                # A sweep's grid point, "key=value ..." (sweep_index order): names what a group of runs varied.
+                "sweep_point": text(a.get("sweep_point", "")),
             })
     return entries
 
@@ -1275,6 +1273,8 @@ def work_precision_groups(entries):
         groups.setdefault(key, {}).setdefault(curve_label(e), []).append(e)
     out = []
     keys = list(groups)
+    titles = group_titles(keys, {key: [e for c in list(groups[key].values()) + list(failed.get(key, {}).values())
+                                       for e in c] for key in keys})
     for key in keys:
         curves, lost = groups[key], failed.get(key, {})
         for runs in list(curves.values()) + list(lost.values()):
@@ -1283,14 +1283,60 @@ def work_precision_groups(entries):
         if max(len({knob_text(e) for e in c + lost.get(label, [])}) for label, c in curves.items()) < 2 and \
                 not any(len({knob_text(e) for e in c + curves.get(label, [])}) > 1 for label, c in lost.items()):
             continue
-        problem = key[0]
-        title = problem.split("@sha256:")[0]  # a mechanism file (PATH@sha256:HEX): its file name
-        if "/" in title or title.endswith(".toml"):
-            title = os.path.basename(title)
-        if sum(1 for k in keys if k[0] == problem) > 1:  # several parameter sets / initial data / t_end
-            title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == problem)}, T = {key[3]:g} s)"
-        out.append((title, curves, lost))
+        out.append((titles[key], curves, lost))
     return out
+
+
+def problem_title(problem, stem=False):
+    """A problem as a title: a zoo name as it is, a mechanism file (PATH@sha256:HEX) by its file name (stem: without
+    .toml)."""
+    name = problem.split("@sha256:")[0]
+    if "/" in name or name.endswith(".toml"):
+        name = os.path.basename(name)
+        if stem:
+            name = os.path.splitext(name)[0]
+    return name
+
+
+def sweep_tokens(e):
+    """A run's sweep point as {key: value} ({} outside a sweep); "run=NAME" (a named [run.NAME]) left out."""
+    pairs = (x.split("=", 1) for x in e.get("sweep_point", "").split() if "=" in x)
+    return {k: v for k, v in pairs if k != "run"}
+
+
+def group_titles(keys, members, stem=False):
+    """{key: title} for run groups keyed (problem, params, initial data, t_end), members[key] their runs'
+    load_work_precision entries: the problem's name and, where one problem has several groups, what tells them
+    apart, by name and value: the parameters that differ ("b = 0.1"), t_end ("T = 5 s", also when nothing else
+    differs), the keys of the sweep's grid points that hold one value in a group and differ between groups
+    ("qd0 = 1,0,0"; parameters and t_end named once), else the initial data's number among the problem's groups
+    (tools/report.py's group_titles heads its tables alike, without the sweep keys)."""
+    def fixed_tokens(key):  # the sweep keys with one value over the group's runs
+        tokens = [sweep_tokens(e) for e in members[key]]
+        return {k: v for k, v in tokens[0].items() if all(t.get(k) == v for t in tokens)} if tokens else {}
+
+    words = {}
+    for key in keys:
+        same = [k for k in keys if k[0] == key[0]]
+        if len(same) == 1:
+            words[key] = []
+            continue
+        w = [f"{name} = {value:g}" for name, value in key[1] if len({dict(k[1]).get(name) for k in same}) > 1]
+        fixed = {k: fixed_tokens(k) for k in same}
+        w += [f"{name} = {value}" for name, value in fixed[key].items()
+              if not name.startswith("param.") and name != "t_end"
+              and len({fixed[k].get(name) for k in same}) > 1]
+        if len({k[3] for k in same}) > 1 or not w:
+            w.append(f"T = {key[3]:g} s")
+        words[key] = w
+    titles = {}
+    for key in keys:
+        same = [k for k in keys if k[0] == key[0]]
+        w = words[key]
+        if sum(1 for k in same if words[k] == w) > 1:  # told apart by their initial data only
+            w = w + [f"initial data {same.index(key) + 1}"]
+        titles[key] = problem_title(key[0], stem) + (f" ({', '.join(w)})" if w else "")
+    return titles
 
 
 def knob_text(e):
