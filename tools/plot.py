@@ -69,6 +69,7 @@ below keyed by the run's problem, else "[-]".
 import math
 import os
 import sys
+import textwrap
 
 try:
     import numpy as np
@@ -399,6 +400,49 @@ def place_legend(fig, ax, room):
     return None
 
 
+def wrap_to(text, limit, renderer, vertical=False):
+    """Wraps a text artist's words onto as few lines as keep it at most `limit` pixels long (its width, or for a
+    y label (vertical) its height), in a smaller font (8, 7 pt) if lines of a sixth of it do not. Returns whether
+    it changed."""
+    words = text.get_text().replace("\n", " ").split()
+    if not words:
+        return False
+
+    def length():
+        box = text.get_window_extent(renderer)
+        return box.height if vertical else box.width
+
+    if length() <= limit:
+        return False
+    joined = " ".join(words)
+    for fontsize in (text.get_fontsize(), 8, 7):
+        text.set_fontsize(fontsize)
+        # The longest lines that fit: as few lines as it takes.
+        for chars in range(len(joined), max(len(joined) // 6, 8) - 1, -max(1, len(joined) // 40)):
+            text.set_text(textwrap.fill(joined, width=chars, break_long_words=False))
+            if length() <= limit:
+                return True
+    return True
+
+
+def fit_texts(fig, axes):
+    """Long labels wrapped to their room instead of running into their neighbours or off the figure: a y label
+    to its axes' height (a multiplier named by its row with the unit "N or N m per unit of constraint" was taller
+    than its panel, over the labels above and below), a title and the suptitle to the figure's width. Returns
+    whether any changed."""
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    width = fig.bbox.width - 10
+    for ax in axes:
+        if ax.name == "3d":  # mplot3d lays out its own labels
+            continue
+        changed |= wrap_to(ax.yaxis.label, ax.get_window_extent(renderer).height, renderer, vertical=True)
+        changed |= wrap_to(ax.title, width, renderer)
+    if fig._suptitle is not None:
+        changed |= wrap_to(fig._suptitle, width, renderer)
+    return changed
+
+
 def render(panels, suptitle, path, sharex=True):
     """Pages of at most MAX_PANELS stacked panels: [(path, figure)]."""
     figures = []
@@ -423,6 +467,10 @@ def render(panels, suptitle, path, sharex=True):
         title = suptitle + (f" (page {p + 1} of {len(pages)})" if len(pages) > 1 else "")
         fig.suptitle(title, fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))  # room for the suptitle
+        if fit_texts(fig, axes):  # wrapped lines change the layout: once more (room for the suptitle's lines)
+            lines = fig._suptitle.get_text().count("\n") + 1
+            fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 + 0.18 * (lines - 1)) / height))
+            fit_texts(fig, axes)
         # One legend per run of panels with the same curves, on the first of them: it may use their height.
         keys = [x.legend_key if x.legend_key is not None else id(x) for x in page]
         for i, ax in enumerate(axes):
