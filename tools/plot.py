@@ -24,7 +24,10 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
     <stem>_q.png, <stem>_qd.png coordinates and velocities against time, per problem: one panel per
                                 coordinate (more than 6: one panel per kind, e.g. x1 x2 x3, per run)
     <stem>_trajectory.png       runs that recorded named points (/runs/<id>/points: a mechanism file's
-                                [points], a zoo problem's points()): the x-y path of each, equal axis scaling
+                                [points], a zoo problem's points()): the x-y path of each, equal axis scaling;
+                                in 3D (x, y, z) when a point moves in z (a rolling disc's centre, a top's
+                                tip), z stretched to at least a quarter of the longer horizontal side (said in
+                                the title); a constant z is given in the legend
     <stem>_body_velocities.png  runs that recorded body velocities (/runs/<id>/body_velocities: a mechanism
                                 file's [body_velocities], a zoo problem's body_velocities(), e.g. the sleigh's
                                 forward speed u1 and turning rate omega): one panel per velocity
@@ -77,6 +80,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     # A file's figures are built, then saved and closed one by one (main); a sweep file makes more than
     # matplotlib's default warning threshold of 20 open figures.
@@ -370,9 +374,10 @@ def envelope_note(runs):
 class Panel:
     """One axes: a title, labels, and a function that draws into it."""
 
-    def __init__(self, title, ylabel, draw, xlabel="time t [s]", equal=False, legend_key=None):
+    def __init__(self, title, ylabel, draw, xlabel="time t [s]", equal=False, legend_key=None, zlabel=None):
         self.title, self.ylabel, self.draw, self.xlabel = title, ylabel, draw, xlabel
         self.equal, self.legend_key = equal, legend_key
+        self.zlabel = zlabel  # a 3D panel (mplot3d axes; its draw sets the box aspect)
 
 
 def legend_fits(fig, legend):
@@ -451,14 +456,23 @@ def render(panels, suptitle, path, sharex=True):
         out = path if p == 0 else path.replace(".png", f"_{p + 1}.png")
         equal = any(x.equal for x in page)
         height = (4.2 if equal else PANEL_HEIGHT) * len(page) + 0.9
-        fig, axes = plt.subplots(len(page), 1, figsize=(FIG_WIDTH if not equal else 7.5, height),
-                                 sharex=sharex and not equal, squeeze=False)
-        axes = axes[:, 0]
+        if any(x.zlabel for x in page):  # 3D axes are made one by one
+            fig = plt.figure(figsize=(7.5, height))
+            axes = [fig.add_subplot(len(page), 1, i + 1, projection="3d" if x.zlabel else None)
+                    for i, x in enumerate(page)]
+        else:
+            fig, axes = plt.subplots(len(page), 1, figsize=(FIG_WIDTH if not equal else 7.5, height),
+                                     sharex=sharex and not equal, squeeze=False)
+            axes = axes[:, 0]
         for ax, panel in zip(axes, page):
             panel.draw(ax)
             ax.set_title(panel.title, fontsize=10)
             ax.set_ylabel(panel.ylabel, fontsize=9)
-            if panel.equal:
+            if panel.zlabel:  # mplot3d sets labels on the tick labels without padding
+                ax.set_zlabel(panel.zlabel, fontsize=9, labelpad=8)
+                ax.set_xlabel(panel.xlabel, fontsize=9, labelpad=10)
+                ax.set_ylabel(panel.ylabel, fontsize=9, labelpad=10)
+            elif panel.equal:
                 ax.set_aspect("equal", adjustable="datalim")
                 ax.set_xlabel(panel.xlabel, fontsize=9)
             ax.grid(True, which="major", alpha=0.3)
@@ -770,13 +784,53 @@ def recorded_body_velocities(g, k):
             for j, name in enumerate(columns)]
 
 
+def moves_in_z(z, x, y):
+    """Whether a recorded z varies: such a point is drawn in 3D; a constant z (a planar motion at some height) is
+    said in the legend instead."""
+    if z is None or not np.any(np.isfinite(z)):
+        return False
+    scale = max(float(np.nanmax(np.abs(np.concatenate([x, y, z])))), 1.0)
+    return float(np.nanmax(z) - np.nanmin(z)) > 1e-9 * scale
+
+
 def trajectory_points(r):
-    """The run's named points in the plane: [(label, x, y)], or None when it recorded none. Every point comes from
-    the run's /points (a mechanism file's [points], a zoo problem's points(): problems/point_spec.hpp); no problem
-    is known here by name."""
+    """The run's named points in the plane: [(label, x, y)], or None when it recorded none (tools/animate.py's
+    view; the trajectory plot draws a point that moves in z in 3D). Every point comes from the run's /points (a
+    mechanism file's [points], a zoo problem's points(): problems/point_spec.hpp); no problem is known here by
+    name."""
     if not r.get("points"):
         return None
     return [(f"{name} (x, y)" if z is None else f"{name} (x, y; z not drawn)", x, y) for name, _, x, y, z in r["points"]]
+
+
+def spatial_points(r, space):
+    """The run's named points for the trajectory plot: [(label, (x, y) or in space (x, y, z))]; in the plane a
+    constant z is said in the label, in space a point without z is drawn at z = 0 (said)."""
+    out = []
+    for name, _, x, y, z in r.get("points") or []:
+        has_z = z is not None and np.any(np.isfinite(z))
+        if space:
+            out.append((name if has_z else f"{name} (no z: at 0)", (x, y, z if has_z else np.zeros_like(x))))
+        else:
+            out.append((f"{name} (z = {float(np.nanmean(z)):.3g} throughout)" if has_z else name, (x, y)))
+    return out
+
+
+Z_MIN_SHARE = 0.25  # a 3D path's z axis is drawn at least this share of its longer horizontal side
+
+
+def box_aspect(facet):
+    """(x, y, z) lengths of a 3D panel's box: the data's extents (equal scaling), z stretched to at least
+    Z_MIN_SHARE of the larger of x and y (a disc rolling far at a height that changes by centimetres), and the
+    factor z is stretched by (1: not)."""
+    ext = []
+    for c in range(3):
+        v = np.concatenate([p[c] for r, pts in facet for _, p in pts])
+        v = v[np.isfinite(v)]
+        ext.append(float(v.max() - v.min()) if len(v) else 0.0)
+    side = max(ext[0], ext[1], 1e-12)
+    z = max(ext[2], Z_MIN_SHARE * side)
+    return (max(ext[0], 1e-3 * side), max(ext[1], 1e-3 * side), z), (z / ext[2] if ext[2] > 0 else 1.0)
 
 
 def plot_trajectory(runs, stem, name):
@@ -786,7 +840,9 @@ def plot_trajectory(runs, stem, name):
             note(f"{problem}: the runs recorded no named points (/points): no trajectory (a mechanism file declares "
                  "them in [points], a zoo problem by points(): problems/point_spec.hpp)")
             continue
-        pts = [(r, trajectory_points(r)) for r in group]
+        # In space when a point of some run moves in z (a rolling disc's centre, a top's tip), else in the plane.
+        space = any(moves_in_z(z, x, y) for r in group for _, _, x, y, z in r.get("points") or [])
+        pts = [(r, spatial_points(r, space)) for r in group]
         pts = [(r, x) for r, x in pts if x]
         if not pts:
             note(f"{problem}: coordinates do not match the problem's planar layout: no trajectory")
@@ -794,10 +850,10 @@ def plot_trajectory(runs, stem, name):
         npts = max(len(x) for _, x in pts)
         facets = [pts] if npts * len(pts) <= 16 else [[x] for x in pts]
 
-        def draw(ax, items):
+        def draw(ax, items, box):  # box: a 3D panel's box aspect, None in the plane
             for i, (r, points) in enumerate(items):
                 stride = max(1, math.ceil(r["k"] / MAX_PATH_POINTS))
-                for j, (pname, x, y) in enumerate(points):
+                for j, (pname, c) in enumerate(points):
                     st = style(r, i, len(items)) if len(points) == 1 else {
                         "color": f"C{(j + (i * len(points) if len(items) > 1 else 0)) % 10}",
                         "linewidth": max(2.2 - 0.4 * i, 0.9), "linestyle": LINESTYLES[i % 4]}
@@ -807,45 +863,58 @@ def plot_trajectory(runs, stem, name):
                     if is_long(r["t"]) and len(items) == 1 and len(points) == 1:
                         # A long path retraced many times is a solid band as a line: dots coloured by time
                         # show where the motion went when.
-                        sc = ax.scatter(x[::stride], y[::stride], c=r["t"][::stride], s=0.4, cmap="viridis",
+                        sc = ax.scatter(*[v[::stride] for v in c], c=r["t"][::stride], s=0.4, cmap="viridis",
                                         label=label + " (colour: time)", rasterized=True)
                         ax.figure.colorbar(sc, ax=ax, orientation="horizontal", pad=0.15, fraction=0.05,
                                             aspect=40).set_label("time t [s]")
                     else:
-                        ax.plot(x[::stride], y[::stride], label=label, **st)
-                    ax.plot(x[0], y[0], marker="o", color=st["color"], markersize=5)
-                    ax.plot(x[-1], y[-1], marker="s" if r["status"] == "ok" else "x", color=st["color"],
+                        ax.plot(*[v[::stride] for v in c], label=label, **st)
+                    ax.plot(*[v[:1] for v in c], marker="o", color=st["color"], markersize=5)
+                    ax.plot(*[v[-1:] for v in c], marker="s" if r["status"] == "ok" else "x", color=st["color"],
                             markersize=6)
                 if i == 0:
-                    draw_at_start(ax, r)
+                    draw_at_start(ax, r, space=box is not None)
             ax.plot([], [], "ko", markersize=4, label="start (o), end (square)")
+            if box:
+                ax.set_box_aspect(box)
+                # Fewer ticks on a short side of the box (equal scaling makes a 60 m by 6 m path's y side short):
+                # labels that do not run into each other.
+                for axis, side in zip((ax.xaxis, ax.yaxis, ax.zaxis), box):
+                    axis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=max(2, round(7 * side / max(box)))))
 
         for facet in facets:
-            title = f"{problem}: path in the plane"
+            title = f"{problem}: path in space" if space else f"{problem}: path in the plane"
             if len(facet) == 1:
                 title += f"  [{facet[0][0]['short']}]"
             longest = max(r["k"] for r, _ in facet)
             if longest > MAX_PATH_POINTS:
                 title += f"\n(every {math.ceil(longest / MAX_PATH_POINTS)}th of {longest} samples)"
+            box = None
+            if space:
+                box, stretch = box_aspect(facet)
+                if stretch > 1.05:
+                    title += f"\n(z drawn {stretch:.3g}x the scale of x and y)"
             units = {u for r, _ in facet for _, u, _, _, _ in (r.get("points") or [])}
             unit = units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in facet) else "")
             axis = (lambda c: f"{c} [{unit}]") if unit else (lambda c: c)
-            panels.append(Panel(title, axis("y"), lambda ax, items=facet: draw(ax, items=items), xlabel=axis("x"),
-                                equal=True))
+            panels.append(Panel(title, axis("y"), lambda ax, items=facet, box=box: draw(ax, items, box),
+                                xlabel=axis("x"), equal=True, zlabel=axis("z") if space else None))
     if not panels:
         return []
     return render(panels, f"{name}: trajectories", f"{stem}_trajectory.png", sharex=False)
 
 
-def draw_at_start(ax, r):
+def draw_at_start(ax, r, space=None):
     """The mechanism at t = 0 in grey: segments between consecutive named points (a linkage's pins in chain
-    order, the sleigh's centre of mass and blade, a pendulum's pivot and bob); nothing for a single point."""
+    order, the sleigh's centre of mass and blade, a pendulum's pivot and bob); nothing for a single point. In
+    space (a 3D panel) at the points' z (0 for a point without)."""
     pts = r.get("points") or []
     if len(pts) < 2 or r["k"] == 0:
         return
-    xs = [x[0] for _, _, x, _, _ in pts]
-    ys = [y[0] for _, _, _, y, _ in pts]
-    ax.plot(xs, ys, color="0.55", linewidth=3, solid_capstyle="round", label="mechanism at t = 0 (named points joined)",
+    coords = [[x[0] for _, _, x, _, _ in pts], [y[0] for _, _, _, y, _ in pts]]
+    if space:
+        coords.append([z[0] if z is not None else 0.0 for _, _, _, _, z in pts])
+    ax.plot(*coords, color="0.55", linewidth=3, solid_capstyle="round", label="mechanism at t = 0 (named points joined)",
             zorder=0)
 
 
