@@ -267,6 +267,8 @@ def load_run(g, run_id):
     m = lam.shape[1]
     lam_names = strings(g["lambda"].attrs, "columns") if "lambda" in g else None
     run["lambda_names"] = lam_names if lam_names and len(lam_names) == m else [f"lambda{j + 1}" for j in range(m)]
+    run["constraint_kind"] = text(a.get("constraint_kind", ""))
+    run["position_rows"] = int(a["position_rows"]) if "position_rows" in a else -1
     lam_units = strings(g["lambda"].attrs, "units") if "lambda" in g else None
     unit = lambda_unit(problem, formulation)
     run["lambda_units"] = lam_units if lam_units and len(lam_units) == m else [unit] * m
@@ -671,6 +673,14 @@ def coordinate_groups(names, units, limit=8):
     return groups
 
 
+def row_kind(run, column):
+    """"position" or "velocity" for a multiplier's row of a mixed problem (the first position_rows columns of lambda
+    are the position rows: docs/design.md section 5), "" for the others (every row one kind, or not recorded)."""
+    if run.get("constraint_kind") != "mixed" or run.get("position_rows", -1) < 0:
+        return ""
+    return "position" if column < run["position_rows"] else "velocity"
+
+
 def pin_groups(run):
     if run["problem"] == "four_bar" and run["lambda"].shape[1] == 8:
         pins = ["pin O (crank at the origin)", "pin P1 (crank-coupler)", "pin P2 (coupler-rocker)",
@@ -701,7 +711,14 @@ def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_gro
                 unit_set = sorted({r[units_key][c] for r in chosen for c in cols if c < len(r[units_key])})
                 unit = unit_set[0] if len(unit_set) == 1 else ", ".join(unit_set)
                 colnames = ", ".join(names[c] for c in cols)
-                title = f"{problem}: {colnames}{extra}" if len(cols) <= 4 else f"{problem}{extra}"
+                # A mixed problem's multipliers: which rows hold positions (h = 0) and which velocities (A qd = 0).
+                kinds = [row_kind(ref, c) for c in cols] if key == "lambda" else []
+                if kinds and all(kinds) and len(set(kinds)) == 1:
+                    colnames_kind = f"{colnames} ({kinds[0]} row{'s' if len(cols) > 1 else ''})"
+                else:
+                    colnames_kind = ", ".join(f"{names[c]} ({k} row)" if k else names[c] for c, k in zip(cols, kinds)) \
+                        if kinds else colnames
+                title = f"{problem}: {colnames_kind}{extra}" if len(cols) <= 4 else f"{problem}{extra}"
                 if facet is not None:
                     title += f"  [{facet['short']}]"
                 nan_runs = [r["id"] for r in chosen if not np.any(np.isfinite(r[key]))]
@@ -719,6 +736,8 @@ def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_gro
                                 continue
                             if len(cols) == 1:
                                 st, label = style(r, i, len(chosen)), r["short"]
+                                if key == "lambda":  # the multiplier's row by name in its legend
+                                    label = f"{names[c]}: {label}"
                                 if len(unit_set) > 1:
                                     label += f" [{r[units_key][c]}]"
                             else:
@@ -728,7 +747,10 @@ def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_gro
                                 label = names[c]
                             draw_signed(ax, r["t"], r[key][:, c], label, st)
                             mark_end(ax, r, r["t"], r[key][:, c], st)
-                legend_key = (problem, "runs") if len(cols) == 1 else (problem, facet and facet["id"], tuple(cols))
+                # Panels of one column share the legend of their runs; a multiplier's legend names its row, so is
+                # its own.
+                legend_key = ((problem, "runs") if key != "lambda" else (problem, "runs", cols[0])) if len(cols) == 1 \
+                    else (problem, facet and facet["id"], tuple(cols))
                 panels.append(Panel(title, ylabel, draw, legend_key=legend_key))
     return panels
 
