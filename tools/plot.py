@@ -203,12 +203,25 @@ def load_runs(path, only=None):
                 continue
             run["index"] = len(runs)
             runs.append(run)
-    # Same label twice (e.g. two parameter sets): tell them apart by run id.
-    labels = [r["label"] for r in runs]
-    for r in runs:
-        if labels.count(r["label"]) > 1:
-            r["label"] += f" ({r['id']})"
-            r["short"] += f" ({r['id']})"
+    # Same label twice (two parameter sets, a sweep's tolerances): tell them apart by what differs, the parameters
+    # and the sweep's keys ("b = 0.1"; a sweep's run ids spell its whole grid point), else by run id.
+    for label in {r["label"] for r in runs}:
+        same = [r for r in runs if r["label"] == label]
+        if len(same) < 2:
+            continue
+        names = sorted({k for r in same for k in r["params"]})
+        keys = list(dict.fromkeys(k for r in same for k in sweep_tokens(r) if not k.startswith("param.")))
+        apart = {}
+        for r in same:
+            words = [f"{k} = {r['params'][k]:g}" for k in names if k in r["params"]
+                     and len({x["params"].get(k) for x in same}) > 1]
+            words += [f"{k} = {sweep_tokens(r)[k]}" for k in keys if k in sweep_tokens(r)
+                      and len({sweep_tokens(x).get(k) for x in same}) > 1]
+            apart[r["id"]] = ", ".join(words)
+        unique = all(apart.values()) and len(set(apart.values())) == len(same)
+        for r in same:
+            r["label"] += f" ({apart[r['id']] if unique else r['id']})"
+            r["short"] += f" ({apart[r['id']] if unique else r['id']})"
     return runs
 
 
@@ -244,6 +257,7 @@ def load_run(g, run_id):
         # Formulation diagnostics (Fernandez-Bloch condition residuals, nullspace re-partitions, ...).
         "extras": {x: np.asarray(g["extras"][x][()], dtype=float) for x in g["extras"]} if "extras" in g else {},
         "params": {x[6:]: float(a[x]) for x in a if x.startswith("param.")},
+        "sweep_point": text(a.get("sweep_point", "")),  # a sweep's grid point, "key=value ..."
         "q0": np.asarray(a.get("q0", []), dtype=float).ravel(), "qd0": np.asarray(a.get("qd0", []), dtype=float).ravel(),
         "rtol": float(a.get("rtol", np.nan)), "dt": float(a.get("dt", np.nan)),
         "options": {x: a[x] for x in a if x.startswith("formulation.")},
