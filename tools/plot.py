@@ -932,7 +932,7 @@ def plot_trajectory(runs, stem, name):
                     title += f"\n(z drawn {stretch:.3g}x the scale of x and y)"
             units = {u for r, _ in facet for _, u, _, _, _ in (r.get("points") or [])}
             unit = units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in facet) else "")
-            axis = (lambda c: f"{c} [{unit}]") if unit else (lambda c: c)
+            axis = lambda c: f"{c} [{unit or '-'}]"  # a file's [points] entry without a unit: "[-]", as elsewhere
             panels.append(Panel(title, axis("y"), lambda ax, items=facet, box=box: draw(ax, items, box),
                                 xlabel=axis("x"), equal=True, zlabel=axis("z") if space else None))
     if not panels:
