@@ -2,12 +2,15 @@
 """Plots a clmbench results file (docs/design.md section 5b).
 
     tools/plot.py [--all] results/quickstart.h5 [more.h5 ...]
-    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]
+    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--window W]
+                  [--out PATH]
 
 --animate writes, instead of the PNGs, an animated GIF of the runs' named points (no RUN: the file's first
 run; several: overlaid, one colour each): the points joined in declared order, each with a fading trace,
 <stem>_animation_<run>.gif (<stem>_animation.gif for several runs). Defaults: 25 fps, the run in real time up
-to 8 s, at most 300 frames, a trace of a quarter of the span (tools/animate.py says more).
+to 8 s, at most 300 frames, a trace of a quarter of the span, the whole path in view unless it spans more than
+10 times the mechanism's size: then a window 4 times that size follows the mechanism (--window W: a window W
+wide in the points' unit, e.g. metres; --window 0: the whole path) (tools/animate.py says more).
 
 Run it directly: the shebang names the system interpreter /usr/bin/python3, which has the Debian packages
 python3-h5py, python3-matplotlib and python3-numpy (and python3-pil for --animate) that tools/setup.sh installs. (`python3 tools/plot.py`
