@@ -699,7 +699,9 @@ def row_kind(run, column):
 
 
 def pin_groups(run):
-    if run["problem"] == "four_bar" and run["lambda"].shape[1] == 8:
+    """The zoo four_bar's 8 unnamed rows by pin (a file named four_bar.toml whose rows have names: by name)."""
+    unnamed = run["lambda_names"] == [f"lambda{j + 1}" for j in range(run["lambda"].shape[1])]
+    if run["problem"] == "four_bar" and run["lambda"].shape[1] == 8 and unnamed:
         pins = ["pin O (crank at the origin)", "pin P1 (crank-coupler)", "pin P2 (coupler-rocker)",
                 "pin Q (rocker at (L0, 0))"]
         return [([2 * i, 2 * i + 1], f": {pins[i]}, x and y") for i in range(4)]
