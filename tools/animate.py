@@ -20,13 +20,13 @@ title shows t. The view:
                  on the middle of the runs' points, never smaller than the points at one frame; an inset in a
                  corner shows the whole path and the window's place on it. The default when the path spans
                  more than 10 times the mechanism's size (the largest extent of its points at one frame: a 1 m
-                 rig on a 58 m path, a sleigh or a rolling disc run for long), with W 4 times that size. A single
-                 point has no size: follow it with --window W.
+                 rig on a 58 m path, a sleigh run for long), with W 4 times that size. A single point (the
+                 centre of mechanisms/rolling_disc.toml) has no size: follow it with --window W.
 
 Defaults keep a GIF small (a few hundred KB to ~2 MB): --fps 25, --duration the span in real time up to
 8 s, at most --max-frames 300 frames (more asked: the GIF plays shorter at the same fps), --trail a quarter
-of the span (0: none, inf: the whole path so far), --window as above (a following view redraws its ticks each
-frame: about twice the time). Output FILE_STEM_animation_<run>.gif beside the file
+of the span (0: none, inf: the whole path so far), --window as above (a following view redraws its axes each
+frame: about 2.5 times the time, and up to about 3 MB). Output FILE_STEM_animation_<run>.gif beside the file
 (FILE_STEM_animation.gif for several runs), or --out PATH.
 """
 import argparse
@@ -350,8 +350,8 @@ def figure(tracks, data, colors, trail, sight):
     ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
     ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel(f"x [{unit}]" if unit else "x")
-    ax.set_ylabel(f"y [{unit}]" if unit else "y")
+    ax.set_xlabel(f"x [{unit or '-'}]")  # points without a unit: "[-]", as tools/plot.py's axes
+    ax.set_ylabel(f"y [{unit or '-'}]")
     ax.grid(True, color="0.9", linewidth=0.6)
     inset = None
     if sight["follow"]:
@@ -519,5 +519,6 @@ def main(args):
                                                    else "the file's only run")
     print(f"plot.py: wrote {out} ({which}; {len(times)} frames at {a.fps:g} fps, t = {times[0]:g} to "
           f"{times[-1]:g} {tracks[0][0]['t_unit']}, {os.path.getsize(out) / 1e3:.0f} kB" +
-          (f"; the view follows the runs, {sight['width']:.3g} {points_unit(tracks)} wide" if sight["follow"] else "") + ")")
+          (f"; the view follows the runs, {sight['width']:.3g}{' ' + points_unit(tracks) if points_unit(tracks) else ''} "
+           "wide" if sight["follow"] else "") + ")")
     return 0
