@@ -209,9 +209,11 @@ Q = { position = ["x3 + 0.5*L3*cos(theta3)", "y3 + 0.5*L3*sin(theta3)"], unit = 
           "far.h5 --window 0: the whole path in every frame")
     check(np.allclose(animate.view(far_data, 2.0)["limits"][:, 1] - animate.view(far_data, 2.0)["limits"][:, 0], 2.0),
           "far.h5 --window 2: a 2 m wide window")
-    p = run([PLOT, far, "--animate", "--fps", "5", "--duration", "1", "--window", "2"], cwd=tmp)
-    check(p.returncode == 0 and "the view follows the runs, 2 m wide" in p.stdout,
-          f"--window 2: exit {p.returncode}: {p.stdout.strip()} {p.stderr.strip()}")
+    out = io.StringIO()  # in this process (matplotlib imported once)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = animate.main([far, "--animate", "--fps", "5", "--duration", "1", "--window", "2"])
+    check(code == 0 and "the view follows the runs, 2 m wide" in out.getvalue(),
+          f"--window 2: exit {code}: {out.getvalue().strip()}")
 
     # Errors: one line on stderr, exit 1 (through tools/plot.py once, the others in this process: seconds each
     # saved on importing matplotlib).
