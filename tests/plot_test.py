@@ -5,11 +5,13 @@
 
 Makes small results files in a temporary directory, runs tools/plot.py on them (directly, through its
 shebang, with a broken python3 first on PATH), and checks: the expected PNGs exist, are not trivial and
-not blank; every axis label carries a unit; every legend fits in its figure; the column grouping keeps
-panels readable; the work-precision diagrams of a tolerance sweep (log axes, legend outside, one curve per
+not blank; every axis label carries a unit; every legend fits in its figure, every y label in its panel's height
+and every title in the figure's width (check_labels_fit); the column grouping keeps panels readable; the
+multipliers' legends name their rows and points that move in z are drawn in 3D (check_mixed); a sweep's groups
+titled by the parameter values they ran at (sweep_group_titles); the work-precision diagrams of a tolerance sweep (log axes, legend outside, one curve per
 formulation x integrator, points ordered by tolerance); damaged or degenerate runs (no samples, NaN, m = 0, diverged) are skipped, not fatal; a
-missing module gives one line naming it and tools/setup.sh; --animate's GIFs (frames, frame data, overlay, errors:
-check_animation). Prints "N passed, M failed"; exit 1 on failure.
+missing module gives one line naming it and tools/setup.sh; --animate's GIFs (frames, frame data, overlay, a view
+that follows a mechanism travelling far, errors: check_animation). Prints "N passed, M failed"; exit 1 on failure.
 """
 import contextlib
 import importlib.util
@@ -45,6 +47,24 @@ def png_ok(path):
     if float(np.std(img[..., :3])) < 0.02:
         return False, "blank"
     return True, ""
+
+
+def check_labels_fit(fig, name):
+    """Every y label at most as tall as its panel (taller, it runs over its neighbours' labels), every title and the
+    suptitle at most as wide as the figure: sizes from the renderer, as the legend checks (no drawing)."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>" or ax.name == "3d":
+            continue
+        label = ax.yaxis.label.get_window_extent(renderer).height
+        panel = ax.get_window_extent(renderer).height
+        check(label <= panel + 1, f"{name}: y label '{ax.get_ylabel()}' {label:.0f} px tall in a {panel:.0f} px panel")
+        title = ax.title.get_window_extent(renderer).width
+        check(title <= fig.bbox.width, f"{name}: title '{ax.get_title()[:40]}...' {title:.0f} px wide in a "
+              f"{fig.bbox.width:.0f} px figure")
+    if fig._suptitle is not None:
+        width = fig._suptitle.get_window_extent(renderer).width
+        check(width <= fig.bbox.width, f"{name}: suptitle {width:.0f} px wide in a {fig.bbox.width:.0f} px figure")
 
 
 def load_plot_module():
@@ -163,6 +183,38 @@ Q = { position = ["x3 + 0.5*L3*cos(theta3)", "y3 + 0.5*L3*sin(theta3)"], unit = 
           f"four-bar pins: O at the origin, Q at (L0, 0), bars L1 L2 L3 in all 11 frames (max off "
           f"{np.abs(bars - [0.4, 1.2, 0.8]).max():.2g} m)")
 
+    # A mechanism that travels far: the sleigh (blade 0.3 m behind its centre of mass) over 40 s, some 40 m. The view
+    # follows it, a window 4 times its size (the points' largest extent at one frame) centred on its points in
+    # every frame; --window 0 shows the whole path, --window W a W wide window. The 2 s run above stays whole.
+    check(not animate.view(data)["follow"], "anim.h5 (2 s, a path a few times the sleigh's size): the whole path")
+    far = make(binary, tmp, ["run", "--problem", os.path.join(mechanisms, "chaplygin_sleigh.toml"), "--formulation",
+                             "kkt", "--integrator", "dopri5", "--t-end", "40", "--timing-budget", "0"], "far.h5")
+    tracks, _ = animate.load_tracks(far, [])
+    far_data = animate.frame_data(tracks, animate.frame_times(tracks, 60))
+    size = animate.mechanism_size(far_data)
+    sight = animate.view(far_data)
+    limits, xy = sight["limits"], far_data["runs"][0]["xy"]
+    widths = limits[:, 1] - limits[:, 0]
+    xmin, xmax, ymin, ymax = far_data["limits"]
+    extent = max(xmax - xmin, ymax - ymin)
+    check(abs(size - 0.3) < 1e-9 and sight["follow"] and np.allclose(widths, 4 * size) and extent > 100 * size,
+          f"far.h5: the view follows the sleigh, {widths.min():.3g} .. {widths.max():.3g} m wide (4 x its size "
+          f"{size:.3g} m) on a {extent:.3g} m path")
+    inside = ((limits[:, [0]] <= xy[:, :, 0]) & (xy[:, :, 0] <= limits[:, [1]]) &
+              (limits[:, [2]] <= xy[:, :, 1]) & (xy[:, :, 1] <= limits[:, [3]]))
+    centred = np.abs((limits[:, 0] + limits[:, 1]) / 2 - (xy[:, :, 0].min(1) + xy[:, :, 0].max(1)) / 2).max()
+    check(inside.all() and centred < 1e-9, f"far.h5: every frame's points in its window, centred ({centred:.2g} m off)")
+    whole = animate.view(far_data, 0)["limits"]
+    check(not animate.view(far_data, 0)["follow"] and np.allclose(whole, far_data["limits"]),
+          "far.h5 --window 0: the whole path in every frame")
+    check(np.allclose(animate.view(far_data, 2.0)["limits"][:, 1] - animate.view(far_data, 2.0)["limits"][:, 0], 2.0),
+          "far.h5 --window 2: a 2 m wide window")
+    out = io.StringIO()  # in this process (matplotlib imported once)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = animate.main([far, "--animate", "--fps", "5", "--duration", "1", "--window", "2"])
+    check(code == 0 and "the view follows the runs, 2 m wide" in out.getvalue(),
+          f"--window 2: exit {code}: {out.getvalue().strip()}")
+
     # Errors: one line on stderr, exit 1 (through tools/plot.py once, the others in this process: seconds each
     # saved on importing matplotlib).
     p = run([PLOT, path, "--animate", "nope"], cwd=tmp)
@@ -171,6 +223,7 @@ Q = { position = ["x3 + 0.5*L3*cos(theta3)", "y3 + 0.5*L3*sin(theta3)"], unit = 
     for args, want in (([synthetic, "--animate", "m0"], ["run 'm0'", "[points]", "mechanism file"]),
                        ([synthetic, "--animate", "empty"], ["run 'empty'", "no samples"]),
                        ([path, "--animate", "--fps", "0"], ["--fps"]),
+                       ([path, "--animate", "--window", "-1"], ["--window"]),
                        ([path, "--animate", "--frames", "3"], ["--frames", "usage"])):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -221,6 +274,48 @@ def synthetic_file(path):
         add("nan", "chaplygin_sleigh", 50, 3, 1, nan=True, attrs=False)
         add("diverged", "chaplygin_sleigh", 30, 3, 1, status="diverged")
         add("m0", "mystery_problem", 40, 2, 0)
+
+
+def check_mixed(mod, path, figures, tmp):
+    """mixed.h5: the multipliers' legends name their rows (/runs/<id>/lambda's columns), a mixed problem's titles
+    say position or velocity row; the disc's centre, which moves in z, is drawn in 3D with its recorded z, the
+    planar cart in the plane."""
+    import h5py
+    import numpy as np
+    with h5py.File(path, "r") as f:
+        rows = {r: [mod.text(x) for x in f["runs"][r]["lambda"].attrs["columns"]] for r in ("cart", "disc")}
+        centre = f["runs"]["disc"]["points"][()]
+    lam = figures[os.path.join(tmp, "mixed_lambda.png")]
+    titles = [ax.get_title() for ax in lam.axes]
+    legends = [t.get_text() for ax in lam.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    check(rows["cart"] == ["rod", "blade"] and len(rows["disc"]) >= 2 and
+          legends == [f"{name}: kkt/dopri5" for name in rows["cart"] + rows["disc"]],
+          f"mixed_lambda.png: each multiplier's legend names its row {rows}: {legends}")
+    check(titles[:2] == ["cart_pendulum: rod (position row)", "cart_pendulum: blade (velocity row)"],
+          f"mixed_lambda.png: the cart's rod a position row, its blade a velocity row: {titles[:2]}")
+    trajectory = figures[os.path.join(tmp, "mixed_trajectory.png")]
+    panels = {ax.get_title().split(":")[0]: ax for ax in trajectory.axes if ax.get_label() != "<colorbar>"}
+    disc, cart = panels.get("rolling_disc"), panels.get("cart_pendulum")
+    check(disc is not None and disc.name == "3d" and cart is not None and cart.name != "3d",
+          f"mixed_trajectory.png: the disc in 3D, the cart in the plane ({ {k: a.name for k, a in panels.items()} })")
+    if disc is not None and disc.name == "3d":
+        line = next((ln for ln in disc.get_lines() if ln.get_label() == "centre"), None)
+        z = np.asarray(line.get_data_3d()[2]) if line is not None else np.zeros(0)
+        check(len(z) == len(centre) and np.array_equal(z, centre[:, 2]) and np.ptp(z) > 1e-3 and
+              disc.get_zlabel().startswith("z ["),
+              f"mixed_trajectory.png: the disc's centre drawn at its recorded z ({np.ptp(z) if len(z) else 0:.3g} m "
+              f"of rise and fall), z axis '{disc.get_zlabel()}'")
+
+
+def mixed_config(path):
+    """Two mechanism files in one file: the cart towing a bob (a position row "rod", a velocity row "blade") and
+    the leaning disc rolling on the plane (rigid body and rolling contact: its rows named by the compiler, its
+    centre a point in space)."""
+    with open(path, "w") as fh:
+        fh.write("[run]\nformulation = kkt\nintegrator = dopri5\nt_end = 2\ntiming_budget = 0\n"
+                 f"[run.cart]\nproblem = {os.path.join(ROOT, 'tests', 'data', 'mechanisms', 'cart_pendulum.toml')}\n"
+                 f"[run.disc]\nproblem = {os.path.join(ROOT, 'mechanisms', 'rolling_disc.toml')}\n")
+    return path
 
 
 def work_precision_config(path):
@@ -332,6 +427,7 @@ def check_work_precision(mod, path, tmp):
             if leg is not None:
                 box, frame = leg.get_window_extent(), ax.get_window_extent()
                 check(box.x0 >= frame.x1 - 1, f"{os.path.basename(out)}: the legend is outside the axes")
+        check_labels_fit(fig, os.path.basename(out))
         plt.close(fig)
     plt.close("all")
     # A file written before repeated timings (no cpu_time_spread): the same figure without bars.
@@ -349,6 +445,45 @@ def check_work_precision(mod, path, tmp):
     check(fig is not None and len(fig.axes) == 4 and not any(ax.collections for ax in fig.axes)
           and "bars" not in fig._suptitle.get_text(), "a file without timing spreads: no error bars")
     plt.close("all")
+
+
+def sweep_group_titles(binary, tmp, mod):
+    """A sweep over a parameter: its work-precision and error-against-reference panels are titled by the
+    parameter's values ("chaplygin_sleigh (b = 0.1)"), not "set 1", "set 2"; groups that differ in a swept key
+    other than a parameter (the runs' sweep_point) by that key, and runs without a sweep by their initial data's
+    number."""
+    import matplotlib.pyplot as plt
+    config = os.path.join(tmp, "by_b.ini")
+    with open(config, "w") as fh:
+        fh.write("[run]\nproblem = chaplygin_sleigh\nformulation = kkt\nintegrator = dopri5\nt_end = 1\n"
+                 "output_every = 0.05\ntiming_budget = 0\n[sweep]\nparam.b = 0.1 0.3\n"
+                 "[sweep.zip]\nrtol = 1e-6 1e-8\natol = 1e-8 1e-10\n")
+    out = os.path.join(tmp, "by_b.h5")
+    p = run([binary, "sweep", config, "--out", out, "--progress", "never"], cwd=tmp)
+    check(p.returncode == 0, f"clmbench sweep by_b.ini: {p.stderr.strip()[-300:]}")
+    want = ["chaplygin_sleigh (b = 0.1)", "chaplygin_sleigh (b = 0.3)"]
+    titles = [t for t, _, _ in mod.work_precision_groups(mod.load_work_precision(out))]
+    check(sorted(titles) == want, f"by_b.h5: work-precision groups titled by b: {titles}")
+    for kind, figures in (("work_precision_cpu", mod.plot_work_precision(out, os.path.join(tmp, "by_b"), "by_b")),
+                          ("error_vs_reference", mod.plot_error_vs_reference(out, os.path.join(tmp, "by_b"), "by_b"))):
+        fig = dict(figures).get(os.path.join(tmp, f"by_b_{kind}.png"))
+        panel_titles = [ax.get_title() for ax in fig.axes] if fig else []
+        check(panel_titles and all(any(t.startswith(w) for w in want) for t in panel_titles) and
+              {w for w in want if any(t.startswith(w) for t in panel_titles)} == set(want) and
+              not any("set " in t for t in panel_titles), f"by_b_{kind}.png: panels titled by b: {panel_titles}")
+        if fig:
+            check_labels_fit(fig, f"by_b_{kind}.png")
+    plt.close("all")
+    # Keyed (problem, parameters, initial data, t_end): a swept initial velocity names itself; without a sweep the
+    # groups are told apart by the initial data's number.
+    keys = [("p", (("b", 1.0),), (0.0, 0.0), 5.0), ("p", (("b", 1.0),), (0.0, 1.0), 5.0)]
+    swept = {keys[0]: [{"sweep_point": f"qd0=0 rtol={r}"} for r in ("1e-6", "1e-8")],
+             keys[1]: [{"sweep_point": f"qd0=1 rtol={r}"} for r in ("1e-6", "1e-8")]}
+    got = mod.group_titles(keys, swept)
+    check(list(got.values()) == ["p (qd0 = 0)", "p (qd0 = 1)"], f"groups titled by the swept qd0: {got}")
+    got = mod.group_titles(keys, {k: [{}] for k in keys})
+    check(list(got.values()) == ["p (T = 5 s, initial data 1)", "p (T = 5 s, initial data 2)"],
+          f"groups without a sweep: by their initial data's number: {got}")
 
 
 def own_mechanism_sweep(binary, tmp):
@@ -441,6 +576,9 @@ def main(argv):
             # A time-dependent problem: its energy figure is the energy balance.
             "driven": make(binary, tmp, ["run", "--problem", "driven_pendulum", "--formulation", "kkt", "--integrator",
                                          "dopri5", "--t-end", "3"], "driven.h5"),
+            # Named constraint rows (the cart's rod and blade; the disc's rolling rows) and a point in space (the
+            # disc's centre).
+            "mixed": make(binary, tmp, ["run", mixed_config(os.path.join(tmp, "mixed.ini"))], "mixed.h5"),
         }
         # A tolerance sweep: plotted once (its 19 runs would slow the loops over every figure below).
         wp = make(binary, tmp, ["run", work_precision_config(os.path.join(tmp, "wp.ini"))], "wp.h5")
@@ -476,6 +614,7 @@ def main(argv):
             "equilibrium": ["phase_portrait"],
             "speeds": ["eigenvalues"],
             "driven": ["drift", "energy", "lambda", "q", "qd"],
+            "mixed": ["drift", "energy", "lambda", "q", "qd", "trajectory"],
         }
         for key, kinds in expected.items():
             for kind in kinds:
@@ -533,6 +672,8 @@ def main(argv):
         for key, path in list(files.items()) + [("degenerate", synthetic)]:
             figures = mod.build_figures(path)
             check(len(figures) > 0, f"{key}: build_figures returns figures")
+            if key == "mixed":  # its figures, before the loop below closes them
+                check_mixed(mod, path, dict(figures), tmp)
             for out, fig in figures:
                 name = os.path.basename(out)
                 for ax in fig.axes:
@@ -552,6 +693,7 @@ def main(argv):
                     if leg is not None:
                         height, _ = mod.legend_fits(fig, leg)
                         check(height <= 1.0, f"{name}: legend is {height:.2f} of the figure height")
+                check_labels_fit(fig, name)
                 plt.close(fig)
         # four_bar: 8 multipliers in 4 pin panels of 2 curves; 9 coordinates in 3 panels (x, y, theta).
         fb = dict(mod.build_figures(files["four_bar"]))
@@ -581,6 +723,7 @@ def main(argv):
         groups = mod.coordinate_groups(["x", "y", "theta"], ["m", "m", "rad"])
         check(len(groups) == 3, "three coordinates: one panel each")
         check_work_precision(mod, wp, tmp)
+        sweep_group_titles(binary, tmp, mod)
         # Time-series legends name the projection too: a projected run is not the unprojected one.
         labels = [r["label"] for r in mod.load_runs(wp)]
         check(any(l.startswith("pendulum_polar/kkt + projection (both)/rk4") for l in labels) and

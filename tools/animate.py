@@ -1,6 +1,7 @@
 """An animated GIF of runs' declared points (tools/plot.py FILE.h5 --animate [RUN ...]; docs/design.md section 5b).
 
-    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]
+    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--window W]
+                  [--out PATH]
 
 Each frame shows, at one time t, every run's named points in the plane (x, y; a z column is not drawn):
     points    a run's /runs/<id>/points when it recorded them (a mechanism file's [points] table), else the
@@ -11,12 +12,21 @@ Each frame shows, at one time t, every run's named points in the plane (x, y; a 
 Several runs are overlaid, each in its own colour, the legend naming formulation/integrator; each point has its
 own marker (the first the largest: a mechanism file's reference point). Frames are evenly spaced in simulated
 time over all the runs' span; each run's points are interpolated linearly between its samples (so runs with
-different sample grids share the frames) and held at their last sample after a run ended. Axis limits cover
-every sample of every run (equal scaling); the title shows t.
+different sample grids share the frames) and held at their last sample after a run ended. Equal scaling; the
+title shows t. The view:
+    whole path   axis limits covering every sample of every run (--window 0; the default unless the path is
+                 much larger than the mechanism)
+    following    --window W: a window W wide (in the points' unit, e.g. m; 3/4 W high) centred in each frame
+                 on the middle of the runs' points, never smaller than the points at one frame; an inset in a
+                 corner shows the whole path and the window's place on it. The default when the path spans
+                 more than 10 times the mechanism's size (the largest extent of its points at one frame: a 1 m
+                 rig on a 58 m path, a sleigh run for long), with W 4 times that size. A single point (the
+                 centre of mechanisms/rolling_disc.toml) has no size: follow it with --window W.
 
 Defaults keep a GIF small (a few hundred KB to ~2 MB): --fps 25, --duration the span in real time up to
 8 s, at most --max-frames 300 frames (more asked: the GIF plays shorter at the same fps), --trail a quarter
-of the span (0: none, inf: the whole path so far). Output FILE_STEM_animation_<run>.gif beside the file
+of the span (0: none, inf: the whole path so far), --window as above (a following view redraws its axes each
+frame: about 2.5 times the time, and up to about 3 MB). Output FILE_STEM_animation_<run>.gif beside the file
 (FILE_STEM_animation.gif for several runs), or --out PATH.
 """
 import argparse
@@ -33,6 +43,7 @@ try:
     from PIL import Image
     import matplotlib.animation as animation
     import matplotlib.colors
+    import matplotlib.patches
     from matplotlib.collections import LineCollection
 except ImportError as error:  # one line, not a traceback
     print(f"plot.py: error: Python module '{error.name}' is missing for {sys.executable}; run tools/setup.sh "
@@ -45,6 +56,9 @@ FPS = 25
 MAX_DURATION = 8.0      # s of playback by default (shorter runs play in real time)
 MAX_FRAMES = 300
 TRAIL_FRACTION = 0.25   # default trace: this fraction of the animated span
+FOLLOW_RATIO = 10.0     # a path this many times the mechanism's size: the view follows it by default
+WINDOW_SIZES = 4.0      # the default following window: this many times the mechanism's size
+WINDOW_ASPECT = 0.75    # a following window's height / width
 TRAIL_SAMPLES = 500     # samples drawn per trace and frame (every k-th beyond)
 FADE_FLOOR = 0.08       # opacity of a trace's oldest end
 DPI = 80
@@ -53,7 +67,8 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "h", "*", "<", ">"]  # not "X": a stopp
 RUNS_LISTED = 8         # run ids named in the error for an unknown one
 
 
-USAGE = "tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]"
+USAGE = ("tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--window W] "
+         "[--out PATH]")
 
 
 class AnimationError(Exception):
@@ -147,6 +162,45 @@ def frame_data(tracks, times):
             "runs": [{"id": r["id"], "legend": r["legend"], "names": [n for n, _, _ in points],
                       "xy": frame_positions((r, points), times)} for r, points in tracks],
             "limits": (lo[0] - pad, hi[0] + pad, lo[1] - pad, hi[1] + pad)}
+
+
+def mechanism_size(data):
+    """The mechanism's size: the largest extent (in x or y) of all the runs' points at one frame, over the frames;
+    0 for a single point."""
+    xy = np.concatenate([d["xy"] for d in data["runs"]], axis=1)  # (frames, every run's points, 2)
+    with np.errstate(invalid="ignore"):
+        extent = np.nanmax(xy, axis=1) - np.nanmin(xy, axis=1)
+    extent = extent[np.all(np.isfinite(extent), axis=1)]
+    return float(extent.max()) if len(extent) else 0.0
+
+
+def view(data, window=None):
+    """Where the axes look, frame by frame: {"follow": bool, "width", "height", "limits": array (frames, 4) of
+    xmin, xmax, ymin, ymax}. window None: follow the mechanism when its path is more than FOLLOW_RATIO times
+    its size (a 1 m rig on a 58 m path is a blob in a view of the whole path), in a window WINDOW_SIZES times
+    its size; window 0: the whole path (frame_data's limits) in every frame; window W > 0: a W wide window
+    (height WINDOW_ASPECT W) centred in each frame on the middle of every run's points, at least as large as
+    the points at any one frame."""
+    frames = len(data["t"])
+    xmin, xmax, ymin, ymax = data["limits"]
+    size = mechanism_size(data)
+    if window is None:
+        window = WINDOW_SIZES * size if size > 0 and max(xmax - xmin, ymax - ymin) > FOLLOW_RATIO * size else 0.0
+    if window <= 0:
+        return {"follow": False, "width": xmax - xmin, "height": ymax - ymin,
+                "limits": np.tile([xmin, xmax, ymin, ymax], (frames, 1))}
+    width = max(window, 1.1 * size)
+    height = max(WINDOW_ASPECT * width, 1.1 * size)
+    xy = np.concatenate([d["xy"] for d in data["runs"]], axis=1)
+    with np.errstate(invalid="ignore"):
+        centre = (np.nanmin(xy, axis=1) + np.nanmax(xy, axis=1)) / 2  # (frames, 2)
+    # A frame where no point is finite (a run that failed at its start) keeps the previous frame's centre.
+    for i in range(frames):
+        if not np.all(np.isfinite(centre[i])):
+            centre[i] = centre[i - 1] if i else [(xmin + xmax) / 2, (ymin + ymax) / 2]
+    limits = np.column_stack([centre[:, 0] - width / 2, centre[:, 0] + width / 2,
+                              centre[:, 1] - height / 2, centre[:, 1] + height / 2])
+    return {"follow": True, "width": width, "height": height, "limits": limits}
 
 
 def trace(track, t, length):
@@ -246,8 +300,8 @@ def equal_limits(limits, box_width, box_height):
             cy + scale * box_height / 2)
 
 
-def legend_handles(tracks, data, colors, trail):
-    """The runs (colour), the points (marker), the chain and the trace."""
+def legend_handles(tracks, data, colors, trail, sight=None):
+    """The runs (colour), the points (marker), the chain, the trace and a following view's window."""
     longest = max(range(len(tracks)), key=lambda i: len(data["runs"][i]["names"]))
     names, reference = data["runs"][longest]["names"], tracks[longest][0].get("file_points", False)
     handles = [plt.Line2D([], [], color=c, linewidth=2.4, label=d["legend"]) for d, c in zip(data["runs"], colors)]
@@ -260,18 +314,28 @@ def legend_handles(tracks, data, colors, trail):
     if trail > 0:
         handles.append(plt.Line2D([], [], color="0.5", linewidth=1.4, label="trace: the path " + (
             "so far" if math.isinf(trail) else f"of the last {trail:.3g} {tracks[0][0]['t_unit']}")))
+    if sight and sight["follow"]:
+        unit = points_unit(tracks)
+        handles.append(plt.Line2D([], [], linestyle="none", label=(
+            f"view: {sight['width']:.3g}{' ' + unit if unit else ''} wide, following the runs\n"
+            "(inset: the whole path and the view)")))
     return handles
 
 
-def figure(tracks, data, colors, trail):
-    """The figure and its axes, laid out once (a layout engine would move the axes between frames): the
-    legend below the axes, the axes' box shaped like the data (height / width clamped to 0.5 .. 1.25)."""
+def points_unit(tracks):
+    """The points' one unit ("" when they differ or do not say)."""
     units = {u for r, _ in tracks for _, u, _, _, _ in (r.get("points") or [])}
-    unit = units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in tracks) else "")
-    xmin, xmax, ymin, ymax = data["limits"]
-    aspect = min(max((ymax - ymin) / (xmax - xmin), 0.5), 1.25)
+    return units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in tracks) else "")
+
+
+def figure(tracks, data, colors, trail, sight):
+    """The figure and its axes, laid out once (a layout engine would move the axes between frames): the
+    legend below the axes, the axes' box shaped like the view (height / width clamped to 0.5 .. 1.25); a view
+    that follows the runs gets an inset of the whole path (and returns it, else None)."""
+    unit = points_unit(tracks)
+    aspect = min(max(sight["height"] / sight["width"], 0.5), 1.25) if sight["width"] > 0 else 1.0
     fig = plt.figure(figsize=(WIDTH, WIDTH * aspect), dpi=DPI)
-    handles = legend_handles(tracks, data, colors, trail)
+    handles = legend_handles(tracks, data, colors, trail, sight)
     legend = fig.legend(handles=handles, loc="lower center", ncol=1 if len(handles) <= 3 else 2, frameon=False,
                         fontsize=9)
     fig.canvas.draw()
@@ -281,24 +345,45 @@ def figure(tracks, data, colors, trail):
     height = width * aspect + top + bottom
     fig.set_figheight(height)
     ax = fig.add_axes([left / WIDTH, bottom / height, width / WIDTH, 1 - (top + bottom) / height])
-    xmin, xmax, ymin, ymax = equal_limits(data["limits"], width, width * aspect)
+    ax.box_inches = (width, width * aspect)  # equal_limits' box, for the frames of a following view
+    xmin, xmax, ymin, ymax = equal_limits(sight["limits"][0], *ax.box_inches)
     ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
     ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel(f"x [{unit}]" if unit else "x")
-    ax.set_ylabel(f"y [{unit}]" if unit else "y")
+    ax.set_xlabel(f"x [{unit or '-'}]")  # points without a unit: "[-]", as tools/plot.py's axes
+    ax.set_ylabel(f"y [{unit or '-'}]")
     ax.grid(True, color="0.9", linewidth=0.6)
-    return fig, ax
+    inset = None
+    if sight["follow"]:
+        # Where the window is on the whole path: each run's first point's path, the window a black box (moved by
+        # render; the GIF's palette holds greys and the runs' colours); in the upper left, the mechanism being in
+        # the middle.
+        inset = ax.inset_axes([0.02, 0.66, 0.3, 0.32])
+        for (run, points), c in zip(tracks, colors):
+            stride = max(1, math.ceil(run["k"] / 4000))
+            inset.plot(points[0][1][::stride], points[0][2][::stride], color=c, linewidth=0.8)
+        xmin, xmax, ymin, ymax = data["limits"]
+        inset.set_xlim(*equal_limits(data["limits"], 0.3 * width, 0.32 * width * aspect)[:2])
+        inset.set_ylim(*equal_limits(data["limits"], 0.3 * width, 0.32 * width * aspect)[2:])
+        inset.set_xticks([])
+        inset.set_yticks([])
+        inset.set_facecolor((1, 1, 1, 0.85))
+        inset.window = matplotlib.patches.Rectangle((0, 0), 0, 0, fill=False, edgecolor="black", linewidth=1.2)
+        inset.add_patch(inset.window)
+    return fig, ax, inset
 
 
-def render(tracks, times, out, fps=FPS, trail=None, title=""):
+def render(tracks, times, out, fps=FPS, trail=None, title="", window=None):
     """Writes the GIF: one frame per time, fps frames per second of playback. The axes, ticks and legend are
-    drawn once; each frame restores them and draws what moves (the title's time, chains, markers, traces)."""
+    drawn once; each frame restores them and draws what moves (the title's time, chains, markers, traces). A
+    view that follows the runs (view(): window) moves the axes' limits, so its frames redraw the figure.
+    Returns the view."""
     data = frame_data(tracks, times)
+    sight = view(data, window)
     if trail is None:
         trail = TRAIL_FRACTION * (times[-1] - times[0])
     colors = [plot.color(i, len(tracks)) for i in range(len(tracks))]
-    fig, ax = figure(tracks, data, colors, trail)
+    fig, ax, inset = figure(tracks, data, colors, trail, sight)
     moving = []  # (run, points, frame data, rgba, traces, chain, markers)
     for i, ((run, points), d, c) in enumerate(zip(tracks, data["runs"], colors)):
         # Runs that agree lie on top of each other: later runs are drawn thinner and smaller, on top, so the
@@ -317,12 +402,25 @@ def render(tracks, times, out, fps=FPS, trail=None, title=""):
     heading = ax.set_title(" ", fontsize=11, animated=True)
     fmt = time_format(times)
     t_unit = tracks[0][0]["t_unit"]
+    if sight["follow"]:
+        ax.set_visible(False)  # its background is the figure without the axes, which move
     fig.canvas.draw()
     background = fig.canvas.copy_from_bbox(fig.bbox)
 
     def update(i):
         t = times[i]
-        fig.canvas.restore_region(background)
+        if sight["follow"]:
+            xmin, xmax, ymin, ymax = equal_limits(sight["limits"][i], *ax.box_inches)
+            ax.set_xlim(xmin, xmax)
+            ax.set_ylim(ymin, ymax)
+            inset.window.set_bounds(xmin, ymin, xmax - xmin, ymax - ymin)
+            # The axes again at the new limits (ticks, grid, the inset; not the animated artists) over the figure
+            # drawn without them: a whole redraw (legend, text layout) cost twice as much.
+            fig.canvas.restore_region(background)
+            ax.set_visible(True)
+            fig.draw_artist(ax)
+        else:
+            fig.canvas.restore_region(background)
         heading.set_text(f"{title}   t = {fmt.format(t)} {t_unit}")
         artists = []
         for run, points, d, rgba, traces, chain, marks in moving:
@@ -350,7 +448,7 @@ def render(tracks, times, out, fps=FPS, trail=None, title=""):
             update(i)
             writer.grab_frame()
     plt.close(fig)
-    return out
+    return sight
 
 
 def default_out(path, tracks):
@@ -374,6 +472,7 @@ def parser():
     p.add_argument("--duration", type=float, default=None)
     p.add_argument("--max-frames", type=int, default=MAX_FRAMES)
     p.add_argument("--trail", type=float, default=None)
+    p.add_argument("--window", type=float, default=None)
     p.add_argument("--out", default=None)
     return p
 
@@ -394,6 +493,8 @@ def main(args):
             raise AnimationError(f"--max-frames {a.max_frames}: give at least 1")
         if a.trail is not None and not a.trail >= 0:
             raise AnimationError(f"--trail {a.trail:g}: give seconds >= 0 (inf: the whole path)")
+        if a.window is not None and not (a.window >= 0 and math.isfinite(a.window)):
+            raise AnimationError(f"--window {a.window:g}: give a width >= 0 in the points' unit (0: the whole path)")
         if not os.path.exists(a.file):
             raise AnimationError(f"no such file '{a.file}'")
         run_ids = list(dict.fromkeys(a.animate))
@@ -403,7 +504,8 @@ def main(args):
             plot.note(f"{asked} frames asked, at most --max-frames {a.max_frames}: the GIF plays {count / a.fps:g} s")
         times = frame_times(tracks, count)
         out = a.out or default_out(a.file, tracks)
-        render(tracks, times, out, a.fps, a.trail, title=", ".join(dict.fromkeys(r["problem"] for r, _ in tracks)))
+        sight = render(tracks, times, out, a.fps, a.trail, title=", ".join(dict.fromkeys(r["problem"] for r, _ in tracks)),
+                       window=a.window)
     except AnimationError as e:
         print(f"plot.py: error: {e}", file=sys.stderr)
         return 1
@@ -416,5 +518,7 @@ def main(args):
         which = f"run '{tracks[0][0]['id']}', " + (f"the file's first of {total} runs" if total > 1
                                                    else "the file's only run")
     print(f"plot.py: wrote {out} ({which}; {len(times)} frames at {a.fps:g} fps, t = {times[0]:g} to "
-          f"{times[-1]:g} {tracks[0][0]['t_unit']}, {os.path.getsize(out) / 1e3:.0f} kB)")
+          f"{times[-1]:g} {tracks[0][0]['t_unit']}, {os.path.getsize(out) / 1e3:.0f} kB" +
+          (f"; the view follows the runs, {sight['width']:.3g}{' ' + points_unit(tracks) if points_unit(tracks) else ''} "
+           "wide" if sight["follow"] else "") + ")")
     return 0

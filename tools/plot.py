@@ -2,12 +2,15 @@
 """Plots a clmbench results file (docs/design.md section 5b).
 
     tools/plot.py [--all] results/quickstart.h5 [more.h5 ...]
-    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--out PATH]
+    tools/plot.py FILE.h5 --animate [RUN ...] [--fps F] [--duration S] [--max-frames N] [--trail S] [--window W]
+                  [--out PATH]
 
 --animate writes, instead of the PNGs, an animated GIF of the runs' named points (no RUN: the file's first
 run; several: overlaid, one colour each): the points joined in declared order, each with a fading trace,
 <stem>_animation_<run>.gif (<stem>_animation.gif for several runs). Defaults: 25 fps, the run in real time up
-to 8 s, at most 300 frames, a trace of a quarter of the span (tools/animate.py says more).
+to 8 s, at most 300 frames, a trace of a quarter of the span, the whole path in view unless it spans more than
+10 times the mechanism's size: then a window 4 times that size follows the mechanism (--window W: a window W
+wide in the points' unit, e.g. metres; --window 0: the whole path) (tools/animate.py says more).
 
 Run it directly: the shebang names the system interpreter /usr/bin/python3, which has the Debian packages
 python3-h5py, python3-matplotlib and python3-numpy (and python3-pil for --animate) that tools/setup.sh installs. (`python3 tools/plot.py`
@@ -24,7 +27,10 @@ time series as well. For each file, PNGs beside it (<stem> is the file name with
     <stem>_q.png, <stem>_qd.png coordinates and velocities against time, per problem: one panel per
                                 coordinate (more than 6: one panel per kind, e.g. x1 x2 x3, per run)
     <stem>_trajectory.png       runs that recorded named points (/runs/<id>/points: a mechanism file's
-                                [points], a zoo problem's points()): the x-y path of each, equal axis scaling
+                                [points], a zoo problem's points()): the x-y path of each, equal axis scaling;
+                                in 3D (x, y, z) when a point moves in z (a rolling disc's centre, a top's
+                                tip), z stretched to at least a quarter of the longer horizontal side (said in
+                                the title); a constant z is given in the legend
     <stem>_body_velocities.png  runs that recorded body velocities (/runs/<id>/body_velocities: a mechanism
                                 file's [body_velocities], a zoo problem's body_velocities(), e.g. the sleigh's
                                 forward speed u1 and turning rate omega): one panel per velocity
@@ -69,6 +75,7 @@ below keyed by the run's problem, else "[-]".
 import math
 import os
 import sys
+import textwrap
 
 try:
     import numpy as np
@@ -76,6 +83,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     # A file's figures are built, then saved and closed one by one (main); a sweep file makes more than
     # matplotlib's default warning threshold of 20 open figures.
@@ -198,12 +206,25 @@ def load_runs(path, only=None):
                 continue
             run["index"] = len(runs)
             runs.append(run)
-    # Same label twice (e.g. two parameter sets): tell them apart by run id.
-    labels = [r["label"] for r in runs]
-    for r in runs:
-        if labels.count(r["label"]) > 1:
-            r["label"] += f" ({r['id']})"
-            r["short"] += f" ({r['id']})"
+    # Same label twice (two parameter sets, a sweep's tolerances): tell them apart by what differs, the parameters
+    # and the sweep's keys ("b = 0.1"; a sweep's run ids spell its whole grid point), else by run id.
+    for label in {r["label"] for r in runs}:
+        same = [r for r in runs if r["label"] == label]
+        if len(same) < 2:
+            continue
+        names = sorted({k for r in same for k in r["params"]})
+        keys = list(dict.fromkeys(k for r in same for k in sweep_tokens(r) if not k.startswith("param.")))
+        apart = {}
+        for r in same:
+            words = [f"{k} = {r['params'][k]:g}" for k in names if k in r["params"]
+                     and len({x["params"].get(k) for x in same}) > 1]
+            words += [f"{k} = {sweep_tokens(r)[k]}" for k in keys if k in sweep_tokens(r)
+                      and len({sweep_tokens(x).get(k) for x in same}) > 1]
+            apart[r["id"]] = ", ".join(words)
+        unique = all(apart.values()) and len(set(apart.values())) == len(same)
+        for r in same:
+            r["label"] += f" ({apart[r['id']] if unique else r['id']})"
+            r["short"] += f" ({apart[r['id']] if unique else r['id']})"
     return runs
 
 
@@ -239,6 +260,7 @@ def load_run(g, run_id):
         # Formulation diagnostics (Fernandez-Bloch condition residuals, nullspace re-partitions, ...).
         "extras": {x: np.asarray(g["extras"][x][()], dtype=float) for x in g["extras"]} if "extras" in g else {},
         "params": {x[6:]: float(a[x]) for x in a if x.startswith("param.")},
+        "sweep_point": text(a.get("sweep_point", "")),  # a sweep's grid point, "key=value ..."
         "q0": np.asarray(a.get("q0", []), dtype=float).ravel(), "qd0": np.asarray(a.get("qd0", []), dtype=float).ravel(),
         "rtol": float(a.get("rtol", np.nan)), "dt": float(a.get("dt", np.nan)),
         "options": {x: a[x] for x in a if x.startswith("formulation.")},
@@ -262,6 +284,8 @@ def load_run(g, run_id):
     m = lam.shape[1]
     lam_names = strings(g["lambda"].attrs, "columns") if "lambda" in g else None
     run["lambda_names"] = lam_names if lam_names and len(lam_names) == m else [f"lambda{j + 1}" for j in range(m)]
+    run["constraint_kind"] = text(a.get("constraint_kind", ""))
+    run["position_rows"] = int(a["position_rows"]) if "position_rows" in a else -1
     lam_units = strings(g["lambda"].attrs, "units") if "lambda" in g else None
     unit = lambda_unit(problem, formulation)
     run["lambda_units"] = lam_units if lam_units and len(lam_units) == m else [unit] * m
@@ -369,9 +393,10 @@ def envelope_note(runs):
 class Panel:
     """One axes: a title, labels, and a function that draws into it."""
 
-    def __init__(self, title, ylabel, draw, xlabel="time t [s]", equal=False, legend_key=None):
+    def __init__(self, title, ylabel, draw, xlabel="time t [s]", equal=False, legend_key=None, zlabel=None):
         self.title, self.ylabel, self.draw, self.xlabel = title, ylabel, draw, xlabel
         self.equal, self.legend_key = equal, legend_key
+        self.zlabel = zlabel  # a 3D panel (mplot3d axes; its draw sets the box aspect)
 
 
 def legend_fits(fig, legend):
@@ -399,6 +424,49 @@ def place_legend(fig, ax, room):
     return None
 
 
+def wrap_to(text, limit, renderer, vertical=False):
+    """Wraps a text artist's words onto as few lines as keep it at most `limit` pixels long (its width, or for a
+    y label (vertical) its height), in a smaller font (8, 7 pt) if lines of a sixth of it do not. Returns whether
+    it changed."""
+    words = text.get_text().replace("\n", " ").split()
+    if not words:
+        return False
+
+    def length():
+        box = text.get_window_extent(renderer)
+        return box.height if vertical else box.width
+
+    if length() <= limit:
+        return False
+    joined = " ".join(words)
+    for fontsize in (text.get_fontsize(), 8, 7):
+        text.set_fontsize(fontsize)
+        # The longest lines that fit: as few lines as it takes.
+        for chars in range(len(joined), max(len(joined) // 6, 8) - 1, -max(1, len(joined) // 40)):
+            text.set_text(textwrap.fill(joined, width=chars, break_long_words=False))
+            if length() <= limit:
+                return True
+    return True
+
+
+def fit_texts(fig, axes):
+    """Long labels wrapped to their room instead of running into their neighbours or off the figure: a y label
+    to its axes' height (a multiplier named by its row with the unit "N or N m per unit of constraint" was taller
+    than its panel, over the labels above and below), a title and the suptitle to the figure's width. Returns
+    whether any changed."""
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    width = fig.bbox.width - 10
+    for ax in axes:
+        if ax.name == "3d":  # mplot3d lays out its own labels
+            continue
+        changed |= wrap_to(ax.yaxis.label, ax.get_window_extent(renderer).height, renderer, vertical=True)
+        changed |= wrap_to(ax.title, width, renderer)
+    if fig._suptitle is not None:
+        changed |= wrap_to(fig._suptitle, width, renderer)
+    return changed
+
+
 def render(panels, suptitle, path, sharex=True):
     """Pages of at most MAX_PANELS stacked panels: [(path, figure)]."""
     figures = []
@@ -407,14 +475,23 @@ def render(panels, suptitle, path, sharex=True):
         out = path if p == 0 else path.replace(".png", f"_{p + 1}.png")
         equal = any(x.equal for x in page)
         height = (4.2 if equal else PANEL_HEIGHT) * len(page) + 0.9
-        fig, axes = plt.subplots(len(page), 1, figsize=(FIG_WIDTH if not equal else 7.5, height),
-                                 sharex=sharex and not equal, squeeze=False)
-        axes = axes[:, 0]
+        if any(x.zlabel for x in page):  # 3D axes are made one by one
+            fig = plt.figure(figsize=(7.5, height))
+            axes = [fig.add_subplot(len(page), 1, i + 1, projection="3d" if x.zlabel else None)
+                    for i, x in enumerate(page)]
+        else:
+            fig, axes = plt.subplots(len(page), 1, figsize=(FIG_WIDTH if not equal else 7.5, height),
+                                     sharex=sharex and not equal, squeeze=False)
+            axes = axes[:, 0]
         for ax, panel in zip(axes, page):
             panel.draw(ax)
             ax.set_title(panel.title, fontsize=10)
             ax.set_ylabel(panel.ylabel, fontsize=9)
-            if panel.equal:
+            if panel.zlabel:  # mplot3d sets labels on the tick labels without padding
+                ax.set_zlabel(panel.zlabel, fontsize=9, labelpad=8)
+                ax.set_xlabel(panel.xlabel, fontsize=9, labelpad=10)
+                ax.set_ylabel(panel.ylabel, fontsize=9, labelpad=10)
+            elif panel.equal:
                 ax.set_aspect("equal", adjustable="datalim")
                 ax.set_xlabel(panel.xlabel, fontsize=9)
             ax.grid(True, which="major", alpha=0.3)
@@ -423,6 +500,10 @@ def render(panels, suptitle, path, sharex=True):
         title = suptitle + (f" (page {p + 1} of {len(pages)})" if len(pages) > 1 else "")
         fig.suptitle(title, fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / height))  # room for the suptitle
+        if fit_texts(fig, axes):  # wrapped lines change the layout: once more (room for the suptitle's lines)
+            lines = fig._suptitle.get_text().count("\n") + 1
+            fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 + 0.18 * (lines - 1)) / height))
+            fit_texts(fig, axes)
         # One legend per run of panels with the same curves, on the first of them: it may use their height.
         keys = [x.legend_key if x.legend_key is not None else id(x) for x in page]
         for i, ax in enumerate(axes):
@@ -609,8 +690,18 @@ def coordinate_groups(names, units, limit=8):
     return groups
 
 
+def row_kind(run, column):
+    """"position" or "velocity" for a multiplier's row of a mixed problem (the first position_rows columns of lambda
+    are the position rows: docs/design.md section 5), "" for the others (every row one kind, or not recorded)."""
+    if run.get("constraint_kind") != "mixed" or run.get("position_rows", -1) < 0:
+        return ""
+    return "position" if column < run["position_rows"] else "velocity"
+
+
 def pin_groups(run):
-    if run["problem"] == "four_bar" and run["lambda"].shape[1] == 8:
+    """The zoo four_bar's 8 unnamed rows by pin (a file named four_bar.toml whose rows have names: by name)."""
+    unnamed = run["lambda_names"] == [f"lambda{j + 1}" for j in range(run["lambda"].shape[1])]
+    if run["problem"] == "four_bar" and run["lambda"].shape[1] == 8 and unnamed:
         pins = ["pin O (crank at the origin)", "pin P1 (crank-coupler)", "pin P2 (coupler-rocker)",
                 "pin Q (rocker at (L0, 0))"]
         return [([2 * i, 2 * i + 1], f": {pins[i]}, x and y") for i in range(4)]
@@ -639,7 +730,14 @@ def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_gro
                 unit_set = sorted({r[units_key][c] for r in chosen for c in cols if c < len(r[units_key])})
                 unit = unit_set[0] if len(unit_set) == 1 else ", ".join(unit_set)
                 colnames = ", ".join(names[c] for c in cols)
-                title = f"{problem}: {colnames}{extra}" if len(cols) <= 4 else f"{problem}{extra}"
+                # A mixed problem's multipliers: which rows hold positions (h = 0) and which velocities (A qd = 0).
+                kinds = [row_kind(ref, c) for c in cols] if key == "lambda" else []
+                if kinds and all(kinds) and len(set(kinds)) == 1:
+                    colnames_kind = f"{colnames} ({kinds[0]} row{'s' if len(cols) > 1 else ''})"
+                else:
+                    colnames_kind = ", ".join(f"{names[c]} ({k} row)" if k else names[c] for c, k in zip(cols, kinds)) \
+                        if kinds else colnames
+                title = f"{problem}: {colnames_kind}{extra}" if len(cols) <= 4 else f"{problem}{extra}"
                 if facet is not None:
                     title += f"  [{facet['short']}]"
                 nan_runs = [r["id"] for r in chosen if not np.any(np.isfinite(r[key]))]
@@ -657,6 +755,8 @@ def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_gro
                                 continue
                             if len(cols) == 1:
                                 st, label = style(r, i, len(chosen)), r["short"]
+                                if key == "lambda":  # the multiplier's row by name in its legend
+                                    label = f"{names[c]}: {label}"
                                 if len(unit_set) > 1:
                                     label += f" [{r[units_key][c]}]"
                             else:
@@ -666,7 +766,10 @@ def series_panels(runs, key, names_key, units_key, what, grouping=coordinate_gro
                                 label = names[c]
                             draw_signed(ax, r["t"], r[key][:, c], label, st)
                             mark_end(ax, r, r["t"], r[key][:, c], st)
-                legend_key = (problem, "runs") if len(cols) == 1 else (problem, facet and facet["id"], tuple(cols))
+                # Panels of one column share the legend of their runs; a multiplier's legend names its row, so is
+                # its own.
+                legend_key = ((problem, "runs") if key != "lambda" else (problem, "runs", cols[0])) if len(cols) == 1 \
+                    else (problem, facet and facet["id"], tuple(cols))
                 panels.append(Panel(title, ylabel, draw, legend_key=legend_key))
     return panels
 
@@ -722,13 +825,53 @@ def recorded_body_velocities(g, k):
             for j, name in enumerate(columns)]
 
 
+def moves_in_z(z, x, y):
+    """Whether a recorded z varies: such a point is drawn in 3D; a constant z (a planar motion at some height) is
+    said in the legend instead."""
+    if z is None or not np.any(np.isfinite(z)):
+        return False
+    scale = max(float(np.nanmax(np.abs(np.concatenate([x, y, z])))), 1.0)
+    return float(np.nanmax(z) - np.nanmin(z)) > 1e-9 * scale
+
+
 def trajectory_points(r):
-    """The run's named points in the plane: [(label, x, y)], or None when it recorded none. Every point comes from
-    the run's /points (a mechanism file's [points], a zoo problem's points(): problems/point_spec.hpp); no problem
-    is known here by name."""
+    """The run's named points in the plane: [(label, x, y)], or None when it recorded none (tools/animate.py's
+    view; the trajectory plot draws a point that moves in z in 3D). Every point comes from the run's /points (a
+    mechanism file's [points], a zoo problem's points(): problems/point_spec.hpp); no problem is known here by
+    name."""
     if not r.get("points"):
         return None
     return [(f"{name} (x, y)" if z is None else f"{name} (x, y; z not drawn)", x, y) for name, _, x, y, z in r["points"]]
+
+
+def spatial_points(r, space):
+    """The run's named points for the trajectory plot: [(label, (x, y) or in space (x, y, z))]; in the plane a
+    constant z is said in the label, in space a point without z is drawn at z = 0 (said)."""
+    out = []
+    for name, _, x, y, z in r.get("points") or []:
+        has_z = z is not None and np.any(np.isfinite(z))
+        if space:
+            out.append((name if has_z else f"{name} (no z: at 0)", (x, y, z if has_z else np.zeros_like(x))))
+        else:
+            out.append((f"{name} (z = {float(np.nanmean(z)):.3g} throughout)" if has_z else name, (x, y)))
+    return out
+
+
+Z_MIN_SHARE = 0.25  # a 3D path's z axis is drawn at least this share of its longer horizontal side
+
+
+def box_aspect(facet):
+    """(x, y, z) lengths of a 3D panel's box: the data's extents (equal scaling), z stretched to at least
+    Z_MIN_SHARE of the larger of x and y (a disc rolling far at a height that changes by centimetres), and the
+    factor z is stretched by (1: not)."""
+    ext = []
+    for c in range(3):
+        v = np.concatenate([p[c] for r, pts in facet for _, p in pts])
+        v = v[np.isfinite(v)]
+        ext.append(float(v.max() - v.min()) if len(v) else 0.0)
+    side = max(ext[0], ext[1], 1e-12)
+    z = max(ext[2], Z_MIN_SHARE * side)
+    return (max(ext[0], 1e-3 * side), max(ext[1], 1e-3 * side), z), (z / ext[2] if ext[2] > 0 else 1.0)
 
 
 def plot_trajectory(runs, stem, name):
@@ -738,7 +881,9 @@ def plot_trajectory(runs, stem, name):
             note(f"{problem}: the runs recorded no named points (/points): no trajectory (a mechanism file declares "
                  "them in [points], a zoo problem by points(): problems/point_spec.hpp)")
             continue
-        pts = [(r, trajectory_points(r)) for r in group]
+        # In space when a point of some run moves in z (a rolling disc's centre, a top's tip), else in the plane.
+        space = any(moves_in_z(z, x, y) for r in group for _, _, x, y, z in r.get("points") or [])
+        pts = [(r, spatial_points(r, space)) for r in group]
         pts = [(r, x) for r, x in pts if x]
         if not pts:
             note(f"{problem}: coordinates do not match the problem's planar layout: no trajectory")
@@ -746,10 +891,10 @@ def plot_trajectory(runs, stem, name):
         npts = max(len(x) for _, x in pts)
         facets = [pts] if npts * len(pts) <= 16 else [[x] for x in pts]
 
-        def draw(ax, items):
+        def draw(ax, items, box):  # box: a 3D panel's box aspect, None in the plane
             for i, (r, points) in enumerate(items):
                 stride = max(1, math.ceil(r["k"] / MAX_PATH_POINTS))
-                for j, (pname, x, y) in enumerate(points):
+                for j, (pname, c) in enumerate(points):
                     st = style(r, i, len(items)) if len(points) == 1 else {
                         "color": f"C{(j + (i * len(points) if len(items) > 1 else 0)) % 10}",
                         "linewidth": max(2.2 - 0.4 * i, 0.9), "linestyle": LINESTYLES[i % 4]}
@@ -759,45 +904,58 @@ def plot_trajectory(runs, stem, name):
                     if is_long(r["t"]) and len(items) == 1 and len(points) == 1:
                         # A long path retraced many times is a solid band as a line: dots coloured by time
                         # show where the motion went when.
-                        sc = ax.scatter(x[::stride], y[::stride], c=r["t"][::stride], s=0.4, cmap="viridis",
+                        sc = ax.scatter(*[v[::stride] for v in c], c=r["t"][::stride], s=0.4, cmap="viridis",
                                         label=label + " (colour: time)", rasterized=True)
                         ax.figure.colorbar(sc, ax=ax, orientation="horizontal", pad=0.15, fraction=0.05,
                                             aspect=40).set_label("time t [s]")
                     else:
-                        ax.plot(x[::stride], y[::stride], label=label, **st)
-                    ax.plot(x[0], y[0], marker="o", color=st["color"], markersize=5)
-                    ax.plot(x[-1], y[-1], marker="s" if r["status"] == "ok" else "x", color=st["color"],
+                        ax.plot(*[v[::stride] for v in c], label=label, **st)
+                    ax.plot(*[v[:1] for v in c], marker="o", color=st["color"], markersize=5)
+                    ax.plot(*[v[-1:] for v in c], marker="s" if r["status"] == "ok" else "x", color=st["color"],
                             markersize=6)
                 if i == 0:
-                    draw_at_start(ax, r)
+                    draw_at_start(ax, r, space=box is not None)
             ax.plot([], [], "ko", markersize=4, label="start (o), end (square)")
+            if box:
+                ax.set_box_aspect(box)
+                # Fewer ticks on a short side of the box (equal scaling makes a 60 m by 6 m path's y side short):
+                # labels that do not run into each other.
+                for axis, side in zip((ax.xaxis, ax.yaxis, ax.zaxis), box):
+                    axis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=max(2, round(7 * side / max(box)))))
 
         for facet in facets:
-            title = f"{problem}: path in the plane"
+            title = f"{problem}: path in space" if space else f"{problem}: path in the plane"
             if len(facet) == 1:
                 title += f"  [{facet[0][0]['short']}]"
             longest = max(r["k"] for r, _ in facet)
             if longest > MAX_PATH_POINTS:
                 title += f"\n(every {math.ceil(longest / MAX_PATH_POINTS)}th of {longest} samples)"
+            box = None
+            if space:
+                box, stretch = box_aspect(facet)
+                if stretch > 1.05:
+                    title += f"\n(z drawn {stretch:.3g}x the scale of x and y)"
             units = {u for r, _ in facet for _, u, _, _, _ in (r.get("points") or [])}
             unit = units.pop() if len(units) == 1 else ("m" if not any(r.get("points") for r, _ in facet) else "")
-            axis = (lambda c: f"{c} [{unit}]") if unit else (lambda c: c)
-            panels.append(Panel(title, axis("y"), lambda ax, items=facet: draw(ax, items=items), xlabel=axis("x"),
-                                equal=True))
+            axis = lambda c: f"{c} [{unit or '-'}]"  # a file's [points] entry without a unit: "[-]", as elsewhere
+            panels.append(Panel(title, axis("y"), lambda ax, items=facet, box=box: draw(ax, items, box),
+                                xlabel=axis("x"), equal=True, zlabel=axis("z") if space else None))
     if not panels:
         return []
     return render(panels, f"{name}: trajectories", f"{stem}_trajectory.png", sharex=False)
 
 
-def draw_at_start(ax, r):
+def draw_at_start(ax, r, space=None):
     """The mechanism at t = 0 in grey: segments between consecutive named points (a linkage's pins in chain
-    order, the sleigh's centre of mass and blade, a pendulum's pivot and bob); nothing for a single point."""
+    order, the sleigh's centre of mass and blade, a pendulum's pivot and bob); nothing for a single point. In
+    space (a 3D panel) at the points' z (0 for a point without)."""
     pts = r.get("points") or []
     if len(pts) < 2 or r["k"] == 0:
         return
-    xs = [x[0] for _, _, x, _, _ in pts]
-    ys = [y[0] for _, _, _, y, _ in pts]
-    ax.plot(xs, ys, color="0.55", linewidth=3, solid_capstyle="round", label="mechanism at t = 0 (named points joined)",
+    coords = [[x[0] for _, _, x, _, _ in pts], [y[0] for _, _, _, y, _ in pts]]
+    if space:
+        coords.append([z[0] if z is not None else 0.0 for _, _, _, _, z in pts])
+    ax.plot(*coords, color="0.55", linewidth=3, solid_capstyle="round", label="mechanism at t = 0 (named points joined)",
             zorder=0)
 
 
@@ -959,15 +1117,11 @@ def plot_error_vs_reference(path, stem, name):
         key = (e["problem"], e["params"], e["initial"], e["t_end"])
         groups.setdefault(key, []).append((e, t, err))
     keys = list(groups)
+    titles = group_titles(keys, {key: [e for e, _, _ in groups[key]] for key in keys}, stem=True)
     panels = []
     for key in keys:
         members = groups[key]
-        problem = key[0].split("@sha256:")[0]
-        if "/" in problem or problem.endswith(".toml"):
-            problem = os.path.splitext(os.path.basename(problem))[0]
-        title = problem
-        if sum(1 for k in keys if k[0] == key[0]) > 1:
-            title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == key[0])}, T = {key[3]:g} s)"
+        title = titles[key]
         sources = sorted({e["reference_source"] for e, _, _ in members})
         against = ("the closed-form motion" if sources == ["closed_form"] else
                    members[0][0]["reference_message"].split(":")[0] if sources == ["reference_run"] else
@@ -1235,6 +1389,8 @@ def load_work_precision(path):
                                                           np.asarray(a.get("qd0", []), dtype=float).ravel()]), 12)),
                 "t_end": attr_float(a, "t_end"),
                 "q_units": [u for u in (q_units or [])],
+                # A sweep's grid point, "key=value ..." (sweep_index order): names what a group of runs varied.
+                "sweep_point": text(a.get("sweep_point", "")),
             })
     return entries
 
@@ -1275,6 +1431,8 @@ def work_precision_groups(entries):
         groups.setdefault(key, {}).setdefault(curve_label(e), []).append(e)
     out = []
     keys = list(groups)
+    titles = group_titles(keys, {key: [e for c in list(groups[key].values()) + list(failed.get(key, {}).values())
+                                       for e in c] for key in keys})
     for key in keys:
         curves, lost = groups[key], failed.get(key, {})
         for runs in list(curves.values()) + list(lost.values()):
@@ -1283,14 +1441,60 @@ def work_precision_groups(entries):
         if max(len({knob_text(e) for e in c + lost.get(label, [])}) for label, c in curves.items()) < 2 and \
                 not any(len({knob_text(e) for e in c + curves.get(label, [])}) > 1 for label, c in lost.items()):
             continue
-        problem = key[0]
-        title = problem.split("@sha256:")[0]  # a mechanism file (PATH@sha256:HEX): its file name
-        if "/" in title or title.endswith(".toml"):
-            title = os.path.basename(title)
-        if sum(1 for k in keys if k[0] == problem) > 1:  # several parameter sets / initial data / t_end
-            title += f" (set {sum(1 for k in keys[:keys.index(key) + 1] if k[0] == problem)}, T = {key[3]:g} s)"
-        out.append((title, curves, lost))
+        out.append((titles[key], curves, lost))
     return out
+
+
+def problem_title(problem, stem=False):
+    """A problem as a title: a zoo name as it is, a mechanism file (PATH@sha256:HEX) by its file name (stem: without
+    .toml)."""
+    name = problem.split("@sha256:")[0]
+    if "/" in name or name.endswith(".toml"):
+        name = os.path.basename(name)
+        if stem:
+            name = os.path.splitext(name)[0]
+    return name
+
+
+def sweep_tokens(e):
+    """A run's sweep point as {key: value} ({} outside a sweep); "run=NAME" (a named [run.NAME]) left out."""
+    pairs = (x.split("=", 1) for x in e.get("sweep_point", "").split() if "=" in x)
+    return {k: v for k, v in pairs if k != "run"}
+
+
+def group_titles(keys, members, stem=False):
+    """{key: title} for run groups keyed (problem, params, initial data, t_end), members[key] their runs'
+    load_work_precision entries: the problem's name and, where one problem has several groups, what tells them
+    apart, by name and value: the parameters that differ ("b = 0.1"), t_end ("T = 5 s", also when nothing else
+    differs), the keys of the sweep's grid points that hold one value in a group and differ between groups
+    ("qd0 = 1,0,0"; parameters and t_end named once), else the initial data's number among the problem's groups
+    (tools/report.py's group_titles heads its tables alike, without the sweep keys)."""
+    def fixed_tokens(key):  # the sweep keys with one value over the group's runs
+        tokens = [sweep_tokens(e) for e in members[key]]
+        return {k: v for k, v in tokens[0].items() if all(t.get(k) == v for t in tokens)} if tokens else {}
+
+    words = {}
+    for key in keys:
+        same = [k for k in keys if k[0] == key[0]]
+        if len(same) == 1:
+            words[key] = []
+            continue
+        w = [f"{name} = {value:g}" for name, value in key[1] if len({dict(k[1]).get(name) for k in same}) > 1]
+        fixed = {k: fixed_tokens(k) for k in same}
+        w += [f"{name} = {value}" for name, value in fixed[key].items()
+              if not name.startswith("param.") and name != "t_end"
+              and len({fixed[k].get(name) for k in same}) > 1]
+        if len({k[3] for k in same}) > 1 or not w:
+            w.append(f"T = {key[3]:g} s")
+        words[key] = w
+    titles = {}
+    for key in keys:
+        same = [k for k in keys if k[0] == key[0]]
+        w = words[key]
+        if sum(1 for k in same if words[k] == w) > 1:  # told apart by their initial data only
+            w = w + [f"initial data {same.index(key) + 1}"]
+        titles[key] = problem_title(key[0], stem) + (f" ({', '.join(w)})" if w else "")
+    return titles
 
 
 def knob_text(e):
