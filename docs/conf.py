@@ -40,19 +40,16 @@ autodoc_default_options = {"members": False, "undoc-members": False}
 autodoc_typehints = "none"
 
 
-def _literal_docstring(app, what, name, obj, options, lines):
-    """The package's docstrings are plain text (written for help() and the notebook), not reStructuredText: show
-    each as it is written, as a literal block, instead of letting `*` or `` ` `` start markup."""
-    text = [line for line in lines]
-    while text and not text[-1].strip():
-        text.pop()
-    if not text:
-        return
-    lines[:] = ["::", ""] + ["    " + line if line.strip() else "" for line in text] + [""]
+def _plain_docstring(app, what, name, obj, options, lines):
+    """The package's docstrings are plain text (written for help() and the notebook), not reStructuredText: every
+    character that would start markup (`*`, a backquote, `_`, `|`, a backslash) is escaped, so each reads as
+    written; paragraphs wrap, and an indented example stays a block of its own."""
+    special = {"\\": "\\\\", "*": "\\*", "`": "\\`", "_": "\\_", "|": "\\|"}
+    lines[:] = ["".join(special.get(ch, ch) for ch in line) for line in lines]
 
 
 def setup(app):
-    app.connect("autodoc-process-docstring", _literal_docstring)
+    app.connect("autodoc-process-docstring", _plain_docstring)
 
 
 html_theme = "furo"
@@ -61,3 +58,6 @@ html_static_path = []
 html_show_sourcelink = False
 # Offline: nothing is fetched from the network at build or view time.
 html_theme_options = {"navigation_with_keys": True}
+
+# Text as written: "--set" stays two hyphens, quotes stay straight (flags and keys are quoted in prose).
+smartquotes = False
