@@ -54,7 +54,8 @@ def setup(app):
 
 html_theme = "furo"
 html_title = "clmbench"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["clmbench.css"]
 html_show_sourcelink = False
 # Offline: nothing is fetched from the network at build or view time.
 html_theme_options = {"navigation_with_keys": True}
