@@ -42,7 +42,7 @@ if [ "$execute" -eq 1 ]; then
   fi
   echo "docs.sh: executing docs/tutorials/notebook.ipynb"
   PYTHONPATH="$pythonpath" CLMBENCH_SOURCE_DIR="$PWD" "$python" -m nbconvert --to notebook --execute --inplace \
-    --ExecutePreprocessor.timeout=300 docs/tutorials/notebook.ipynb
+    --ExecutePreprocessor.timeout=300 --ExecutePreprocessor.record_timing=False docs/tutorials/notebook.ipynb
 fi
 
 # A fresh environment each time (-E): a page changed or removed since the last build is never served stale.
