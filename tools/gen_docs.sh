@@ -22,11 +22,12 @@ commands_page() {
   echo
   echo '```text'
   # The overview and the list of commands; the commands' own help follows below, one section each. The version
-  # and commit of the first line change with every commit: the page says "clmbench" alone.
-  "$bin" --help | sed -E '1s/^clmbench [^ ]+ \([^)]*\)/clmbench/' | awk '/^[a-z]+: clmbench [a-z]+ --help$/ { exit } { print }' \
+  # and commit of the first line change with every commit: the page says "clmbench" alone. (awk reads to the end:
+  # a reader that stops early would end the command with SIGPIPE, a failure under pipefail.)
+  "$bin" --help | sed -E '1s/^clmbench [^ ]+ \([^)]*\)/clmbench/' | awk 'done { next } /^[a-z]+: clmbench [a-z]+ --help$/ { done = 1; next } { print }' \
     | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
   echo '```'
-  for name in $("$bin" --help | awk '/^commands:$/ { f = 1; next } f && /^  [a-z]+ / { print $1 } f && /^$/ { exit }'); do
+  for name in $("$bin" --help | awk '/^commands:$/ { f = 1; next } f && /^$/ { f = 0 } f && /^  [a-z]+ / { print $1 }'); do
     echo
     echo "## clmbench $name"
     echo
