@@ -56,7 +56,7 @@ std::string mechanism_help() {
        "finite differences, the initial state for perturbed parameters, closed form and energy against a run).\n\n"
        "export writes the file as a C++ header satisfying the Problem concept (M = d2T/dqd2, V - T0, h or A and b,\n"
        "the forces and the initial state as templated code, the parameters as members with the file's min and max),\n"
-       "so that a file mechanism joins the zoo with a registration line (README, Extending); it equals the file's\n"
+       "so that a file mechanism joins the zoo with a registration line (docs/guide/extending.md); it equals the file's\n"
        "tapes to round-off (the tapes fold the parameter values into their constants, the header keeps them).\n"
        "--format sympy writes the derived equations as a Python module of sympy objects (T, V, M = d2T/dqd2, the\n"
        "gyroscopic a, F, h, A, b over symbolic parameters, and Lagrange's equations with multipliers;\n"

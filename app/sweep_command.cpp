@@ -54,7 +54,7 @@ in grid order, OUT renamed into place and OUT.parts removed. Reference runs are 
 side by side; then the runs, longest first. The numbers in OUT do not depend on --jobs, the shards or the
 MPI ranks. The merger's HDF5 writes (0.5-0.9 ms a run of ~120 objects) are what the jobs cannot share:
 16 jobs are predicted 14-15x faster than one on runs of 10 ms and more, given many more runs than jobs
-(README, Scaling). If OUT cannot be written meanwhile (a full disk, a damaged part), the jobs stop after
+(docs/guide/sweeps.md). If OUT cannot be written meanwhile (a full disk, a damaged part), the jobs stop after
 the runs in progress and the sweep exits 2 naming the cause; --resume merges the finished runs and computes
 the rest.
 

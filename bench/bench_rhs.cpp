@@ -316,7 +316,7 @@ int register_all() {
                                  std::string(f), std::string("auto"))
         ->RangeMultiplier(2)
         ->Range(4, 64);
-  // The N-four-bar mechanism against its number of loops, sparse and dense paths (README, Performance): the
+  // The N-four-bar mechanism against its number of loops, sparse and dense paths (docs/guide/performance.md): the
   // crossover at small sizes, the scaling up to 160 loops (dense up to 40: 80 costs seconds per benchmark).
   for (const char* f : {"kkt", "schur"}) {
     auto* sparse = benchmark::RegisterBenchmark((std::string("Rhs/n_four_bar/") + f + "/sparse").c_str(), BM_Rhs,

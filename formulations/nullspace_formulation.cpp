@@ -184,7 +184,7 @@ void NullspaceFormulation::velocity_map(double t) {
 // With a coordinate partition S is a permuted [I; E], E = -A_D^-1 A_I (m x k), so
 //   S^T M S = M_II + M_ID E + E^T M_DI + E^T M_DD E,   S^T f = f_I + E^T f_D,   M w = M(:, D) w_D:
 // O(k^2 m) work instead of the O(n^2 k) of the dense products (measured: closed_chain n = 64 rhs
-// about 4x faster, see the README performance table).
+// about 4x faster, see docs/guide/performance.md).
 void NullspaceFormulation::reduce_partitioned() {
   for (int r = 0; r < r_; ++r)
     for (int i = 0; i < k_; ++i) E_(r, i) = -S_D_(r, i);

@@ -235,7 +235,7 @@ std::string export_header(const MechanismFile& f) {
     << (s.has_forces ? ", the forces" : "") << ")\n"
     << "// as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold\n"
     << "// into constants are computed here). Do not edit: export again.\n"
-    << "// Promote it to the zoo: problems/NAME.hpp, runs/zoo/NAME.cpp and a line in runs/zoo/zoo.def (README, Extending).\n"
+    << "// Promote it to the zoo: problems/NAME.hpp, runs/zoo/NAME.cpp and a line in runs/zoo/zoo.def (docs/guide/extending.md).\n"
     << "#pragma once\n\n#include <array>\n#include <cmath>\n#include <limits>\n#include <string>\n#include <vector>\n\n"
     << "#include \"core/elementary_functions.hpp\"\n#include \"core/problem.hpp\"\n"
     << (f.points.empty() ? "" : "#include \"problems/point_spec.hpp\"\n")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Time of one clmbench.run call on the runs of bench/bench_run_call.cpp (chaplygin sleigh, kkt + rk4, S steps of
 1e-3 s, 11 samples), median of many calls, CPU time of this thread. The Python package's fixed overhead is this
-minus build/bench_run_call's BM_RunCall/steps:S (docs/python.md, README Performance).
+minus build/bench_run_call's BM_RunCall/steps:S (docs/python.md, docs/guide/performance.md).
 
     PYTHONPATH=build/python tools/bench_python_overhead.py
 """

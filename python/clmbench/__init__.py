@@ -179,13 +179,13 @@ def _run_png(run):
     try:
         import io
 
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
         return None
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 2.4), dpi=80)
+    # A Figure of its own, not pyplot's: choosing a backend here would switch a notebook's (inline plots after a
+    # run's display went nowhere) and pyplot would keep the figure open.
+    fig = Figure(figsize=(7.0, 2.4), dpi=80)
+    axes = fig.subplots(1, 2)
     e = np.asarray(run.energy, float)
     axes[0].plot(run.t, e - e[0] if e.size else e)
     axes[0].set_xlabel("t [s]")
@@ -199,7 +199,6 @@ def _run_png(run):
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
-    plt.close(fig)
     return buffer.getvalue()
 
 

@@ -167,3 +167,18 @@ def test_a_sweep_displays_its_grid_by_value(tmp_path):
     assert "<td style='text-align:left'>0.005</td>" in html and "<td style='text-align:left'>0.01</td>" in html
     run = next(iter(result.values()))
     assert run._repr_html_().startswith("<div><table>") and run._repr_png_()[:4] == b"\x89PNG"
+
+
+def test_a_runs_figure_leaves_the_notebooks_matplotlib_alone():
+    # A run's display drew with pyplot after matplotlib.use("Agg"): later inline plots in the notebook went nowhere.
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    r = clmbench.run(problem="pendulum_cartesian", formulation="kkt", integrator="rk4", dt=1e-2, t_end=0.2,
+                     progress="never")
+    assert r._repr_png_()[:4] == b"\x89PNG"
+    assert matplotlib.get_backend() == before
+    if "matplotlib.pyplot" in __import__("sys").modules:
+        import matplotlib.pyplot as plt
+
+        assert plt.get_fignums() == []  # no figure left open

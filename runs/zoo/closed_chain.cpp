@@ -1,5 +1,5 @@
 // Registers closed_chain (problems/closed_chain.hpp) with every capability it supports, in a translation unit of its own:
-// editing or adding a problem recompiles its file alone (README.md, "Extending").
+// editing or adding a problem recompiles its file alone (docs/guide/extending.md).
 #include "problems/closed_chain.hpp"
 #include "runs/zoo/registration.hpp"
 

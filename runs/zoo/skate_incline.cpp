@@ -1,5 +1,5 @@
 // Registers skate_incline (problems/skate_incline.hpp) with every capability it supports, in a translation unit of its own:
-// editing or adding a problem recompiles its file alone (README.md, "Extending").
+// editing or adding a problem recompiles its file alone (docs/guide/extending.md).
 #include "problems/skate_incline.hpp"
 #include "runs/zoo/registration.hpp"
 

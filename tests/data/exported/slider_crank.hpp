@@ -3,7 +3,7 @@
 // The terms the suite derives from the file (M = d2T/dqd2, V - T0, h, the forces)
 // as templated straight-line code; equal to the file's tapes to round-off (parameter products the tapes fold
 // into constants are computed here). Do not edit: export again.
-// Promote it to the zoo: problems/NAME.hpp, runs/zoo/NAME.cpp and a line in runs/zoo/zoo.def (README, Extending).
+// Promote it to the zoo: problems/NAME.hpp, runs/zoo/NAME.cpp and a line in runs/zoo/zoo.def (docs/guide/extending.md).
 #pragma once
 
 #include <array>
