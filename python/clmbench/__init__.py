@@ -17,10 +17,11 @@ import math
 import numpy as np
 
 from . import _clmbench
-from .mechanism import Mechanism
+from .mechanism import Equations, Mechanism
 from .results import LoadedRun, load
 
-__all__ = ["run", "terms", "options", "save", "load", "sweep", "kozlov", "analyze", "Mechanism", "Run", "LoadedRun"]
+__all__ = ["run", "terms", "options", "save", "load", "sweep", "kozlov", "analyze", "Mechanism", "Equations", "Run",
+           "LoadedRun"]
 
 Run = _clmbench.Run
 
