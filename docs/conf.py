@@ -62,3 +62,7 @@ html_theme_options = {"navigation_with_keys": True}
 
 # Text as written: "--set" stays two hyphens, quotes stay straight (flags and keys are quoted in prose).
 smartquotes = False
+
+# Formulas (a notebook's sympy output) typeset by MathJax 2 from Debian's libjs-mathjax, which tools/docs.sh copies into
+# _static/mathjax: the site needs no network (Sphinx's default loads MathJax 3 from a CDN).
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"

@@ -47,4 +47,20 @@ fi
 
 # A fresh environment each time (-E): a page changed or removed since the last build is never served stale.
 "$python" -m sphinx -W --keep-going -E -q -b html -d "$out/.doctrees" docs "$out"
+# MathJax for the formulas (the notebook's equations; docs/conf.py mathjax_path): the parts of Debian's
+# libjs-mathjax that TeX input and CommonHTML output load, copied into the site so that it typesets offline.
+mathjax=/usr/share/javascript/mathjax
+if [ ! -f "$mathjax/MathJax.js" ]; then
+  echo "docs.sh: error: MathJax missing ($mathjax, Debian's libjs-mathjax): run ./tools/setup.sh" >&2
+  exit 1
+fi
+target="$out/_static/mathjax"
+rm -rf "$target"
+mkdir -p "$target/config" "$target/jax/output" "$target/fonts/HTML-CSS/TeX"
+cp -L "$mathjax/MathJax.js" "$target/"
+cp -L "$mathjax/config/TeX-AMS_CHTML.js" "$target/config/"
+cp -rL "$mathjax/extensions" "$mathjax/localization" "$target/"
+cp -rL "$mathjax/jax/input" "$mathjax/jax/element" "$target/jax/"
+cp -rL "$mathjax/jax/output/CommonHTML" "$target/jax/output/"
+cp -rL "$mathjax/fonts/HTML-CSS/TeX/woff" "$target/fonts/HTML-CSS/TeX/"
 echo "docs.sh: built $out/index.html"

@@ -11,14 +11,16 @@ set -euo pipefail
 # zlib1g-dev: a sweep's jobs deflate their chunks themselves, outside the HDF5 lock (issue 25). gcc (cc): the
 # native evaluation of mechanism files compiles their generated C (issue 40; without it the tape runs them).
 # python3-scipy: bench/sympy_dop853.py, the researcher's sympy -> C -> DOP853 script clmbench is compared with.
-# python3-sphinx, python3-myst-parser, furo: the documentation site (tools/docs.sh, the DocsSite test; docs/conf.py).
+# python3-sphinx, python3-myst-parser, furo: the documentation site (tools/docs.sh, the DocsSite test; docs/conf.py);
+# libjs-mathjax: its formulas typeset offline (tools/docs.sh copies MathJax into the site).
 # python3-nbformat, python3-nbconvert, jupyter-nbconvert, python3-ipykernel: the tutorial notebook, read as a page by
 # docs/_ext/notebook_page.py and executed by nbconvert in a python3 kernel (the DocsNotebook test).
 packages=(cmake ninja-build g++ libeigen3-dev libceres-dev libhdf5-dev libboost-program-options-dev
           libbenchmark-dev libgtest-dev libsundials-dev zlib1g-dev libtomlplusplus-dev python3-h5py python3-matplotlib python3-numpy
           clang libclang-rt-14-dev llvm-14 libopenmpi-dev openmpi-bin
           pybind11-dev python3-pybind11 python3-dev python3-pytest python3-sympy python3-pil gcc python3-scipy
-          python3-sphinx python3-myst-parser furo python3-nbformat python3-nbconvert jupyter-nbconvert python3-ipykernel)
+          python3-sphinx python3-myst-parser furo python3-nbformat python3-nbconvert jupyter-nbconvert python3-ipykernel
+          libjs-mathjax)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,8 @@
 The notebook is read with nbformat and turned into MyST markdown, which the MyST parser then reads like any page
 (so its links are checked too): a markdown cell as it is, a code cell as a python code block, and the outputs
 stored in the notebook as they were when it was last executed (tools/docs.sh --execute-notebook refreshes them;
-the DocsNotebook test executes it with nbconvert): text as a literal block, HTML and PNG images as raw HTML.
+the DocsNotebook test executes it with nbconvert): text as a literal block, HTML and PNG images as raw HTML,
+LaTeX (sympy's, clmbench.Equations') as a math block.
 """
 import base64
 import html
@@ -37,6 +38,13 @@ def _output(out):
         png = "".join(data["image/png"]).replace("\n", "")
         base64.b64decode(png)  # a damaged image is an error here, not a broken page
         return _raw_html(f"<div class='nb-output'><img alt='output' src='data:image/png;base64,{png}'/></div>")
+    if "text/latex" in data:  # sympy objects, clmbench.Equations: typeset by the site's MathJax
+        tex = "".join(data["text/latex"]).strip()
+        for delimiter in ("$$", "$"):
+            if tex.startswith(delimiter) and tex.endswith(delimiter) and len(tex) > 2 * len(delimiter):
+                tex = tex[len(delimiter):-len(delimiter)]
+                break
+        return _fence(tex, "{math}")
     if "text/plain" in data:
         return _fence("".join(data["text/plain"]), "text")
     return ""

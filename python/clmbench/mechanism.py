@@ -434,11 +434,17 @@ class Equations:
     def _repr_latex_(self):
         import sympy as sp
 
+        # Velocities and accelerations dotted over their coordinate (the symbols are named x_dot, x_ddot).
+        names = {}
+        for q, v, a in zip(self.coordinates, self.velocities, self.accelerations):
+            names[v] = "\\dot{%s}" % sp.latex(q)
+            names[a] = "\\ddot{%s}" % sp.latex(q)
         lines = []
         for key in self._TERMS:
             value = getattr(self, key)
             if value is not None and not (hasattr(value, "shape") and 0 in value.shape):
-                lines.append(f"{key} &= {sp.latex(value)}")
+                lines.append(f"{key} &= {sp.latex(value, symbol_names=names)}")
+        lines += [f"{sp.latex(e, symbol_names=names)} &= 0" for e in self.equations_of_motion]
         return "$$\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}$$"
 
 
