@@ -1,5 +1,7 @@
 #include "mechanism_files/native_terms.hpp"
 
+#include <algorithm>
+#include <map>
 #include <utility>
 
 #include "mechanism_files/graph_derivatives.hpp"
@@ -76,6 +78,59 @@ class AngleAddition {
   std::vector<int> map_;
 };
 
+// c's part quadratic in the velocities, Mdot qd - 1/2 d/dq (qd^T M qd), from the derivatives of M's entries collected
+// per monomial qd_a qd_b: for every entry M_ij and every coordinate l it reads, D = dM_ij/dq_l adds D qd_l qd_j to
+// c_i (Mdot qd) and -1/2 D qd_i qd_j to c_l. The coefficients of one monomial that are the same node combine as
+// numbers, so the terms that cancel in the Christoffel symbols cancel exactly (1 - 1/2 - 1/2 = 0) instead of being
+// computed and subtracted: a chain whose entries read two coordinates each (closed_chain: M_kl of theta_k - theta_l)
+// gets c_i = sum_l dM_il/dtheta_l qd_l^2, O(n^2) nodes, where the directional derivative of M qd and the gradient of
+// 1/2 qd . M qd built both halves (57,000 statements of c at n = 64). Where M's entries read every coordinate the
+// monomials are O(n^3): native_terms keeps whichever form needs fewer nodes.
+std::vector<int> quadratic_terms_by_monomials(ExpressionGraph& g, const std::vector<int>& mass, int n) {
+  std::vector<std::map<std::pair<int, int>, std::map<int, double>>> terms(n);
+  auto add_term = [&](int target, int a, int b, int node, double coefficient) {
+    terms[target][{std::min(a, b), std::max(a, b)}][node] += coefficient;
+  };
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const int entry = mass[i * n + j];
+      if (g.is_constant(entry)) continue;
+      for (int l = 0; l < n; ++l) {
+        if (!g.depends_on(entry, l)) continue;
+        const int d = g.derivative(entry, l);
+        if (g.is_constant(d, 0.0)) continue;
+        add_term(i, l, j, d, 1.0);
+        add_term(l, i, j, d, -0.5);
+      }
+    }
+  std::vector<int> out(n);
+  for (int i = 0; i < n; ++i) {
+    int sum = g.constant(0);
+    for (const auto& [monomial, nodes] : terms[i]) {
+      int coefficient = g.constant(0);
+      for (const auto& [node, k] : nodes) {
+        if (k == 0) continue;  // cancelled exactly (the coefficients are sums of 1 and -1/2)
+        const int term = k == 1 ? node : k == -1 ? g.unary(ExprOp::kNeg, node) : g.binary(ExprOp::kMul, g.constant(k), node);
+        coefficient = g.binary(ExprOp::kAdd, coefficient, term);
+      }
+      if (g.is_constant(coefficient, 0.0)) continue;
+      const int velocities = g.binary(ExprOp::kMul, g.input(n + monomial.first), g.input(n + monomial.second));
+      sum = g.binary(ExprOp::kAdd, sum, g.binary(ExprOp::kMul, coefficient, velocities));
+    }
+    out[i] = sum;
+  }
+  return out;
+}
+
+// The operations (not inputs or numbers) `outputs` need: the statements a C function of them has.
+int operations(const ExpressionGraph& g, const std::vector<int>& outputs) {
+  const std::vector<char> needed = g.needed_by(outputs);
+  int count = 0;
+  for (int i = 0; i < g.size(); ++i)
+    count += needed[i] && g.node(i).op != ExprOp::kConst && g.node(i).op != ExprOp::kInput;
+  return count;
+}
+
 }  // namespace
 
 NativeTermGraph native_terms(SymbolicMechanism s, int parameters) {
@@ -132,6 +187,26 @@ NativeTermGraph native_terms(SymbolicMechanism s, int parameters) {
   const std::vector<int> momentum_rate = along_q.of(momentum);
   const std::vector<int> dL_dq = graph_gradient(g, L, 0, n);
   for (int i = 0; i < n; ++i) out.bias.push_back(g.binary(ExprOp::kSub, momentum_rate[i], dL_dq[i]));
+  // The same c with its quadratic part collected by monomials, kept where M and c then need fewer operations:
+  // c = [Mdot qd - dK/dq] + [d/ds a - dG/dq] + dW/dq.
+  {
+    std::vector<int> bias = quadratic_terms_by_monomials(g, s.mass, n);
+    const std::vector<int> dW_dq = graph_gradient(g, W, 0, n);
+    std::vector<int> gyroscopic_rate, dG_dq;
+    if (s.has_gyroscopic) {
+      gyroscopic_rate = along_q.of(s.gyroscopic);
+      dG_dq = graph_gradient(g, G, 0, n);
+    }
+    for (int i = 0; i < n; ++i) {
+      if (s.has_gyroscopic)
+        bias[i] = add(bias[i], g.binary(ExprOp::kSub, gyroscopic_rate[i], dG_dq[i]));
+      bias[i] = add(bias[i], dW_dq[i]);
+    }
+    std::vector<int> with_mass = s.mass, old_with_mass = s.mass;
+    with_mass.insert(with_mass.end(), bias.begin(), bias.end());
+    old_with_mass.insert(old_with_mass.end(), out.bias.begin(), out.bias.end());
+    if (operations(g, with_mass) < operations(g, old_with_mass)) out.bias = bias;
+  }
   if (s.has_forces) out.force = s.force;
 
   // Constraints: the position rows, then the velocity rows.
