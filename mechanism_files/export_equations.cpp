@@ -112,8 +112,7 @@ class EquationPrinter {
     const ExprNode& nd = g_.node(i);
     if (nd.op == ExprOp::kConst) {
       const std::string s = number(nd.value);
-      return {s, nd.value < 0 || s.find("frac") != std::string::npos || s.find("Rational") != std::string::npos
-                     ? kUnary : kAtom};
+      return {s, nd.value < 0 ? kUnary : kAtom};  // \frac{1}{2} and Rational(1, 2) are atoms
     }
     return {inputs_[nd.input], kAtom};
   }

@@ -431,7 +431,15 @@ class Equations:
         return (f"<clmbench.Equations {self.name}: {', '.join(present)}; n = {len(self.coordinates)}, "
                 f"m = {len(self.multipliers)}>")
 
+    def latex(self):
+        """The terms and the equations of motion as a LaTeX align* environment, in sympy's canonical forms (2 m/2 is
+        m; Mechanism.latex() writes the graph's nodes as they are)."""
+        return "\\begin{align*}\n" + " \\\\\n".join(self._latex_lines()) + "\n\\end{align*}\n"
+
     def _repr_latex_(self):
+        return "$$\\begin{aligned}" + " \\\\ ".join(self._latex_lines()) + "\\end{aligned}$$"
+
+    def _latex_lines(self):
         import sympy as sp
 
         # Velocities and accelerations dotted over their coordinate (the symbols are named x_dot, x_ddot).
@@ -445,7 +453,7 @@ class Equations:
             if value is not None and not (hasattr(value, "shape") and 0 in value.shape):
                 lines.append(f"{key} &= {sp.latex(value, symbol_names=names)}")
         lines += [f"{sp.latex(e, symbol_names=names)} &= 0" for e in self.equations_of_motion]
-        return "$$\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}$$"
+        return lines
 
 
 def _bodies_energies(bodies, frame, origin, gravity, T, V):

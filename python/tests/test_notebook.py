@@ -73,9 +73,12 @@ def test_equations_against_sympys_own_derivation_and_the_runs_numbers(name, stat
     scale = max(1.0, np.max(np.abs(at["qdd"])))
     assert np.max(np.abs(qdd - at["qdd"])) < 1e-12 * scale, (qdd, at["qdd"])
     assert np.max(np.abs(lam - at["lambda"])) < 1e-12 * max(1.0, np.max(np.abs(at["lambda"]))), (lam, at["lambda"])
-    # In a notebook: LaTeX of the terms.
+    # In a notebook: LaTeX of the terms, in sympy's canonical forms, and as an align* environment.
     shown = eq._repr_latex_()
     assert shown.startswith("$$\\begin{aligned}T &= ") and "M &= " in shown
+    tex = eq.latex()
+    assert tex.startswith("\\begin{align*}\nT &= ") and tex.endswith("&= 0\n\\end{align*}\n")
+    assert "\\dot{" in tex and "_dot" not in tex
 
 
 def test_latex_of_a_file_and_its_command():
