@@ -152,7 +152,9 @@ DimensionValue DimensionAlgebra::combine(ExprOp op, const DimensionValue& a, con
     case ExprOp::kDiv: {
       if (a.number && b.number) return number(op == ExprOp::kMul ? a.value * b.value : a.value / b.value);
       if (!a.dimension || !b.dimension) return DimensionValue::unknown();
-      return DimensionValue::known(op == ExprOp::kMul ? *a.dimension * *b.dimension : *a.dimension / *b.dimension);
+      const Dimension d = op == ExprOp::kMul ? *a.dimension * *b.dimension : *a.dimension / *b.dimension;
+      if (!d.bounded()) throw ExpressionError(at, "a dimension with an exponent beyond 10000");
+      return DimensionValue::known(d);
     }
     case ExprOp::kPow: {
       if (b.dimension && !b.dimension->dimensionless())
@@ -169,7 +171,7 @@ DimensionValue DimensionAlgebra::combine(ExprOp op, const DimensionValue& a, con
                                       " raised to a power that is not a ratio of integers p/q with q <= 6");
       if (auto d = a.dimension->power(p, q)) return DimensionValue::known(*d);
       throw ExpressionError(at, to_string(*a.dimension) + " to the power " + std::to_string(p) + "/" +
-                                    std::to_string(q) + " leaves the exponents the suite checks (sixths)");
+                                    std::to_string(q) + " leaves the exponents the suite checks (sixths, at most 10000)");
     }
     default: break;
   }

@@ -89,6 +89,7 @@ class UnitParser {
       const std::optional<Dimension> next = factor(depth);
       if (!next) return next;
       d = divide ? *d / *next : *d * *next;
+      if (!d->bounded()) return fail("an exponent beyond 10000");
     }
   }
   std::optional<Dimension> factor(int depth) {
@@ -118,7 +119,7 @@ class UnitParser {
       int p = 0, q = 1;
       if (!exponent(p, q)) return std::nullopt;
       d = d->power(p, q);
-      if (!d) return fail("an exponent that leaves sixths");
+      if (!d) return fail("an exponent that leaves sixths, or beyond 10000");
     }
     return d;
   }
@@ -157,8 +158,8 @@ class UnitParser {
 std::optional<Dimension> Dimension::power(int p, int q) const {
   Dimension d;
   for (int k = 0; k < kBase; ++k) {
-    const long long num = static_cast<long long>(sixths[k]) * p;
-    if (num % q != 0) return std::nullopt;
+    const long long num = static_cast<long long>(sixths[k]) * p;  // both bounded: |num| <= 6e4 * 1e6
+    if (num % q != 0 || num / q > kMaxSixths || num / q < -kMaxSixths) return std::nullopt;
     d.sixths[k] = static_cast<int>(num / q);
   }
   return d;

@@ -24,6 +24,14 @@ struct Dimension {
     return d;
   }
   bool dimensionless() const { return *this == Dimension{}; }
+  // Exponents beyond +-10,000 (m^10000) are refused by the readers: no physical quantity has them, and bounding them
+  // keeps every sum of two in int (a file of 100,000 factors m^999 would overflow).
+  static constexpr int kMaxSixths = 10000 * kDenominator;
+  bool bounded() const {
+    for (const int e : sixths)
+      if (e > kMaxSixths || e < -kMaxSixths) return false;
+    return true;
+  }
   bool operator==(const Dimension&) const = default;
   Dimension operator*(const Dimension& o) const {
     Dimension d;

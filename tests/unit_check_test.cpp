@@ -127,6 +127,21 @@ TEST(Units, NamesTheOperatorAndBothDimensions) {
   EXPECT_EQ(error_of("cos(2*t)"), "cos() of a quantity of dimension s (a time): its argument must be dimensionless");
 }
 
+// Exponents are bounded (+-10000), so that no product of a long unit or expression overflows (found by reading the
+// code for the fuzz target: 100,000 factors m^999 would have).
+TEST(Units, RefusesExponentsBeyondTheBound) {
+  std::string unit, expression = "x";
+  for (int k = 0; k < 20; ++k) {
+    unit += "m^999 ";
+    expression += "*x^999";
+  }
+  std::string why;
+  EXPECT_FALSE(parse_unit(unit, &why).has_value());
+  EXPECT_EQ(why, "an exponent beyond 10000");
+  EXPECT_TRUE(parse_unit("m^999 m^999", &why).has_value());
+  EXPECT_EQ(error_of(expression), "a dimension with an exponent beyond 10000");
+}
+
 std::string compile_error(const std::string& path) {
   try {
     compile_mechanism(read_mechanism_file(path));
