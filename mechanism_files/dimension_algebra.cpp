@@ -9,26 +9,13 @@ namespace clm {
 
 namespace {
 
-const char* symbol_of(ExprOp op) {
-  switch (op) {
-    case ExprOp::kAdd: return "'+'";
-    case ExprOp::kSub: return "'-'";
-    case ExprOp::kMin: return "min()";
-    case ExprOp::kMax: return "max()";
-    case ExprOp::kAtan2: return "atan2()";
-    case ExprOp::kSin: return "sin()";
-    case ExprOp::kCos: return "cos()";
-    case ExprOp::kTan: return "tan()";
-    case ExprOp::kAsin: return "asin()";
-    case ExprOp::kAcos: return "acos()";
-    case ExprOp::kAtan: return "atan()";
-    case ExprOp::kSinh: return "sinh()";
-    case ExprOp::kCosh: return "cosh()";
-    case ExprOp::kTanh: return "tanh()";
-    case ExprOp::kExp: return "exp()";
-    case ExprOp::kLog: return "log()";
-    default: return "the operation";
-  }
+// How a message names the operation: '+' and '-', or the function as the file writes it ("sin()", from the graph's
+// table of functions).
+std::string symbol_of(ExprOp op) {
+  if (op == ExprOp::kAdd) return "'+'";
+  if (op == ExprOp::kSub) return "'-'";
+  const char* name = expr_function_name(op);
+  return name ? std::string(name) + "()" : std::string("the operation");
 }
 
 // p/q with q <= 6 equal to v (to 1e-12), for a power's exponent.
@@ -96,7 +83,7 @@ DimensionValue DimensionAlgebra::unary(ExprOp op, const DimensionValue& a, std::
   }
   // The transcendental functions: a dimensionless argument (an angle in rad is one).
   if (a.dimension && !a.dimension->dimensionless())
-    throw ExpressionError(at, std::string(symbol_of(op)) + " of a quantity of dimension " + describe(*a.dimension) +
+    throw ExpressionError(at, symbol_of(op) + " of a quantity of dimension " + describe(*a.dimension) +
                                   ": its argument must be dimensionless" + hint(a.unstated_constant));
   if (a.number) {
     double v = a.value;
@@ -140,7 +127,7 @@ DimensionValue DimensionAlgebra::combine(ExprOp op, const DimensionValue& a, con
       else if (!a.dimension) out = b;
       else if (!b.dimension) out = a;
       else if (*a.dimension != *b.dimension)
-        throw ExpressionError(at, std::string(symbol_of(op)) + " joins " + describe(*a.dimension) + " and " +
+        throw ExpressionError(at, symbol_of(op) + " joins " + describe(*a.dimension) + " and " +
                                       describe(*b.dimension) + ", which differ" +
                                       hint(a.unstated_constant || b.unstated_constant));
       else out = a;

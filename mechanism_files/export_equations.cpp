@@ -9,21 +9,12 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "core/value_parsing.hpp"
 #include "mechanism_files/export_header.hpp"
 
 namespace clm {
 
 namespace {
-
-// The shortest decimal that reads back as v.
-std::string shortest(double v) {
-  char buf[64];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
 
 // v = p/q with 1 <= q <= 12 and |p| < 1e6, where that is exact.
 bool small_fraction(double v, long& p, long& q) {
@@ -100,7 +91,7 @@ class EquationPrinter {
       if (latex()) return sign + "\\frac{" + std::to_string(std::labs(p)) + "}{" + std::to_string(q) + "}";
       return "_sp.Rational(" + std::to_string(p) + ", " + std::to_string(q) + ")";
     }
-    const std::string s = shortest(v);
+    const std::string s = format_number(v);
     if (!latex()) return "_sp.Float(\"" + s + "\")";
     if (const auto e = s.find('e'); e != std::string::npos) {
       const int exponent = std::atoi(s.c_str() + e + 1);
@@ -207,7 +198,7 @@ const std::set<std::string>& python_keywords() {
 std::string python_name(const std::string& name) {
   static const std::set<std::string> kModule = {"T", "V", "M", "a", "F", "h", "A", "b", "coordinates", "velocities",
                                                 "accelerations", "parameters", "multipliers", "constraint_names",
-                                                "equations_of_motion", "_lagrange", "_sp"};
+                                                "equations_of_motion", "_lagrange", "_sp", "_terms", "_symbols"};
   const bool temporary = name.size() > 2 && name.rfind("_e", 0) == 0 &&
                          name.find_first_not_of("0123456789", 2) == std::string::npos;
   return python_keywords().count(name) || kModule.count(name) || temporary ? name + "_" : name;
@@ -284,7 +275,11 @@ std::string export_sympy(const MechanismFile& f) {
     << "# T, V: the energies as stated; M = d2T/dqd2; a: T's part linear in the velocities, dT/dqd at qd = 0 (None\n"
     << "# where T has none); F: the generalized forces (None where none); h: the position rows; A, b: the velocity\n"
     << "# rows A qd + b = 0 (None where absent). equations_of_motion: Lagrange's equations with multipliers.\n"
-    << "import sympy as _sp\n\n";
+    << "import sympy as _sp\n\n"
+    << "# What this module defines (clmbench.Equations reads these two lists, in this order).\n"
+    << "_terms = (\"T\", \"V\", \"M\", \"a\", \"F\", \"h\", \"A\", \"b\")\n"
+    << "_symbols = (\"coordinates\", \"velocities\", \"accelerations\", \"t\", \"parameters\", \"multipliers\",\n"
+    << "            \"constraint_names\", \"equations_of_motion\")\n\n";
   auto symbols = [&](const std::vector<std::string>& names, const std::vector<std::string>& shown) {
     std::string lhs, rhs;
     for (std::size_t k = 0; k < names.size(); ++k) {
@@ -316,7 +311,7 @@ std::string export_sympy(const MechanismFile& f) {
   o << "coordinates = " << list(q) << "\nvelocities = " << list(qd) << "\naccelerations = " << list(qdd) << "\n";
   o << "parameters = {";
   for (std::size_t k = 0; k < f.parameters.size(); ++k)
-    o << (k ? ", " : "") << par[k] << ": " << shortest(f.parameters[k].value);
+    o << (k ? ", " : "") << par[k] << ": " << format_number(f.parameters[k].value);
   o << "}\n\n";
   // Shared subexpressions once, by name, in the order they are built.
   const std::vector<int> shared = p.name_shared(outputs);

@@ -45,7 +45,7 @@ class CommandResult(dict):
 
         varied = self.varied()
         figures = (("steps", "steps"), ("max_drift_position", "max |h|"), ("max_drift_velocity", "max |A qd + b|"),
-                   ("max_rel_energy_error", "max rel. energy error"), ("q_error_max", "max q error"),
+                   ("max_rel_energy_error", "max rel. energy error"), ("q_error_max", "max q error vs reference"),
                    ("wall_time_s", "wall time [s]"))
         shown = [(k, label) for k, label in figures if any(k in r.summary for r in self.values())]
         head = "".join(f"<th>{_html_escape(h)}</th>" for h in ["run"] + varied + ["status"] + [l for _, l in shown])

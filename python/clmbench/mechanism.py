@@ -403,12 +403,10 @@ class Equations:
     velocities, accelerations, t, parameters, multipliers, constraint_names, equations_of_motion; in a notebook they
     display as LaTeX (sympy's printing, which cancels what the graph leaves written out, such as 2*(m/2))."""
 
-    _TERMS = ("T", "V", "M", "a", "F", "h", "A", "b")
-    _SYMBOLS = ("coordinates", "velocities", "accelerations", "t", "parameters", "multipliers", "constraint_names",
-                "equations_of_motion")
-
     def __init__(self, namespace, name):
         self.name = name
+        # The names the exported module lists as its own (clmbench mechanism export --format sympy): no second list.
+        self._TERMS, self._SYMBOLS = tuple(namespace["_terms"]), tuple(namespace["_symbols"])
         for key in self._TERMS + self._SYMBOLS:
             setattr(self, key, namespace[key])
 

@@ -66,13 +66,14 @@ def test_equations_against_sympys_own_derivation_and_the_runs_numbers(name, stat
         stated = sp.Matrix([sp.parse_expr(r, local_dict=local) for r in rows])
         assert same_matrix(eq.A, stated.jacobian(qd))
         assert same_matrix(eq.b, stated.subs({v: 0 for v in qd}))
-    # The equations of motion solved by sympy at a state equal the kkt formulation's qdd and lambda there.
+    # The equations of motion solved by sympy at a state equal the kkt formulation's qdd and lambda there: measured
+    # 3.4e-16 and 2.2e-16 (slider_crank), 4.4e-16 and 4.4e-16 (sleigh) relative to max(1, the largest entry).
     n = len(eq.coordinates)
     qdd, lam = solve_at(eq, state)
     at = clmbench.terms(mech, q=state[:n], qd=state[n:], formulation="kkt")
     scale = max(1.0, np.max(np.abs(at["qdd"])))
-    assert np.max(np.abs(qdd - at["qdd"])) < 1e-12 * scale, (qdd, at["qdd"])
-    assert np.max(np.abs(lam - at["lambda"])) < 1e-12 * max(1.0, np.max(np.abs(at["lambda"]))), (lam, at["lambda"])
+    assert np.max(np.abs(qdd - at["qdd"])) < 2e-15 * scale, (qdd, at["qdd"])
+    assert np.max(np.abs(lam - at["lambda"])) < 2e-15 * max(1.0, np.max(np.abs(at["lambda"]))), (lam, at["lambda"])
     # In a notebook: LaTeX of the terms, in sympy's canonical forms, and as an align* environment.
     shown = eq._repr_latex_()
     assert shown.startswith("$$\\begin{aligned}T &= ") and "M &= " in shown
