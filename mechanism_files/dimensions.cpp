@@ -184,11 +184,15 @@ std::string to_string(const Dimension& d) {
   };
   std::string num, den;
   for (int k = 0; k < Dimension::kBase; ++k) {
-    if (d.sixths[k] > 0) num += (num.empty() ? "" : " ") + factor(k, d.sixths[k]);
-    if (d.sixths[k] < 0) den += (den.empty() ? "" : " ") + factor(k, -d.sixths[k]);
+    if (d.sixths[k] == 0) continue;
+    std::string& side = d.sixths[k] > 0 ? num : den;
+    if (!side.empty()) side.push_back(' ');
+    side.append(factor(k, std::abs(d.sixths[k])));
   }
   if (den.empty()) return num;
-  return (num.empty() ? "1" : num) + " / " + den;
+  std::string out = num.empty() ? std::string("1") : num;
+  out.append(" / ").append(den);
+  return out;
 }
 
 std::optional<Dimension> parse_unit(std::string_view unit, std::string* error) {

@@ -379,18 +379,25 @@ std::string export_latex(const MechanismFile& f) {
   };
   line("T", s.kinetic);
   line("V", s.potential_energy);
-  auto index = [&](int i, int j) { return "_{" + std::to_string(i + 1) + (j >= 0 ? "," + std::to_string(j + 1) : "") + "}"; };
+  auto index = [&](const char* letter, int i, int j) {  // M_{i,j} or a_{i}, 1-based
+    std::string s(letter);
+    s.append("_{");
+    s.append(std::to_string(i + 1));
+    if (j >= 0) s.append(",").append(std::to_string(j + 1));
+    s.push_back('}');
+    return s;
+  };
   for (int i = 0; i < n; ++i)
-    for (int j = i; j < n; ++j) line("M" + index(i, j), s.mass[i * n + j]);
+    for (int j = i; j < n; ++j) line(index("M", i, j), s.mass[i * n + j]);
   if (s.has_gyroscopic)
-    for (int i = 0; i < n; ++i) line("a" + index(i, -1), s.gyroscopic[i]);
+    for (int i = 0; i < n; ++i) line(index("a", i, -1), s.gyroscopic[i]);
   if (s.has_forces)
-    for (int i = 0; i < n; ++i) line("F" + index(i, -1), s.force[i]);
-  for (std::size_t k = 0; k < s.constraint.size(); ++k) line("h" + index(static_cast<int>(k), -1), s.constraint[k]);
+    for (int i = 0; i < n; ++i) line(index("F", i, -1), s.force[i]);
+  for (std::size_t k = 0; k < s.constraint.size(); ++k) line(index("h", static_cast<int>(k), -1), s.constraint[k]);
   const int velocity_rows = n > 0 ? static_cast<int>(s.pfaffian.size()) / n : 0;
   for (int r = 0; r < velocity_rows; ++r) {
-    for (int j = 0; j < n; ++j) line("A" + index(r, j), s.pfaffian[r * n + j]);
-    line("b" + index(r, -1), s.affine[r]);
+    for (int j = 0; j < n; ++j) line(index("A", r, j), s.pfaffian[r * n + j]);
+    line(index("b", r, -1), s.affine[r]);
   }
   o << "\\begin{align*}\n";
   for (std::size_t k = 0; k < lines.size(); ++k) o << lines[k] << (k + 1 < lines.size() ? " \\\\\n" : "\n");
